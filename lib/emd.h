@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/* emd.h -- what the wrapper files of libeatmydata share: the table of real
+ * symbols, the run-time mode and the helpers that decide a call's result.
+ *
+ * Any wrapper may be the first code of this library to run, before its
+ * constructor and in several threads at once, so every accessor here
+ * initialises lazily and without locks.
+ */
+#ifndef EMD_H
+#define EMD_H
+
+#define _GNU_SOURCE 1
+/* Fortified headers turn open() into an inline function we could not define. */
+#undef _FORTIFY_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "platform.h"
+
+#ifdef EMD_HAVE_FORTIFY_OPEN
+/* glibc declares these only to fortified programs. */
+int __open_2(const char *path, int flags);
+int __open64_2(const char *path, int flags);
+int __openat_2(int dirfd, const char *path, int flags);
+int __openat64_2(int dirfd, const char *path, int flags);
+#endif
+
+#define EMD_EXPORT __attribute__((visibility("default")))
+#define EMD_LIKELY(x) __builtin_expect(!!(x), 1)
+#define EMD_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* The open flags and pwritev2 flags that ask for durability. */
+#define EMD_OPEN_SYNC_FLAGS (O_SYNC | O_DSYNC)
+#define EMD_RWF_SYNC_FLAGS (RWF_SYNC | RWF_DSYNC)
+#define EMD_SFR_VALID                                                          \
+	(SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |                 \
+	 SYNC_FILE_RANGE_WAIT_AFTER)
+
+/* Every libc function the library calls through to: one row each. */
+#define EMD_REAL_SYMBOLS(X)                                                    \
+	X(fsync)                                                               \
+	X(fdatasync)                                                           \
+	X(sync)                                                                \
+	X(syncfs)                                                              \
+	X(sync_file_range)                                                     \
+	X(msync)                                                               \
+	X(open)                                                                \
+	X(open64)                                                              \
+	X(openat)                                                              \
+	X(openat64)                                                            \
+	X(__open_2)                                                            \
+	X(__open64_2)                                                          \
+	X(__openat_2)                                                          \
+	X(__openat64_2)                                                        \
+	X(pwritev2)                                                            \
+	X(pwritev64v2)                                                         \
+	X(syscall)
+
+#define EMD_ID(name) EMD_REAL_##name,
+enum emd_real_id { EMD_REAL_SYMBOLS(EMD_ID) EMD_NREAL };
+#undef EMD_ID
+
+/* emd_real_fn[id] is the next definition of the symbol after ours; it is
+ * filled in by emd_resolve() the first time it is needed. */
+extern void *emd_real_fn[EMD_NREAL];
+void *emd_resolve(enum emd_real_id id);
+
+/* The real function `name`, with the type the system header gives it. */
+#define EMD_REAL(name) ((__typeof__(name) *)emd_real(EMD_REAL_##name))
+
+static inline void *emd_real(enum emd_real_id id)
+{
+	void *fn = __atomic_load_n(&emd_real_fn[id], __ATOMIC_ACQUIRE);
+
+	return EMD_LIKELY(fn != 0) ? fn : emd_resolve(id);
+}
+
+/* What this process does with durability requests, decided once from the
+ * environment: 0 until then. */
+enum emd_mode { EMD_UNSET, EMD_PASS, EMD_EAT };
+extern int emd_mode;
+int emd_init(void);
+
+static inline int emd_eating(void)
+{
+	int mode = __atomic_load_n(&emd_mode, __ATOMIC_RELAXED);
+
+	if (EMD_UNLIKELY(mode == EMD_UNSET))
+		mode = emd_init();
+	return mode == EMD_EAT;
+}
+
+/* The raw system call, returning -errno and leaving errno alone. */
+long emd_syscall(long nr, long a, long b, long c, long d, long e, long f);
+
+/* 0 when `fd` is a descriptor fsync would act on, else the -errno fsync
+ * gives; `espipe` is the answer for pipes and sockets. */
+int emd_check_fd(int fd, int espipe);
+
+/* Turn a -errno result into the libc convention. */
+static inline int emd_ret(int r)
+{
+	if (r < 0) {
+		errno = -r;
+		return -1;
+	}
+	return 0;
+}
+
+/* The msync flags that validate like `flags` but write nothing. */
+static inline int emd_msync_flags(int flags)
+{
+	if ((flags & MS_SYNC) && !(flags & MS_ASYNC))
+		return (flags & ~MS_SYNC) | MS_ASYNC;
+	return flags;
+}
+
+/* --sync-on-exit bookkeeping (note.c): remember the file system behind an
+ * eaten request, or that every file system needs a sync. */
+void emd_note_fd(int fd);
+void emd_note_all(void);
+void emd_note_init(void);
+
+/* Pass a call's result through, noting fd's file system when it succeeded. */
+static inline long emd_done(int fd, long r)
+{
+	if (r >= 0)
+		emd_note_fd(fd);
+	return r;
+}
+
+/* The open flags to pass on: without O_SYNC and O_DSYNC when eating. */
+static inline int emd_open_flags(int flags)
+{
+	return emd_eating() ? flags & ~EMD_OPEN_SYNC_FLAGS : flags;
+}
+
+/* Does `name` (a program's name or path) match the comma-separated globs? */
+int emd_glob_list_match(const char *globs, const char *name);
+
+#endif

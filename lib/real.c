@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/* real.c -- finds the real libc functions and reads the configuration.
+ *
+ * Runs on the first intercepted call, which may come from another library's
+ * constructor before ours, in several threads at once: nothing here takes a
+ * lock or allocates, and running it twice gives the same result.
+ */
+#include "emd.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+void *emd_real_fn[EMD_NREAL];
+int emd_mode;
+
+#define EMD_NAME(name) #name,
+static const char *const real_name[EMD_NREAL] = {EMD_REAL_SYMBOLS(EMD_NAME)};
+#undef EMD_NAME
+
+/* Stands in for a symbol this libc lacks: no program linked against it can
+ * call the name, but a wrong dlsym must not become a crash. */
+static long missing(void)
+{
+	errno = ENOSYS;
+	return -1;
+}
+
+void *emd_resolve(enum emd_real_id id)
+{
+	int saved = errno;
+	void *fn = dlsym(RTLD_NEXT, real_name[id]);
+
+	if (!fn)
+		fn = (void *)missing;
+	__atomic_store_n(&emd_real_fn[id], fn, __ATOMIC_RELEASE);
+	errno = saved;
+	return fn;
+}
+
+long emd_syscall(long nr, long a, long b, long c, long d, long e, long f)
+{
+	int saved = errno;
+	long r = EMD_REAL(syscall)(nr, a, b, c, d, e, f);
+
+	if (r == -1)
+		r = -errno;
+	errno = saved;
+	return r;
+}
+
+static int env_true(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v && strcmp(v, "0") != 0;
+}
+
+/* --only: match the name the program was started as, and the file it runs. */
+static int program_matches(const char *globs)
+{
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (program_invocation_name &&
+	    emd_glob_list_match(globs, program_invocation_name))
+		return 1;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return 0;
+	exe[n] = '\0';
+	return emd_glob_list_match(globs, exe);
+}
+
+static int decide_mode(void)
+{
+	const char *only = getenv("EATMYDATA_ONLY");
+
+	if (env_true("EATMYDATA_DISABLE"))
+		return EMD_PASS;
+	if (only && *only && !program_matches(only))
+		return EMD_PASS;
+	return EMD_EAT;
+}
+
+int emd_init(void)
+{
+	int saved = errno;
+	int mode = decide_mode();
+
+	emd_note_init();
+	__atomic_store_n(&emd_mode, mode, __ATOMIC_RELEASE);
+	errno = saved;
+	return mode;
+}
+
+__attribute__((constructor)) static void emd_constructor(void)
+{
+	if (__atomic_load_n(&emd_mode, __ATOMIC_ACQUIRE) == EMD_UNSET)
+		emd_init();
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/* sync.c -- fsync, fdatasync, sync, syncfs, sync_file_range and msync.
+ *
+ * An eaten call still gets the kernel's verdict on its arguments, from one
+ * system call that validates them and does no I/O: sync_file_range with no
+ * flags for a descriptor, msync with MS_ASYNC for a mapping.  fsync and
+ * fdatasync stay cancellation points.
+ */
+#include "emd.h"
+
+#include <pthread.h>
+
+static int eat_fd_sync(int fd, int espipe)
+{
+	int r = emd_check_fd(fd, espipe);
+
+	if (r == 0)
+		emd_note_fd(fd);
+	return emd_ret(r);
+}
+
+/* What sync_file_range(fd, 0, 0, 0) answers is what fsync would, but for
+ * the descriptors fsync rejects with EINVAL and sync_file_range with
+ * ESPIPE (pipes, sockets, character devices): the caller says which. */
+int emd_check_fd(int fd, int espipe)
+{
+	long r = emd_syscall(SYS_sync_file_range, fd, 0, 0, 0, 0, 0);
+
+	return r == -ESPIPE ? espipe : (int)r;
+}
+
+EMD_EXPORT int fsync(int fd)
+{
+	if (!emd_eating())
+		return EMD_REAL(fsync)(fd);
+	pthread_testcancel();
+	return eat_fd_sync(fd, -EINVAL);
+}
+
+EMD_EXPORT int fdatasync(int fd)
+{
+	if (!emd_eating())
+		return EMD_REAL(fdatasync)(fd);
+	pthread_testcancel();
+	return eat_fd_sync(fd, -EINVAL);
+}
+
+EMD_EXPORT void sync(void)
+{
+	if (!emd_eating()) {
+		EMD_REAL(sync)();
+		return;
+	}
+	emd_note_all();
+}
+
+/* syncfs works on any open descriptor, pipes and sockets included. */
+EMD_EXPORT int syncfs(int fd)
+{
+	if (!emd_eating())
+		return EMD_REAL(syncfs)(fd);
+	return eat_fd_sync(fd, 0);
+}
+
+/* Clearing the known flags keeps the kernel's own checks of the rest. */
+EMD_EXPORT int sync_file_range(int fd, off64_t offset, off64_t nbytes,
+			       unsigned int flags)
+{
+	if (!(flags & EMD_SFR_VALID) || !emd_eating())
+		return EMD_REAL(sync_file_range)(fd, offset, nbytes, flags);
+	return emd_done(fd, EMD_REAL(sync_file_range)(fd, offset, nbytes,
+						       flags & ~EMD_SFR_VALID));
+}
+
+EMD_EXPORT int msync(void *addr, size_t length, int flags)
+{
+	int r;
+
+	if (!emd_eating())
+		return EMD_REAL(msync)(addr, length, flags);
+	r = EMD_REAL(msync)(addr, length, emd_msync_flags(flags));
+	if (r == 0 && (flags & MS_SYNC))
+		emd_note_all();
+	return r;
+}

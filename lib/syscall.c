@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/* syscall.c -- durability requested through libc's syscall(): the sync calls
+ * are answered here, and the open and write calls lose their sync flags.
+ *
+ * syscall() is how a program reaches calls libc has no wrapper for, openat2
+ * among them; programs that make the system call themselves (static and Go
+ * binaries) are out of reach of any preloaded library.
+ */
+#include "emd.h"
+
+#include <linux/openat2.h>
+#include <stdarg.h>
+#include <string.h>
+
+/* openat2's struct open_how is extensible; larger ones than this pass
+ * through unchanged. */
+#define HOW_MAX 256
+
+/* The kernel copies open_how from the caller, so a bad pointer is EFAULT,
+ * not a crash: read it the same way, and pass it through untouched if it
+ * cannot be read. */
+static int eat_openat2(long *a, unsigned char *copy)
+{
+	size_t size = (size_t)a[3];
+	struct iovec local = {copy, size}, remote = {(void *)a[2], size};
+	struct open_how *how = (struct open_how *)copy;
+
+	if (size < sizeof(*how) || size > HOW_MAX)
+		return 0;
+	if (emd_syscall(SYS_process_vm_readv, getpid(), (long)&local, 1,
+			(long)&remote, 1, 0) != (long)size)
+		return 0;
+	if (!(how->flags & EMD_OPEN_SYNC_FLAGS))
+		return 0;
+	how->flags &= ~(unsigned long long)EMD_OPEN_SYNC_FLAGS;
+	a[2] = (long)copy;
+	return 1;
+}
+
+/* Clear the sync bits of one argument; what they would have synced is not
+ * known here, so --sync-on-exit syncs everything. */
+static int strip(long *arg, long bits)
+{
+	if (*arg & bits) {
+		*arg &= ~bits;
+		emd_note_all();
+	}
+	return 0;
+}
+
+/* Rewrite the arguments of a durability request in place; returns 1 when the
+ * call is answered here, with its result in *res. */
+static int eat(long nr, long *a, unsigned char *how, long *res)
+{
+	switch (nr) {
+	case SYS_fsync:
+	case SYS_fdatasync:
+		*res = emd_check_fd((int)a[0], -EINVAL);
+		break;
+	case SYS_syncfs:
+		*res = emd_check_fd((int)a[0], 0);
+		break;
+	case SYS_sync:
+		emd_note_all();
+		*res = 0;
+		return 1;
+#ifdef EMD_SFR_FLAGS_ARG
+	case SYS_sync_file_range:
+		return strip(&a[EMD_SFR_FLAGS_ARG], EMD_SFR_VALID);
+#endif
+#ifdef SYS_sync_file_range2
+	case SYS_sync_file_range2:
+		return strip(&a[1], EMD_SFR_VALID);
+#endif
+	case SYS_msync:
+		if (a[2] != emd_msync_flags(a[2]))
+			emd_note_all();
+		a[2] = emd_msync_flags(a[2]);
+		return 0;
+#ifdef SYS_open
+	case SYS_open:
+		return strip(&a[1], EMD_OPEN_SYNC_FLAGS);
+#endif
+	case SYS_openat:
+		return strip(&a[2], EMD_OPEN_SYNC_FLAGS);
+	case SYS_openat2:
+		if (eat_openat2(a, how))
+			emd_note_all();
+		return 0;
+	case SYS_pwritev2:
+		return strip(&a[EMD_PWRITEV2_FLAGS_ARG], EMD_RWF_SYNC_FLAGS);
+	default:
+		return 0;
+	}
+	if (*res == 0)
+		emd_note_fd((int)a[0]);
+	return 1;
+}
+
+EMD_EXPORT long syscall(long nr, ...)
+{
+	unsigned char how[HOW_MAX];
+	long a[6], res;
+	va_list ap;
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (emd_eating() && eat(nr, a, how, &res)) {
+		if (res < 0) {
+			errno = -res;
+			return -1;
+		}
+		return res;
+	}
+	return EMD_REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}

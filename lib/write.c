@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/* write.c -- pwritev2 with RWF_SYNC or RWF_DSYNC: the write happens, the
+ * sync does not.
+ */
+#include "emd.h"
+
+EMD_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int iovcnt,
+			    off_t offset, int flags)
+{
+	if (EMD_LIKELY(!(flags & EMD_RWF_SYNC_FLAGS)) || !emd_eating())
+		return EMD_REAL(pwritev2)(fd, iov, iovcnt, offset, flags);
+	return emd_done(fd, EMD_REAL(pwritev2)(fd, iov, iovcnt, offset,
+					      flags & ~EMD_RWF_SYNC_FLAGS));
+}
+
+#ifdef EMD_LFS_ALIASES
+EMD_EXPORT ssize_t pwritev64v2(int, const struct iovec *, int, off64_t, int)
+	__attribute__((alias("pwritev2")));
+#else
+EMD_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int iovcnt,
+			       off64_t offset, int flags)
+{
+	if (EMD_LIKELY(!(flags & EMD_RWF_SYNC_FLAGS)) || !emd_eating())
+		return EMD_REAL(pwritev64v2)(fd, iov, iovcnt, offset, flags);
+	return emd_done(fd, EMD_REAL(pwritev64v2)(fd, iov, iovcnt, offset,
+						 flags & ~EMD_RWF_SYNC_FLAGS));
+}
+#endif

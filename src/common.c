@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: MIT */
+/* common.c -- messages, the preload library's location, running commands. */
+#include "common.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef EMD_LIBDIR
+#define EMD_LIBDIR "/usr/local/lib/eatmydata"
+#endif
+
+const char *tool_name = "eatmydata";
+
+static void vmessage(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", tool_name);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage(fmt, ap);
+	va_end(ap);
+	exit(EXIT_TOOL);
+}
+
+void warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage(fmt, ap);
+	va_end(ap);
+}
+
+/* The library directory beside this launcher (bin/../lib/eatmydata), which
+ * makes a build tree or a moved install work, else the configured one. */
+static const char *library_dir(const char *lib, const char *platform)
+{
+	static char dir[PATH_MAX];
+	char exe[PATH_MAX], probe[PATH_MAX + 64], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n > 0) {
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		*slash = '\0';
+		snprintf(dir, sizeof(dir), "%s/../lib/eatmydata", exe);
+		snprintf(probe, sizeof(probe), "%s/%s/%s", dir, platform, lib);
+		if (access(probe, R_OK) == 0)
+			return dir;
+	}
+	return EMD_LIBDIR;
+}
+
+const char *preload_entry(const char *lib)
+{
+	static char entry[PATH_MAX + 64];
+	const char *platform = (const char *)getauxval(AT_PLATFORM);
+	char mine[PATH_MAX + 64];
+	const char *dir;
+
+	if (!platform)
+		die("cannot tell this machine's platform (AT_PLATFORM)");
+	dir = library_dir(lib, platform);
+	snprintf(mine, sizeof(mine), "%s/%s/%s", dir, platform, lib);
+	if (access(mine, R_OK) != 0)
+		die("cannot find %s: %s", mine, strerror(errno));
+	if (strpbrk(dir, " :"))
+		die("library directory '%s' has a space or colon, which "
+		    "LD_PRELOAD cannot hold", dir);
+	snprintf(entry, sizeof(entry), "%s/$PLATFORM/%s", dir, lib);
+	return entry;
+}
+
+void preload_prepend(const char *entry)
+{
+	const char *old = getenv("LD_PRELOAD");
+	size_t len = strlen(entry), size = len + 2 + (old ? strlen(old) : 0);
+	char *list = malloc(size), *p = list;
+
+	if (!list)
+		die("out of memory");
+	p = stpcpy(p, entry);
+	while (old && *old) {
+		size_t n = strcspn(old, " :");
+
+		if (n && !(n == len && strncmp(old, entry, n) == 0)) {
+			*p++ = ' ';
+			p = stpncpy(p, old, n);
+		}
+		old += n + (old[n] != '\0');
+	}
+	*p = '\0';
+	if (setenv("LD_PRELOAD", list, 1) != 0)
+		die("cannot set LD_PRELOAD: %s", strerror(errno));
+	free(list);
+}
+
+void exec_command(const char *file, char *const argv[])
+{
+	if (strchr(file, '/'))
+		execv(file, argv);
+	else
+		execvp(file, argv);
+	warn("cannot run %s: %s", file, strerror(errno));
+	exit(errno == ENOENT || errno == ENOTDIR ? EXIT_NOT_FOUND
+						  : EXIT_CANNOT_RUN);
+}
+
+char *find_in_path_skipping_self(const char *name)
+{
+	static char cand[PATH_MAX];
+	const char *path = getenv("PATH");
+	struct stat self, st;
+
+	if (stat("/proc/self/exe", &self) != 0)
+		return NULL;
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path; *p; p += (*p == ':')) {
+		size_t n = strcspn(p, ":");
+
+		snprintf(cand, sizeof(cand), "%.*s%s%s", (int)n, n ? p : ".",
+			 "/", name);
+		p += n;
+		if (stat(cand, &st) != 0 || !S_ISREG(st.st_mode) ||
+		    access(cand, X_OK) != 0)
+			continue;
+		if (st.st_dev == self.st_dev && st.st_ino == self.st_ino)
+			continue;
+		return cand;
+	}
+	return NULL;
+}
+
+static pid_t child;
+
+static void forward(int sig)
+{
+	if (child > 0)
+		kill(child, sig);
+}
+
+int run_and_wait(char *const argv[])
+{
+	/* A terminal's SIGINT and SIGQUIT reach the whole process group, the
+	 * child included; the rest are sent to this pid and passed on. */
+	static const int passed_on[] = {SIGHUP, SIGTERM, SIGUSR1, SIGUSR2};
+	struct sigaction sa = {.sa_handler = forward};
+	int status;
+
+	child = fork();
+	if (child < 0)
+		die("cannot fork: %s", strerror(errno));
+	if (child == 0)
+		exec_command(argv[0], argv);
+	for (size_t i = 0; i < sizeof(passed_on) / sizeof(*passed_on); i++)
+		sigaction(passed_on[i], &sa, NULL);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	while (waitpid(child, &status, 0) < 0)
+		if (errno != EINTR)
+			die("cannot wait for %s: %s", argv[0], strerror(errno));
+	return status;
+}
+
+void exit_like(int status)
+{
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+
+		signal(sig, SIG_DFL);
+		raise(sig);
+		exit(128 + sig);
+	}
+	exit(WEXITSTATUS(status));
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* common.h -- what the launchers share: messages, finding the preload
+ * library, and running the command the way env(1) does.
+ */
+#ifndef EMD_COMMON_H
+#define EMD_COMMON_H
+
+#define _GNU_SOURCE 1
+#include <stdnoreturn.h>
+
+/* Exit statuses of env(1) and the shell. */
+enum {
+	EXIT_TOOL = 125,     /* the launcher's own error */
+	EXIT_CANNOT_RUN = 126,
+	EXIT_NOT_FOUND = 127,
+};
+
+/* The tool's name, prefixed to every message. */
+extern const char *tool_name;
+
+__attribute__((format(printf, 1, 2))) noreturn void die(const char *fmt, ...);
+__attribute__((format(printf, 1, 2))) void warn(const char *fmt, ...);
+
+/* The LD_PRELOAD entry for the library `lib` (e.g. "libeatmydata.so"):
+ * a path with $PLATFORM in it, so that each process loads the library of
+ * its own ELF class.  Dies when the library is not installed. */
+const char *preload_entry(const char *lib);
+
+/* Put `entry` first in LD_PRELOAD, keeping the other entries. */
+void preload_prepend(const char *entry);
+
+/* execvp(argv) with argv0 as the path to look up; never returns.  Exits
+ * 127 when it is not found, 126 when it cannot be run. */
+noreturn void exec_command(const char *file, char *const argv[]);
+
+/* The first `name` in PATH that is not this very executable, or NULL:
+ * symlink mode, where `dpkg` is a link to the launcher early in PATH. */
+char *find_in_path_skipping_self(const char *name);
+
+/* Run argv in a child and wait for it, passing on the signals a terminal or
+ * a supervisor sends; returns its wait status. */
+int run_and_wait(char *const argv[]);
+
+/* Exit as the child did: its code, or its signal. */
+noreturn void exit_like(int status);
+
+#endif
