@@ -100,6 +100,9 @@ long emd_syscall(long nr, long a, long b, long c, long d, long e, long f);
  * gives; `espipe` is the answer for pipes and sockets. */
 int emd_check_fd(int fd, int espipe);
 
+/* The pwritev2 flags to pass on for a write to fd. */
+int emd_rwf_flags(int fd, int flags);
+
 /* Turn a -errno result into the libc convention. */
 static inline int emd_ret(int r)
 {

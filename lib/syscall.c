@@ -88,7 +88,10 @@ static int eat(long nr, long *a, unsigned char *how, long *res)
 			emd_note_all();
 		return 0;
 	case SYS_pwritev2:
-		return strip(&a[EMD_PWRITEV2_FLAGS_ARG], EMD_RWF_SYNC_FLAGS);
+		if (a[EMD_PWRITEV2_FLAGS_ARG] & EMD_RWF_SYNC_FLAGS)
+			a[EMD_PWRITEV2_FLAGS_ARG] = emd_rwf_flags(
+				(int)a[0], (int)a[EMD_PWRITEV2_FLAGS_ARG]);
+		return 0;
 	default:
 		return 0;
 	}

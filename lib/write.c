@@ -4,13 +4,22 @@
  */
 #include "emd.h"
 
+/* The flags only sync files that fsync would act on; on the rest (pipes,
+ * sockets, eventfd...) the kernel's answer depends on them, so keep them. */
+int emd_rwf_flags(int fd, int flags)
+{
+	if (!(flags & EMD_RWF_SYNC_FLAGS) || emd_check_fd(fd, -ESPIPE) != 0)
+		return flags;
+	return flags & ~EMD_RWF_SYNC_FLAGS;
+}
+
 EMD_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int iovcnt,
 			    off_t offset, int flags)
 {
 	if (EMD_LIKELY(!(flags & EMD_RWF_SYNC_FLAGS)) || !emd_eating())
 		return EMD_REAL(pwritev2)(fd, iov, iovcnt, offset, flags);
 	return emd_done(fd, EMD_REAL(pwritev2)(fd, iov, iovcnt, offset,
-					      flags & ~EMD_RWF_SYNC_FLAGS));
+					      emd_rwf_flags(fd, flags)));
 }
 
 #ifdef EMD_LFS_ALIASES
@@ -23,6 +32,6 @@ EMD_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int iovcnt,
 	if (EMD_LIKELY(!(flags & EMD_RWF_SYNC_FLAGS)) || !emd_eating())
 		return EMD_REAL(pwritev64v2)(fd, iov, iovcnt, offset, flags);
 	return emd_done(fd, EMD_REAL(pwritev64v2)(fd, iov, iovcnt, offset,
-						 flags & ~EMD_RWF_SYNC_FLAGS));
+						 emd_rwf_flags(fd, flags)));
 }
 #endif
