@@ -39,8 +39,9 @@ BIN = $(B)/bin/eatmydata
 FLOOR = $(B)/bench/libfloor.so
 
 TEST_C = $(wildcard tests/c/*.c)
-TEST_BINS = $(TEST_C:tests/c/%.c=$(B)/tests/%) $(B)/tests/probe-fortify \
-	$(if $(PLATFORM32),$(B)/tests/probe32)
+TEST_BINS = $(TEST_C:tests/c/%.c=$(B)/tests/%) \
+	$(B)/tests/probe-fortify $(B)/tests/entry-fortify \
+	$(if $(PLATFORM32),$(B)/tests/probe32 $(B)/tests/entry32)
 
 all: $(BIN) $(LIBS)
 
@@ -74,10 +75,10 @@ $(B)/tests/%: tests/c/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< -lpthread
 
-$(B)/tests/probe-fortify: tests/c/probe.c
+$(B)/tests/%-fortify: tests/c/%.c
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O2 -D_FORTIFY_SOURCE=2 -o $@ $< -lpthread
 
-$(B)/tests/probe32: tests/c/probe.c
+$(B)/tests/%32: tests/c/%.c
 	$(CC) -m32 $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< -lpthread
 
 $(FLOOR): bench/floor.c

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/* entry.c -- makes one durability request through one entry point, so that
+ * the kernel's counters can show whether it reached the disk.
+ *
+ * Usage: entry [-t THREADS] [-f] CALL DIR
+ *   -t N  make the request from N threads at once, as the process's first
+ *         calls (the library initialises under contention)
+ *   -f    also make it in a forked child
+ * Built plain, with -D_FORTIFY_SOURCE=2 (open becomes __open_2) and -m32.
+ */
+#define _GNU_SOURCE 1
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *dir;
+static volatile int sync_flags = O_WRONLY | O_SYNC; /* not a constant */
+static pthread_barrier_t start;
+
+static int fail(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+/* A fresh file in DIR with a page of data not yet on disk. */
+static int dirty_file(int flags)
+{
+	char path[4096];
+	static int n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/f%d-%d-%lx", dir, getpid(),
+		 __atomic_fetch_add(&n, 1, __ATOMIC_RELAXED),
+		 (unsigned long)pthread_self());
+	fd = open(path, O_RDWR | O_CREAT, 0644);
+	if (fd < 0 || write(fd, path, sizeof(path)) != sizeof(path))
+		fail("dirty_file");
+	if (flags == O_RDWR)
+		return fd;
+	close(fd);
+	fd = open(path, flags);
+	if (fd < 0)
+		fail("reopen");
+	return fd;
+}
+
+static void write_page(int fd)
+{
+	static const char page[4096];
+
+	if (write(fd, page, sizeof(page)) != sizeof(page))
+		fail("write");
+}
+
+static void do_call(const char *call)
+{
+	struct iovec iov = {(void *)"data", 4};
+	char name[4096];
+	int fd = dirty_file(O_RDWR), r = 0;
+
+	snprintf(name, sizeof(name), "%s/o%d-%lx", dir, getpid(), (unsigned long)pthread_self());
+	if (!strcmp(call, "fsync"))
+		r = fsync(fd);
+	else if (!strcmp(call, "fdatasync"))
+		r = fdatasync(fd);
+	else if (!strcmp(call, "sync"))
+		sync();
+	else if (!strcmp(call, "syncfs"))
+		r = syncfs(fd);
+	else if (!strcmp(call, "sync_file_range"))
+		r = sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE |
+			SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+	else if (!strcmp(call, "msync")) {
+		char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (m == MAP_FAILED)
+			fail("mmap");
+		m[0] = 'x';
+		r = msync(m, 4096, MS_SYNC);
+	} else if (!strcmp(call, "open"))
+		write_page(open(name, O_WRONLY | O_CREAT | O_SYNC, 0644));
+	else if (!strcmp(call, "open64"))
+		write_page(open64(name, O_WRONLY | O_CREAT | O_DSYNC, 0644));
+	else if (!strcmp(call, "openat"))
+		write_page(openat(AT_FDCWD, name, O_WRONLY | O_CREAT | O_SYNC, 0644));
+	else if (!strcmp(call, "openat64"))
+		write_page(openat64(AT_FDCWD, name, O_WRONLY | O_CREAT | O_DSYNC, 0644));
+	else if (!strcmp(call, "open-nomode")) /* __open_2 when fortified */
+		write_page(dirty_file(sync_flags));
+	else if (!strcmp(call, "open64-nomode")) {
+		close(open64(name, O_WRONLY | O_CREAT, 0644));
+		write_page(open64(name, sync_flags));
+	} else if (!strcmp(call, "openat-nomode")) {
+		close(open(name, O_WRONLY | O_CREAT, 0644));
+		write_page(openat(AT_FDCWD, name, sync_flags));
+	} else if (!strcmp(call, "openat64-nomode")) {
+		close(open(name, O_WRONLY | O_CREAT, 0644));
+		write_page(openat64(AT_FDCWD, name, sync_flags));
+	} else if (!strcmp(call, "pwritev2"))
+		r = pwritev2(fd, &iov, 1, 0, RWF_DSYNC) == 4 ? 0 : -1;
+	else if (!strcmp(call, "pwritev64v2"))
+		r = pwritev64v2(fd, &iov, 1, 0, RWF_SYNC) == 4 ? 0 : -1;
+	else if (!strcmp(call, "syscall-fsync"))
+		r = syscall(SYS_fsync, fd);
+	else if (!strcmp(call, "syscall-fdatasync"))
+		r = syscall(SYS_fdatasync, fd);
+	else if (!strcmp(call, "syscall-sync"))
+		r = syscall(SYS_sync);
+	else if (!strcmp(call, "syscall-syncfs"))
+		r = syscall(SYS_syncfs, fd);
+	else if (!strcmp(call, "syscall-sync_file_range"))
+#ifdef __i386__
+		r = syscall(SYS_sync_file_range, fd, 0, 0, 0, 0, 7);
+#else
+		r = syscall(SYS_sync_file_range, fd, 0, 0, 7);
+#endif
+	else if (!strcmp(call, "syscall-openat"))
+		write_page(syscall(SYS_openat, AT_FDCWD, name, O_WRONLY | O_CREAT | O_SYNC, 0644));
+	else if (!strcmp(call, "syscall-openat2")) {
+		struct open_how how = {.flags = O_WRONLY | O_CREAT | O_SYNC, .mode = 0644};
+		write_page(syscall(SYS_openat2, AT_FDCWD, name, &how, sizeof(how)));
+	} else if (!strcmp(call, "syscall-pwritev2"))
+		r = syscall(SYS_pwritev2, fd, &iov, 1, 0, 0, RWF_DSYNC) == 4 ? 0 : -1;
+	else {
+		fprintf(stderr, "entry: unknown call %s\n", call);
+		exit(2);
+	}
+	if (r != 0)
+		fail(call);
+	close(fd);
+}
+
+static void *thread_main(void *call)
+{
+	pthread_barrier_wait(&start);
+	do_call(call);
+	return NULL;
+}
+
+static void run(const char *call, int threads)
+{
+	pthread_t t[64];
+
+	if (threads <= 1) {
+		do_call(call);
+		return;
+	}
+	pthread_barrier_init(&start, NULL, threads);
+	for (int i = 0; i < threads; i++)
+		if (pthread_create(&t[i], NULL, thread_main, (void *)call))
+			fail("pthread_create");
+	for (int i = 0; i < threads; i++)
+		pthread_join(t[i], NULL);
+}
+
+int main(int argc, char **argv)
+{
+	int threads = 1, forking = 0, c, status;
+	pid_t pid = -1;
+
+	while ((c = getopt(argc, argv, "t:f")) != -1) {
+		if (c == 't')
+			threads = atoi(optarg) > 64 ? 64 : atoi(optarg);
+		else if (c == 'f')
+			forking = 1;
+		else
+			return 2;
+	}
+	if (optind + 2 != argc)
+		return 2;
+	dir = argv[optind + 1];
+	if (forking && (pid = fork()) < 0)
+		fail("fork");
+	run(argv[optind], threads);
+	if (pid > 0 && (waitpid(pid, &status, 0) < 0 || status != 0))
+		return 1;
+	return 0;
+}

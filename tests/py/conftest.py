@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: MIT
+"""Shared fixtures: paths to the build, running commands natively and under
+eatmydata, and reading the kernel's own counters of what reached the disk.
+
+Every assertion message carries a command line that can be pasted to rerun
+the failing step by hand.
+"""
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = ROOT / "build"
+EATMYDATA = BUILD / "bin" / "eatmydata"
+TESTS = BUILD / "tests"
+TIMEOUT = 300
+
+# What reached the disk, as the kernel saw it.  The syscall tracepoints are
+# filtered to the requests that sync: the library validates descriptors with
+# sync_file_range(fd, 0, 0, 0), which does no I/O.
+SYNC_EVENTS = [
+    ("ext4:ext4_sync_file_enter", None),
+    ("ext4:ext4_sync_fs", None),
+    ("syscalls:sys_enter_fsync", None),
+    ("syscalls:sys_enter_fdatasync", None),
+    ("syscalls:sys_enter_sync", None),
+    ("syscalls:sys_enter_syncfs", None),
+    ("syscalls:sys_enter_sync_file_range", "flags != 0"),
+    ("syscalls:sys_enter_msync", "flags & 4"),
+    ("syscalls:sys_enter_open", "flags & 0x101000"),
+    ("syscalls:sys_enter_openat", "flags & 0x101000"),
+    ("syscalls:sys_enter_pwritev2", "flags & 6"),
+]
+
+
+def tool(name):
+    """A program from PATH or the usual per-user toolchain places."""
+    extra = [str(Path.home() / ".cargo" / "bin"), "/usr/local/go/bin"]
+    found = shutil.which(name) or shutil.which(name, path=os.pathsep.join(extra))
+    return found
+
+
+def cmdline(cmd, env_diff=None):
+    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in (env_diff or {}).items())
+    return (env + " " if env else "") + " ".join(shlex.quote(str(c)) for c in cmd)
+
+
+@dataclass
+class Run:
+    cmd: list
+    returncode: int
+    stdout: str
+    stderr: str
+    counts: dict
+
+    @property
+    def syncs(self):
+        """Every durability request the kernel saw, all counters together."""
+        return sum(self.counts.values())
+
+    def why(self):
+        return (f"\nrerun: {cmdline(self.cmd)}\nexit {self.returncode}\n"
+                f"counts {self.counts}\nstderr:\n{self.stderr[-3000:]}")
+
+
+def run(cmd, *, env=None, cwd=None, events=SYNC_EVENTS, check=True, input=None):
+    """Run cmd under `perf stat`, counting events over its whole tree."""
+    cmd = [str(c) for c in cmd]
+    with tempfile.NamedTemporaryFile("r", prefix="perf-", suffix=".csv") as stats:
+        perf = ["perf", "stat", "-x", "\x1f", "-o", stats.name]
+        for name, flt in events:
+            perf += ["-e", name] + (["--filter", flt] if flt else [])
+        proc = subprocess.run(perf + ["--"] + cmd, capture_output=True, text=True,
+                              env=dict(os.environ, **(env or {})), cwd=cwd,
+                              input=input, timeout=TIMEOUT)
+        out, err = proc.stdout, proc.stderr
+        stats = stats.read()
+    counts = {}
+    for line in stats.splitlines():
+        fields = line.split("\x1f")
+        if len(fields) > 2 and fields[2] in dict(events):
+            counts[fields[2]] = int(fields[0]) if fields[0].isdigit() else 0
+    result = Run(cmd, proc.returncode, out, err, counts)
+    assert set(counts) == {e for e, _ in events}, "perf counted nothing" + result.why()
+    if check:
+        assert proc.returncode == 0, result.why()
+    # The library never prints in the host program, and ld.so never
+    # complains about it (a wrong ELF class, a missing file).
+    assert "ld.so" not in err and "libeatmydata" not in err, result.why()
+    return result
+
+
+def eaten(cmd, **kw):
+    return run([EATMYDATA, "--"] + [str(c) for c in cmd], **kw)
+
+
+@pytest.fixture
+def scratch(tmp_path):
+    """A directory on the ext4 file system the counters watch."""
+    d = tmp_path / "w"
+    d.mkdir()
+    d.chmod(0o777)
+    tmp_path.chmod(0o755)
+    yield d
+
+
+@pytest.fixture
+def shared_lib(tmp_path_factory):
+    """The build, copied where an unprivileged user can load it."""
+    dest = Path("/tmp") / f"eatmydata-shared-{os.getpid()}"
+    if not dest.exists():
+        shutil.copytree(BUILD / "lib", dest / "lib")
+        shutil.copytree(BUILD / "bin", dest / "bin")
+        for p in [dest, *dest.rglob("*")]:
+            p.chmod(0o755)
+    yield dest
+
+
+def require(name):
+    """The path of a client program; CI installs them all, so a missing one
+    fails the test rather than skipping it silently there."""
+    found = tool(name)
+    if not found:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{name} is not installed (.ci/run installs it)")
+        pytest.skip(f"{name} is not installed")
+    return found

@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: MIT
+"""Every entry point, from a C program: the request reaches the disk when run
+natively and never under eatmydata, from one thread, many, a forked child,
+a fortified build and a 32-bit build."""
+import subprocess
+
+import pytest
+
+from conftest import BUILD, EATMYDATA, SYNC_EVENTS, TESTS, eaten, run
+from entries import ENTRY_POINTS, REQUESTS
+
+VARIANTS = {
+    "plain": [],
+    "threads": ["-t", "16"],
+    "fork": ["-f"],
+}
+
+
+@pytest.mark.parametrize("sym,prog,call", REQUESTS)
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_request_is_eaten(scratch, sym, prog, call, variant):
+    cmd = [TESTS / prog] + VARIANTS[variant] + [call, scratch]
+    native = run(cmd)
+    assert native.syncs > 0, "the request never reached the disk natively" + native.why()
+    under = eaten(cmd)
+    assert under.syncs == 0, f"{sym} let durability through" + under.why()
+
+
+@pytest.mark.parametrize("sym,prog,call",
+                         [r for r in REQUESTS if r[1] == "entry"])
+def test_32bit_request_is_eaten(scratch, sym, prog, call):
+    # The syscalls: tracepoints do not see a 32-bit process's system calls;
+    # sync_file_range shows as writeback the process started itself.
+    events = SYNC_EVENTS + [("ext4:ext4_writepages", None)]
+    entry32 = TESTS / "entry32"
+    assert entry32.exists(), "no 32-bit build: install gcc-multilib"
+    native = run([entry32, call, scratch], events=events)
+    assert native.syncs > 0, native.why()
+    under = eaten([entry32, "-f", call, scratch], events=events)
+    assert under.syncs == 0, under.why()
+
+
+def test_fortified_build_calls_the_fortified_entry_points():
+    syms = subprocess.run(["nm", "-D", TESTS / "entry-fortify"], text=True,
+                          capture_output=True, check=True).stdout
+    for sym, rows in ENTRY_POINTS.items():
+        if any(prog == "entry-fortify" for prog, _ in rows):
+            assert f" {sym}@" in syms, f"entry-fortify does not call {sym}"
+
+
+@pytest.mark.parametrize("lib", sorted((BUILD / "lib" / "eatmydata").glob("*/libeatmydata.so")))
+def test_exports_only_the_intercepted_functions(lib):
+    out = subprocess.run(["nm", "-D", "--defined-only", lib], text=True,
+                         capture_output=True, check=True).stdout
+    exported = {line.split()[-1] for line in out.splitlines() if line.strip()}
+    assert exported == set(ENTRY_POINTS), f"nm -D --defined-only {lib}"
+
+
+def test_disable_passes_everything_through(scratch):
+    under = eaten([TESTS / "entry", "-t", "4", "fsync", scratch],
+                  env={"EATMYDATA_DISABLE": "1"})
+    assert under.syncs > 0, under.why()
+    assert EATMYDATA.exists()
