@@ -81,6 +81,10 @@ $(B)/tests/%-fortify: tests/c/%.c
 $(B)/tests/%32: tests/c/%.c
 	$(CC) -m32 $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< -lpthread
 
+$(B)/tests/unit: tests/c/unit.c lib/glob.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $^
+
 $(FLOOR): bench/floor.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(LIB_CFLAGS) $(LIB_LDFLAGS) -o $@ $< -ldl

@@ -46,43 +46,53 @@ void warn(const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The library directory beside this launcher (bin/../lib/eatmydata), which
- * makes a build tree or a moved install work, else the configured one. */
+/* EATMYDATA_LIBDIR, else the library directory beside this launcher
+ * (bin/../lib/eatmydata), which makes a build tree or a moved install work,
+ * else the configured one. */
 static const char *library_dir(const char *lib, const char *platform)
 {
 	static char dir[PATH_MAX];
-	char exe[PATH_MAX], probe[PATH_MAX + 64], *slash;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char exe[PATH_MAX], probe[PATH_MAX];
+	const char *env = getenv("EATMYDATA_LIBDIR");
+	ssize_t n;
 
-	if (n > 0) {
-		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		*slash = '\0';
-		snprintf(dir, sizeof(dir), "%s/../lib/eatmydata", exe);
-		snprintf(probe, sizeof(probe), "%s/%s/%s", dir, platform, lib);
-		if (access(probe, R_OK) == 0)
-			return dir;
-	}
-	return EMD_LIBDIR;
+	if (env && *env)
+		return env;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return EMD_LIBDIR;
+	exe[n] = '\0';
+	*strrchr(exe, '/') = '\0';
+	if (snprintf(probe, sizeof(probe), "%s/../lib/eatmydata", exe) >=
+		    PATH_MAX ||
+	    !realpath(probe, dir) ||
+	    snprintf(probe, sizeof(probe), "%s/%s/%s", dir, platform, lib) >=
+		    PATH_MAX ||
+	    access(probe, R_OK) != 0)
+		return EMD_LIBDIR;
+	return dir;
 }
 
 const char *preload_entry(const char *lib)
 {
-	static char entry[PATH_MAX + 64];
+	static char entry[PATH_MAX];
 	const char *platform = (const char *)getauxval(AT_PLATFORM);
-	char mine[PATH_MAX + 64];
+	char mine[PATH_MAX];
 	const char *dir;
 
 	if (!platform)
 		die("cannot tell this machine's platform (AT_PLATFORM)");
 	dir = library_dir(lib, platform);
-	snprintf(mine, sizeof(mine), "%s/%s/%s", dir, platform, lib);
+	if (snprintf(mine, sizeof(mine), "%s/%s/%s", dir, platform, lib) >=
+		    PATH_MAX ||
+	    snprintf(entry, sizeof(entry), "%s/$PLATFORM/%s", dir, lib) >=
+		    PATH_MAX)
+		die("library path too long: %s", dir);
 	if (access(mine, R_OK) != 0)
 		die("cannot find %s: %s", mine, strerror(errno));
 	if (strpbrk(dir, " :"))
 		die("library directory '%s' has a space or colon, which "
 		    "LD_PRELOAD cannot hold", dir);
-	snprintf(entry, sizeof(entry), "%s/$PLATFORM/%s", dir, lib);
 	return entry;
 }
 

@@ -30,7 +30,8 @@ static const char usage[] =
 	"  -V, --version          show the version and exit\n"
 	"\n"
 	"Environment: EATMYDATA_DISABLE=1 makes the library pass everything\n"
-	"through; EATMYDATA_ONLY is --only.\n"
+	"through; EATMYDATA_ONLY is --only; EATMYDATA_LIBDIR is where to find\n"
+	"PLATFORM/libeatmydata.so.\n"
 	"Exit status: 125 for an error of eatmydata itself, 126 if COMMAND\n"
 	"cannot be run, 127 if it is not found, else COMMAND's status.\n";
 

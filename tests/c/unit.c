@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/* unit.c -- unit tests of the library's pure helpers (the --only globs). */
+#include <stdio.h>
+#include <stdlib.h>
+
+int emd_glob_list_match(const char *globs, const char *name);
+
+static int failures;
+
+/* Reports file:line, and stays on under NDEBUG. */
+#define CHECK(cond)                                                            \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, \
+				__LINE__, #cond);                              \
+			failures++;                                            \
+		}                                                              \
+	} while (0)
+
+static void test_globs(void)
+{
+	CHECK(emd_glob_list_match("postgres", "/usr/lib/postgresql/15/bin/postgres"));
+	CHECK(emd_glob_list_match("post*", "postgres"));
+	CHECK(!emd_glob_list_match("post*", "mysqld"));
+	CHECK(emd_glob_list_match("mysqld,postgres", "postgres"));
+	CHECK(emd_glob_list_match("a,,b", "b"));
+	CHECK(!emd_glob_list_match("", "anything"));
+	CHECK(!emd_glob_list_match(",", "anything"));
+	CHECK(emd_glob_list_match("python3.?", "python3.1"));
+	CHECK(!emd_glob_list_match("python3.?", "python3.11"));
+	CHECK(emd_glob_list_match("python3.[0-9]*", "python3.11"));
+	CHECK(!emd_glob_list_match("python3.[!0-9]", "python3.1"));
+	CHECK(emd_glob_list_match("[dp]pkg", "dpkg"));
+	CHECK(!emd_glob_list_match("[dp]pkg", "rpkg"));
+	CHECK(emd_glob_list_match("/usr/bin/*", "/usr/bin/git"));
+	CHECK(!emd_glob_list_match("/usr/bin/*", "git"));
+	CHECK(emd_glob_list_match("*", "x"));
+	CHECK(!emd_glob_list_match("git", "git-upload-pack"));
+	CHECK(emd_glob_list_match("git*", "git-upload-pack"));
+	CHECK(emd_glob_list_match("[abc", "[abc"));
+}
+
+int main(void)
+{
+	test_globs();
+	if (failures)
+		fprintf(stderr, "unit: %d check(s) failed\n", failures);
+	else
+		printf("unit: all checks passed\n");
+	return failures != 0;
+}

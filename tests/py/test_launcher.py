@@ -1,0 +1,139 @@
+# SPDX-License-Identifier: MIT
+"""The eatmydata launcher: exit statuses like env(1), LD_PRELOAD kept, symlink
+mode, --only and --sync-on-exit."""
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from conftest import BUILD, EATMYDATA, TESTS, cmdline, eaten, run
+
+FSYNC_PY = ("import os, sys; f = open(sys.argv[1], 'w'); f.write('x'); f.flush(); "
+            "os.fsync(f.fileno())")
+FSYNC_PL = ("open(my $f, '>', $ARGV[0]) or die; print $f 'x'; $f->flush; "
+            "$f->sync or die 'sync'")
+
+
+def launch(args, **kw):
+    cmd = [str(a) for a in [EATMYDATA] + args]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60, **kw)
+    r.why = f"\nrerun: {cmdline(cmd)}\nstderr: {r.stderr}"
+    return r
+
+
+@pytest.mark.parametrize("args,status,message", [
+    (["--bogus", "true"], 125, "eatmydata: unknown or incomplete option '--bogus'"),
+    (["--only"], 125, "eatmydata: unknown or incomplete option '--only'"),
+    (["--only=", "true"], 125, "eatmydata: --only needs at least one program name"),
+    (["--only=,", "true"], 125, "eatmydata: --only needs"),
+    ([], 125, "eatmydata: no command given"),
+    (["--"], 125, "eatmydata: no command given"),
+    (["no-such-command-xyz"], 127, "eatmydata: cannot run no-such-command-xyz"),
+    (["/etc/passwd"], 126, "eatmydata: cannot run /etc/passwd: Permission denied"),
+    (["/etc"], 126, "eatmydata: cannot run /etc"),
+    (["sh", "-c", "exit 42"], 42, ""),
+    (["--", "sh", "-c", "exit 3"], 3, ""),
+    (["false"], 1, ""),
+])
+def test_exit_status_like_env(args, status, message):
+    r = launch(args)
+    assert r.returncode == status, r.why
+    assert message in r.stderr, r.why
+    if not message:
+        assert r.stderr == "", r.why
+
+
+def test_missing_library_is_a_tool_error():
+    r = launch(["true"], env=dict(os.environ, EATMYDATA_LIBDIR="/nonexistent"))
+    assert r.returncode == 125
+    assert r.stderr.startswith("eatmydata: cannot find /nonexistent/"), r.why
+
+
+def test_help_and_version():
+    r = launch(["--help"])
+    assert r.returncode == 0 and "Usage: eatmydata" in r.stdout and "--only" in r.stdout
+    r = launch(["--version"])
+    assert r.returncode == 0 and r.stdout.startswith("eatmydata ")
+
+
+def test_execs_without_leaving_a_parent():
+    r = launch(["sh", "-c", "echo $PPID"])
+    assert int(r.stdout) == os.getpid(), "eatmydata stayed as the parent"
+
+
+def test_preload_is_prepended_and_others_kept(tmp_path):
+    other = BUILD / "bench" / "libfloor.so"
+    env = dict(os.environ, LD_PRELOAD=f"{other}")
+    r = launch(["sh", "-c", "echo $LD_PRELOAD"], env=env)
+    entries = r.stdout.split()
+    assert entries[0].endswith("/$PLATFORM/libeatmydata.so"), r.why
+    assert entries[1:] == [str(other)], r.why
+    # Nested: not added twice.
+    r = launch([EATMYDATA, "sh", "-c", "echo $LD_PRELOAD"], env=env)
+    assert len(r.stdout.split()) == 2, r.why
+
+
+def test_killed_by_signal_is_passed_on():
+    r = launch(["--sync-on-exit", "sh", "-c", "kill -TERM $$"])
+    assert r.returncode == -signal.SIGTERM, r.why
+
+
+def test_symlink_mode_runs_the_real_program(tmp_path, scratch):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "python3").symlink_to(EATMYDATA)
+    env = {"PATH": f"{bindir}:{os.environ['PATH']}"}
+    r = run(["python3", "-c", "import sys; print(sys.argv[0]);" + FSYNC_PY, scratch / "f"],
+            env=env)
+    assert r.syncs == 0, "symlink mode did not eat" + r.why()
+    native = run([sys.executable, "-c", FSYNC_PY, scratch / "g"])
+    assert native.syncs > 0
+
+
+def test_symlink_mode_without_the_real_program(tmp_path):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "no-such-tool-xyz").symlink_to(EATMYDATA)
+    r = subprocess.run(["no-such-tool-xyz"], env=dict(os.environ, PATH=str(bindir)),
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 127
+    assert r.stderr.startswith("eatmydata: no-such-tool-xyz: command not found")
+
+
+def test_only_eats_in_the_named_programs(scratch):
+    (scratch / "fsync.py").write_text(FSYNC_PY)
+    (scratch / "fsync.pl").write_text(FSYNC_PL)
+    script = (f"python3 {scratch}/fsync.py {scratch}/a && "
+              f"perl {scratch}/fsync.pl {scratch}/b")
+    both = run(["sh", "-c", script])
+    perl_only = run(["perl", "-e", FSYNC_PL, scratch / "c"])
+    assert both.counts["syscalls:sys_enter_fsync"] == 2
+    for only in ["python3*", "pyth?n3,nothing", "*/python3*"]:
+        r = eaten(["sh", "-c", script], env={"EATMYDATA_ONLY": only})
+        assert r.counts == perl_only.counts, f"EATMYDATA_ONLY={only}" + r.why()
+        r = run([EATMYDATA, f"--only={only}", "sh", "-c", script])
+        assert r.counts == perl_only.counts, f"--only={only}" + r.why()
+
+
+def test_sync_on_exit_syncs_each_file_system_once(scratch):
+    cmd = [TESTS / "entry", "-t", "8", "-f", "fsync", scratch]
+    r = run([EATMYDATA, "--sync-on-exit"] + cmd)
+    # One syncfs, which ext4 answers with two passes (no wait, then wait).
+    assert r.counts["syscalls:sys_enter_syncfs"] == 1, r.why()
+    assert r.counts["ext4:ext4_sync_fs"] == 2, r.why()
+    assert r.syncs == 3, r.why()
+    assert not list(scratch.parent.glob("eatmydata-sync.*"))
+
+
+def test_sync_on_exit_falls_back_to_sync(scratch):
+    r = run([EATMYDATA, "--sync-on-exit", TESTS / "entry", "msync", scratch])
+    assert r.counts["syscalls:sys_enter_sync"] == 1, r.why()
+    assert r.counts["ext4:ext4_sync_file_enter"] == 0, r.why()
+
+
+def test_sync_on_exit_keeps_the_status(scratch):
+    r = run([EATMYDATA, "--sync-on-exit", "sh", "-c", "exit 7"], check=False)
+    assert r.returncode == 7
+    assert r.syncs == 0, "nothing was eaten, nothing to sync" + r.why()
