@@ -41,7 +41,8 @@ FLOOR = $(B)/bench/libfloor.so
 TEST_C = $(wildcard tests/c/*.c)
 TEST_BINS = $(TEST_C:tests/c/%.c=$(B)/tests/%) \
 	$(B)/tests/probe-fortify $(B)/tests/entry-fortify \
-	$(if $(PLATFORM32),$(B)/tests/probe32 $(B)/tests/entry32)
+	$(if $(PLATFORM32),$(B)/tests/probe32 $(B)/tests/entry32) \
+	$(B)/tests/libctor.so
 
 all: $(BIN) $(LIBS)
 
@@ -84,6 +85,10 @@ $(B)/tests/%32: tests/c/%.c
 $(B)/tests/unit: tests/c/unit.c lib/glob.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $^
+
+$(B)/tests/lib%.so: tests/lib/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fPIC -shared -o $@ $< -lpthread
 
 $(FLOOR): bench/floor.c
 	@mkdir -p $(@D)
