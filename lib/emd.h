@@ -34,6 +34,10 @@ int __openat64_2(int dirfd, const char *path, int flags);
 
 /* The open flags and pwritev2 flags that ask for durability. */
 #define EMD_OPEN_SYNC_FLAGS (O_SYNC | O_DSYNC)
+/* The open flags that need more than a call through: a sync flag, or a
+ * flag with which open takes a mode (O_CREAT, and O_TMPFILE's own bit). */
+#define EMD_OPEN_SLOW_FLAGS                                                    \
+	(EMD_OPEN_SYNC_FLAGS | O_CREAT | (__O_TMPFILE & ~O_DIRECTORY))
 #define EMD_RWF_SYNC_FLAGS (RWF_SYNC | RWF_DSYNC)
 #define EMD_SFR_VALID                                                          \
 	(SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |                 \
@@ -70,6 +74,12 @@ void *emd_resolve(enum emd_real_id id);
 
 /* The real function `name`, with the type the system header gives it. */
 #define EMD_REAL(name) ((__typeof__(name) *)emd_real(EMD_REAL_##name))
+
+/* The same, or NULL if it is not resolved yet: for the hot paths, which take
+ * the slow path then. */
+#define EMD_REAL_READY(name)                                                   \
+	((__typeof__(name) *)__atomic_load_n(&emd_real_fn[EMD_REAL_##name],   \
+					      __ATOMIC_ACQUIRE))
 
 static inline void *emd_real(enum emd_real_id id)
 {
@@ -139,6 +149,12 @@ static inline long emd_done(int fd, long r)
 static inline int emd_open_flags(int flags)
 {
 	return emd_eating() ? flags & ~EMD_OPEN_SYNC_FLAGS : flags;
+}
+
+/* An open's result, noted for --sync-on-exit when it had sync flags. */
+static inline int emd_opened(int fd, int flags)
+{
+	return (flags & EMD_OPEN_SYNC_FLAGS) ? (int)emd_done(fd, fd) : fd;
 }
 
 /* Does `name` (a program's name or path) match the comma-separated globs? */

@@ -2,68 +2,74 @@
 /* open.c -- open, openat and glibc's fortified __open_2 family, without
  * O_SYNC and O_DSYNC.
  *
- * Every program opens files all the time, so an open without those flags
- * goes straight to libc: one test and a tail call.  `mode` is read only when
- * the flags say it was passed, as the C standard requires.
+ * Every program opens files all the time, so an open that neither syncs nor
+ * creates goes straight through: a test, a load and a call.  `mode` is read
+ * only when the flags say it was passed, as the C standard requires.
  */
 #include "emd.h"
 
 #include <stdarg.h>
 
+/* Out of line, so that the call-through path saves no registers. */
+__attribute__((noinline)) static int open_slow(const char *path, int flags,
+					       mode_t mode)
+{
+	return emd_opened(EMD_REAL(open)(path, emd_open_flags(flags), mode),
+			  flags);
+}
+
+__attribute__((noinline)) static int openat_slow(int dirfd, const char *path,
+						 int flags, mode_t mode)
+{
+	return emd_opened(EMD_REAL(openat)(dirfd, path, emd_open_flags(flags),
+					   mode),
+			  flags);
+}
+
 EMD_EXPORT int open(const char *path, int flags, ...)
 {
+	__typeof__(open) *real = EMD_REAL_READY(open);
 	mode_t mode = 0;
-	int fd;
 
+	if (EMD_LIKELY(real && !(flags & EMD_OPEN_SLOW_FLAGS)))
+		return real(path, flags);
 	if (__OPEN_NEEDS_MODE(flags)) {
 		va_list ap;
 		va_start(ap, flags);
 		mode = va_arg(ap, mode_t);
 		va_end(ap);
 	}
-	if (EMD_LIKELY(!(flags & EMD_OPEN_SYNC_FLAGS)))
-		return EMD_REAL(open)(path, flags, mode);
-	fd = EMD_REAL(open)(path, emd_open_flags(flags), mode);
-	return emd_done(fd, fd);
+	return open_slow(path, flags, mode);
 }
 
 EMD_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 {
+	__typeof__(openat) *real = EMD_REAL_READY(openat);
 	mode_t mode = 0;
-	int fd;
 
+	if (EMD_LIKELY(real && !(flags & EMD_OPEN_SLOW_FLAGS)))
+		return real(dirfd, path, flags);
 	if (__OPEN_NEEDS_MODE(flags)) {
 		va_list ap;
 		va_start(ap, flags);
 		mode = va_arg(ap, mode_t);
 		va_end(ap);
 	}
-	if (EMD_LIKELY(!(flags & EMD_OPEN_SYNC_FLAGS)))
-		return EMD_REAL(openat)(dirfd, path, flags, mode);
-	fd = EMD_REAL(openat)(dirfd, path, emd_open_flags(flags), mode);
-	return emd_done(fd, fd);
+	return openat_slow(dirfd, path, flags, mode);
 }
 
 /* The fortified entry points take no mode: glibc aborts the program when the
  * flags need one, and the real function still makes that check. */
 EMD_EXPORT int __open_2(const char *path, int flags)
 {
-	int fd;
-
-	if (EMD_LIKELY(!(flags & EMD_OPEN_SYNC_FLAGS)))
-		return EMD_REAL(__open_2)(path, flags);
-	fd = EMD_REAL(__open_2)(path, emd_open_flags(flags));
-	return emd_done(fd, fd);
+	return emd_opened(EMD_REAL(__open_2)(path, emd_open_flags(flags)),
+			  flags);
 }
 
 EMD_EXPORT int __openat_2(int dirfd, const char *path, int flags)
 {
-	int fd;
-
-	if (EMD_LIKELY(!(flags & EMD_OPEN_SYNC_FLAGS)))
-		return EMD_REAL(__openat_2)(dirfd, path, flags);
-	fd = EMD_REAL(__openat_2)(dirfd, path, emd_open_flags(flags));
-	return emd_done(fd, fd);
+	return emd_opened(
+		EMD_REAL(__openat_2)(dirfd, path, emd_open_flags(flags)), flags);
 }
 
 #ifdef EMD_LFS_ALIASES
@@ -78,7 +84,6 @@ EMD_EXPORT int __openat64_2(int, const char *, int)
 EMD_EXPORT int open64(const char *path, int flags, ...)
 {
 	mode_t mode = 0;
-	int fd;
 
 	if (__OPEN_NEEDS_MODE(flags)) {
 		va_list ap;
@@ -86,14 +91,13 @@ EMD_EXPORT int open64(const char *path, int flags, ...)
 		mode = va_arg(ap, mode_t);
 		va_end(ap);
 	}
-	fd = EMD_REAL(open64)(path, emd_open_flags(flags), mode);
-	return (flags & EMD_OPEN_SYNC_FLAGS) ? emd_done(fd, fd) : fd;
+	return emd_opened(EMD_REAL(open64)(path, emd_open_flags(flags), mode),
+			  flags);
 }
 
 EMD_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 {
 	mode_t mode = 0;
-	int fd;
 
 	if (__OPEN_NEEDS_MODE(flags)) {
 		va_list ap;
@@ -101,21 +105,21 @@ EMD_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 		mode = va_arg(ap, mode_t);
 		va_end(ap);
 	}
-	fd = EMD_REAL(openat64)(dirfd, path, emd_open_flags(flags), mode);
-	return (flags & EMD_OPEN_SYNC_FLAGS) ? emd_done(fd, fd) : fd;
+	return emd_opened(EMD_REAL(openat64)(dirfd, path, emd_open_flags(flags),
+					     mode),
+			  flags);
 }
 
 EMD_EXPORT int __open64_2(const char *path, int flags)
 {
-	int fd = EMD_REAL(__open64_2)(path, emd_open_flags(flags));
-
-	return (flags & EMD_OPEN_SYNC_FLAGS) ? emd_done(fd, fd) : fd;
+	return emd_opened(EMD_REAL(__open64_2)(path, emd_open_flags(flags)),
+			  flags);
 }
 
 EMD_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
 {
-	int fd = EMD_REAL(__openat64_2)(dirfd, path, emd_open_flags(flags));
-
-	return (flags & EMD_OPEN_SYNC_FLAGS) ? emd_done(fd, fd) : fd;
+	return emd_opened(
+		EMD_REAL(__openat64_2)(dirfd, path, emd_open_flags(flags)),
+		flags);
 }
 #endif

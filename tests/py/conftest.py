@@ -41,7 +41,8 @@ SYNC_EVENTS = [
 
 def tool(name):
     """A program from PATH or the usual per-user toolchain places."""
-    extra = [str(Path.home() / ".cargo" / "bin"), "/usr/local/go/bin"]
+    extra = [str(Path.home() / ".cargo" / "bin"), "/usr/local/go/bin",
+             *sorted(map(str, Path("/usr/lib/postgresql").glob("*/bin")))[-1:]]
     found = shutil.which(name) or shutil.which(name, path=os.pathsep.join(extra))
     return found
 
