@@ -101,9 +101,13 @@ check: tests
 	$(PYTHON) -m pytest -q tests/py
 
 demo: all
-	sh bench/demo.sh
+	$(PYTHON) bench/demo.py
 
-bench: tests
+$(B)/bench/openclose: bench/openclose.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
+
+bench: all $(FLOOR) $(B)/bench/openclose
 	$(PYTHON) bench/bench.py
 
 install: all
