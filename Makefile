@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
-# Makefile -- eatmydata: the preload library (64-bit and, where a 32-bit
-# compiler works, 32-bit), the launcher, tests, demo and benchmark.
+# Makefile -- eatmydata, nocache and hirestimes: the preload libraries
+# (64-bit and, where a 32-bit compiler works, 32-bit), the launchers, tests,
+# demo and benchmark.
 
 VERSION = 0.1.0
 PREFIX ?= /usr/local
@@ -23,51 +24,58 @@ ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP
 LIB_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden
 LIB_LDFLAGS = $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,relro -Wl,-z,now
 
-LIB_SRC = $(wildcard lib/*.c)
-CLI_SRC = $(filter-out src/eatmydata.c,$(wildcard src/*.c))
+TOOLS = eatmydata nocache hirestimes
 
-# What ld.so calls each ELF class's platform: the library's directory name.
+# What ld.so calls each ELF class's platform: the libraries' directory name.
 platform_of = $(shell mkdir -p $(B) && $(CC) $(1) -o $(B)/platform$(2) \
 	build-aux/platform.c 2>/dev/null && $(B)/platform$(2))
 PLATFORM64 := $(call platform_of,,64)
 PLATFORM32 := $(call platform_of,-m32,32)
+LIBDIR64 = $(B)/lib/eatmydata/$(PLATFORM64)
+LIBDIR32 = $(B)/lib/eatmydata/$(PLATFORM32)
 
-LIB64 = $(B)/lib/eatmydata/$(PLATFORM64)/libeatmydata.so
-LIB32 = $(if $(PLATFORM32),$(B)/lib/eatmydata/$(PLATFORM32)/libeatmydata.so)
-LIBS = $(LIB64) $(LIB32)
-BIN = $(B)/bin/eatmydata
+# One preload library per tool, from lib<tool>/*.c and the shared
+# preload/*.c, in each ELF class.
+$(B)/obj64/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(LIB_CFLAGS) -Ipreload -c $< -o $@
+
+$(B)/obj32/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) -m32 $(CPPFLAGS) $(LIB_CFLAGS) -Ipreload -c $< -o $@
+
+define preload_library
+$(1)_SRC = $$(wildcard lib$(1)/*.c preload/*.c)
+LIBS += $(LIBDIR64)/lib$(1).so $(if $(PLATFORM32),$(LIBDIR32)/lib$(1).so)
+
+$(LIBDIR64)/lib$(1).so: $$($(1)_SRC:%.c=$(B)/obj64/%.o)
+	@mkdir -p $$(@D)
+	$$(CC) $$(LIB_LDFLAGS) -o $$@ $$^ -ldl -lpthread
+
+$(LIBDIR32)/lib$(1).so: $$($(1)_SRC:%.c=$(B)/obj32/%.o)
+	@mkdir -p $$(@D)
+	$$(CC) -m32 $$(LIB_LDFLAGS) -o $$@ $$^ -ldl -lpthread
+endef
+$(foreach t,$(TOOLS),$(eval $(call preload_library,$(t))))
+
+BINS = $(TOOLS:%=$(B)/bin/%)
 FLOOR = $(B)/bench/libfloor.so
 
 TEST_C = $(wildcard tests/c/*.c)
 TEST_BINS = $(TEST_C:tests/c/%.c=$(B)/tests/%) \
 	$(B)/tests/probe-fortify $(B)/tests/entry-fortify \
-	$(if $(PLATFORM32),$(B)/tests/probe32 $(B)/tests/entry32) \
+	$(if $(PLATFORM32),$(B)/tests/probe32 $(B)/tests/entry32 $(B)/tests/timesprobe32) \
 	$(B)/tests/libctor.so
 
-all: $(BIN) $(LIBS)
-
-$(B)/obj64/%.o: lib/%.c
-	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(LIB_CFLAGS) -c $< -o $@
-
-$(B)/obj32/%.o: lib/%.c
-	@mkdir -p $(@D)
-	$(CC) -m32 $(CPPFLAGS) $(LIB_CFLAGS) -c $< -o $@
-
-$(LIB64): $(LIB_SRC:lib/%.c=$(B)/obj64/%.o)
-	@mkdir -p $(@D)
-	$(CC) $(LIB_LDFLAGS) -o $@ $^ -ldl -lpthread
-
-$(B)/lib/eatmydata/$(PLATFORM32)/libeatmydata.so: $(LIB_SRC:lib/%.c=$(B)/obj32/%.o)
-	@mkdir -p $(@D)
-	$(CC) -m32 $(LIB_LDFLAGS) -o $@ $^ -ldl -lpthread
+all: $(BINS) $(LIBS)
 
 $(B)/cli/%.o: src/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -DEMD_VERSION='"$(VERSION)"' \
 		-DEMD_LIBDIR='"$(LIBDIR)/eatmydata"' -c $< -o $@
 
-$(BIN): $(B)/cli/eatmydata.o $(CLI_SRC:src/%.c=$(B)/cli/%.o)
+$(B)/bin/eatmydata: $(B)/cli/sync_on_exit.o
+$(B)/bin/%: $(B)/cli/%.o $(B)/cli/common.o
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^
 
@@ -82,9 +90,9 @@ $(B)/tests/%-fortify: tests/c/%.c
 $(B)/tests/%32: tests/c/%.c
 	$(CC) -m32 $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< -lpthread
 
-$(B)/tests/unit: tests/c/unit.c lib/glob.c
+$(B)/tests/unit: tests/c/unit.c libeatmydata/glob.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $^
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ipreload -o $@ $^
 
 $(B)/tests/lib%.so: tests/lib/%.c
 	@mkdir -p $(@D)
@@ -93,6 +101,10 @@ $(B)/tests/lib%.so: tests/lib/%.c
 $(FLOOR): bench/floor.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(LIB_CFLAGS) $(LIB_LDFLAGS) -o $@ $< -ldl
+
+$(B)/bench/openclose: bench/openclose.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
 tests: all $(TEST_BINS) $(FLOOR)
 
@@ -103,30 +115,29 @@ check: tests
 demo: all
 	$(PYTHON) bench/demo.py
 
-$(B)/bench/openclose: bench/openclose.c
-	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
-
 bench: all $(FLOOR) $(B)/bench/openclose
 	$(PYTHON) bench/bench.py
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(LIBDIR)/eatmydata/$(PLATFORM64)
-	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/eatmydata
-	install -m 755 $(LIB64) $(DESTDIR)$(LIBDIR)/eatmydata/$(PLATFORM64)/
-	$(if $(LIB32),install -d $(DESTDIR)$(LIBDIR)/eatmydata/$(PLATFORM32) && \
-		install -m 755 $(LIB32) $(DESTDIR)$(LIBDIR)/eatmydata/$(PLATFORM32)/)
-	install -m 644 doc/eatmydata.1 $(DESTDIR)$(MANDIR)/man1/eatmydata.1
-	install -m 644 doc/eatmydata.bash $(DESTDIR)$(BASHCOMPDIR)/eatmydata
+	install -m 755 $(BINS) $(DESTDIR)$(BINDIR)/
+	install -m 755 $(TOOLS:%=$(LIBDIR64)/lib%.so) \
+		$(DESTDIR)$(LIBDIR)/eatmydata/$(PLATFORM64)/
+	$(if $(PLATFORM32),install -d $(DESTDIR)$(LIBDIR)/eatmydata/$(PLATFORM32) && \
+		install -m 755 $(TOOLS:%=$(LIBDIR32)/lib%.so) \
+		$(DESTDIR)$(LIBDIR)/eatmydata/$(PLATFORM32)/)
+	install -m 644 $(TOOLS:%=doc/%.1) $(DESTDIR)$(MANDIR)/man1/
+	for t in $(TOOLS); do \
+		install -m 644 doc/completion.bash $(DESTDIR)$(BASHCOMPDIR)/$$t || exit; done
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/eatmydata $(DESTDIR)$(MANDIR)/man1/eatmydata.1 \
-		$(DESTDIR)$(BASHCOMPDIR)/eatmydata
+	rm -f $(TOOLS:%=$(DESTDIR)$(BINDIR)/%) $(TOOLS:%=$(DESTDIR)$(MANDIR)/man1/%.1) \
+		$(TOOLS:%=$(DESTDIR)$(BASHCOMPDIR)/%)
 	rm -rf $(DESTDIR)$(LIBDIR)/eatmydata
 
 clean:
 	rm -rf $(B)
 
 .PHONY: all tests check demo bench install uninstall clean
--include $(wildcard $(B)/*/*.d $(B)/*/*/*.d)
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

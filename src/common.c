@@ -3,6 +3,7 @@
 #include "common.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -13,6 +14,10 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#ifndef EMD_VERSION
+#define EMD_VERSION "0"
+#endif
 
 #ifndef EMD_LIBDIR
 #define EMD_LIBDIR "/usr/local/lib/eatmydata"
@@ -198,4 +203,31 @@ void exit_like(int status)
 		exit(128 + sig);
 	}
 	exit(WEXITSTATUS(status));
+}
+
+int parse_simple_options(int argc, char **argv, const char *usage)
+{
+	static const struct option longopts[] = {
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+hV", longopts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(usage, stdout);
+			exit(0);
+		}
+		if (c == 'V') {
+			printf("%s %s\n", tool_name, EMD_VERSION);
+			exit(0);
+		}
+		die("unknown or incomplete option '%s'; try '%s --help'",
+		    argv[optind - 1], tool_name);
+	}
+	if (optind >= argc)
+		die("no command given; try '%s --help'", tool_name);
+	return optind;
 }

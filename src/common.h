@@ -41,6 +41,10 @@ char *find_in_path_skipping_self(const char *name);
  * a supervisor sends; returns its wait status. */
 int run_and_wait(char *const argv[]);
 
+/* The options of a launcher that has only --help and --version: returns the
+ * index of COMMAND in argv, or exits. */
+int parse_simple_options(int argc, char **argv, const char *usage);
+
 /* Exit as the child did: its code, or its signal. */
 noreturn void exit_like(int status);
 

@@ -3,7 +3,7 @@
  *
  * Each process of the tree makes an entry "MAJOR:MINOR" (or "all") in a
  * directory for every file system whose durability it had eaten (see
- * lib/note.c).  At the end, one syncfs per entry makes all that durable.
+ * libeatmydata/note.c).  At the end, one syncfs per entry makes all that durable.
  */
 #include "common.h"
 #include "sync_on_exit.h"

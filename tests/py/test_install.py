@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: MIT
 """make install puts a working eatmydata (both ELF classes, man page,
 completion) under DESTDIR; make uninstall takes all of it away again."""
+import os
 import subprocess
+
+import pytest
 
 from conftest import ROOT, TESTS, run
 
@@ -16,15 +19,38 @@ def test_install_and_uninstall(tmp_path, scratch):
     make("install", f"DESTDIR={dest}", "PREFIX=/opt/emd")
     prefix = dest / "opt" / "emd"
     installed = sorted(p.relative_to(prefix).as_posix() for p in prefix.rglob("*") if p.is_file())
-    assert "bin/eatmydata" in installed
-    assert "share/man/man1/eatmydata.1" in installed
-    assert "share/bash-completion/completions/eatmydata" in installed
-    libs = [p for p in installed if p.endswith("libeatmydata.so")]
-    assert "lib/eatmydata/x86_64/libeatmydata.so" in libs and len(libs) == 2, installed
+    for tool in ["eatmydata", "nocache", "hirestimes"]:
+        assert f"bin/{tool}" in installed
+        assert f"share/man/man1/{tool}.1" in installed
+        assert f"share/bash-completion/completions/{tool}" in installed
+        libs = [p for p in installed if p.endswith(f"lib{tool}.so")]
+        assert f"lib/eatmydata/x86_64/lib{tool}.so" in libs and len(libs) == 2, installed
 
     for entry in ["entry", "entry32"]:
         r = run([prefix / "bin" / "eatmydata", TESTS / entry, "fsync", scratch])
         assert r.syncs == 0, r.why()
+    hz = subprocess.run([prefix / "bin" / "hirestimes", "getconf", "CLK_TCK"],
+                        capture_output=True, text=True).stdout
+    assert hz == "1000000\n"
 
     make("uninstall", f"DESTDIR={dest}", "PREFIX=/opt/emd")
     assert [p for p in dest.rglob("*") if not p.is_dir()] == []
+
+
+@pytest.mark.parametrize("line,expected", [
+    ("eatmydata --on", "--only="),
+    ("eatmydata --sync", "--sync-on-exit"),
+    ("nocache --", "--help --version"),
+    ("eatmydata --only=python", "python3"),
+    ("hirestimes pytho", "python3"),
+])
+def test_bash_completion(line, expected):
+    completion = "/usr/share/bash-completion/bash_completion"
+    assert os.path.exists(completion), ".ci/run installs bash-completion"
+    words = line.split(" ")
+    script = (f"source {completion}; source {ROOT}/doc/completion.bash; "
+              f"COMP_WORDS=({line}); COMP_CWORD={len(words) - 1}; "
+              f"COMP_LINE='{line}'; COMP_POINT={len(line)}; "
+              f"_eatmydata_tools {words[0]} 2>/dev/null; echo \"${{COMPREPLY[@]}}\"")
+    out = subprocess.run(["bash", "-c", script], capture_output=True, text=True).stdout
+    assert expected in out.split() or out.strip() == expected, out

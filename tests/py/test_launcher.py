@@ -137,3 +137,31 @@ def test_sync_on_exit_keeps_the_status(scratch):
     r = run([EATMYDATA, "--sync-on-exit", "sh", "-c", "exit 7"], check=False)
     assert r.returncode == 7
     assert r.syncs == 0, "nothing was eaten, nothing to sync" + r.why()
+
+
+@pytest.mark.parametrize("tool", ["eatmydata", "nocache", "hirestimes"])
+@pytest.mark.parametrize("args,status,message", [
+    (["--bogus", "true"], 125, "{tool}: unknown or incomplete option '--bogus'"),
+    ([], 125, "{tool}: no command given"),
+    (["--"], 125, "{tool}: no command given"),
+    (["no-such-command-xyz"], 127, "{tool}: cannot run no-such-command-xyz"),
+    (["/etc/passwd"], 126, "{tool}: cannot run /etc/passwd"),
+    (["--", "sh", "-c", "exit 42"], 42, ""),
+])
+def test_every_launcher_exits_like_env(tool, args, status, message):
+    cmd = [str(BUILD / "bin" / tool)] + args
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert r.returncode == status, cmdline(cmd) + r.stderr
+    assert message.format(tool=tool) in r.stderr, cmdline(cmd) + r.stderr
+
+
+@pytest.mark.parametrize("tool", ["nocache", "hirestimes"])
+def test_every_launcher_prepends_its_library(tool):
+    env = dict(os.environ, LD_PRELOAD=str(BUILD / "bench" / "libfloor.so"))
+    cmd = [str(BUILD / "bin" / tool), "sh", "-c", "echo $LD_PRELOAD"]
+    entries = subprocess.run(cmd, capture_output=True, text=True, env=env,
+                             timeout=60).stdout.split()
+    assert entries[0].endswith(f"/$PLATFORM/lib{tool}.so"), entries
+    assert entries[1:] == [env["LD_PRELOAD"]]
+    r = subprocess.run([str(BUILD / "bin" / tool), "--version"], capture_output=True, text=True)
+    assert r.stdout.startswith(f"{tool} ")

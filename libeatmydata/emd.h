@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "platform.h"
+#include "preload.h"
 
 #ifdef EMD_HAVE_FORTIFY_OPEN
 /* glibc declares these only to fortified programs. */
@@ -28,9 +29,9 @@ int __openat_2(int dirfd, const char *path, int flags);
 int __openat64_2(int dirfd, const char *path, int flags);
 #endif
 
-#define EMD_EXPORT __attribute__((visibility("default")))
-#define EMD_LIKELY(x) __builtin_expect(!!(x), 1)
-#define EMD_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define EMD_EXPORT PL_EXPORT
+#define EMD_LIKELY PL_LIKELY
+#define EMD_UNLIKELY PL_UNLIKELY
 
 /* The open flags and pwritev2 flags that ask for durability. */
 #define EMD_OPEN_SYNC_FLAGS (O_SYNC | O_DSYNC)
@@ -63,30 +64,23 @@ int __openat64_2(int dirfd, const char *path, int flags);
 	X(pwritev64v2)                                                         \
 	X(syscall)
 
-#define EMD_ID(name) EMD_REAL_##name,
-enum emd_real_id { EMD_REAL_SYMBOLS(EMD_ID) EMD_NREAL };
-#undef EMD_ID
+enum emd_real_id { EMD_REAL_SYMBOLS(PL_ID) EMD_NREAL };
 
-/* emd_real_fn[id] is the next definition of the symbol after ours; it is
- * filled in by emd_resolve() the first time it is needed. */
+/* emd_real_fn[id] is the next definition of the symbol after ours, found
+ * the first time it is needed. */
 extern void *emd_real_fn[EMD_NREAL];
-void *emd_resolve(enum emd_real_id id);
+extern const char *const emd_real_name[EMD_NREAL];
 
 /* The real function `name`, with the type the system header gives it. */
-#define EMD_REAL(name) ((__typeof__(name) *)emd_real(EMD_REAL_##name))
+#define EMD_REAL(name)                                                         \
+	((__typeof__(name) *)pl_real(&emd_real_fn[PL_REAL_##name],            \
+				     emd_real_name[PL_REAL_##name]))
 
 /* The same, or NULL if it is not resolved yet: for the hot paths, which take
  * the slow path then. */
 #define EMD_REAL_READY(name)                                                   \
-	((__typeof__(name) *)__atomic_load_n(&emd_real_fn[EMD_REAL_##name],   \
+	((__typeof__(name) *)__atomic_load_n(&emd_real_fn[PL_REAL_##name],    \
 					      __ATOMIC_ACQUIRE))
-
-static inline void *emd_real(enum emd_real_id id)
-{
-	void *fn = __atomic_load_n(&emd_real_fn[id], __ATOMIC_ACQUIRE);
-
-	return EMD_LIKELY(fn != 0) ? fn : emd_resolve(id);
-}
 
 /* What this process does with durability requests, decided once from the
  * environment: 0 until then. */

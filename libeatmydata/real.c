@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* real.c -- finds the real libc functions and reads the configuration.
+/* real.c -- the table of real libc functions, and the configuration.
  *
  * Runs on the first intercepted call, which may come from another library's
  * constructor before ours, in several threads at once: nothing here takes a
@@ -7,37 +7,13 @@
  */
 #include "emd.h"
 
-#include <dlfcn.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 void *emd_real_fn[EMD_NREAL];
+const char *const emd_real_name[EMD_NREAL] = {EMD_REAL_SYMBOLS(PL_NAME)};
 int emd_mode;
-
-#define EMD_NAME(name) #name,
-static const char *const real_name[EMD_NREAL] = {EMD_REAL_SYMBOLS(EMD_NAME)};
-#undef EMD_NAME
-
-/* Stands in for a symbol this libc lacks: no program linked against it can
- * call the name, but a wrong dlsym must not become a crash. */
-static long missing(void)
-{
-	errno = ENOSYS;
-	return -1;
-}
-
-void *emd_resolve(enum emd_real_id id)
-{
-	int saved = errno;
-	void *fn = dlsym(RTLD_NEXT, real_name[id]);
-
-	if (!fn)
-		fn = (void *)missing;
-	__atomic_store_n(&emd_real_fn[id], fn, __ATOMIC_RELEASE);
-	errno = saved;
-	return fn;
-}
 
 long emd_syscall(long nr, long a, long b, long c, long d, long e, long f)
 {

@@ -1,0 +1,28 @@
+# bash completion for eatmydata, nocache and hirestimes -*- shell-script -*-
+# Installed once under each command's name, for bash-completion's lazy loading.
+_eatmydata_tools()
+{
+    local cur prev words cword split
+    _init_completion -s || return
+
+    local i opts='--help --version'
+    [[ $1 == eatmydata ]] && opts+=' --only= --sync-on-exit'
+    for ((i = 1; i < cword; i++)); do
+        case ${words[i]} in
+            --) _command_offset $((i + 1)); return ;;
+            -*) ;;
+            *) _command_offset $i; return ;;
+        esac
+    done
+    if [[ $prev == --only ]] && $split; then
+        COMPREPLY=($(compgen -c -- "$cur"))
+        return
+    fi
+    case $cur in
+        -*)
+            COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+            [[ ${COMPREPLY-} == *= ]] && compopt -o nospace
+            return ;;
+    esac
+    _command_offset $cword
+} && complete -F _eatmydata_tools eatmydata nocache hirestimes

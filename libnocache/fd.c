@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/* fd.c -- the end of a descriptor (close, fclose, dup2, dup3), when what the
+ * command brought in is dropped, and the copies the kernel makes itself
+ * (copy_file_range, sendfile), which leave pages behind on both sides.
+ */
+#include "nocache.h"
+
+#include <errno.h>
+
+PL_EXPORT int close(int fd)
+{
+	nc_forget(fd);
+	return NC_REAL(close)(fd);
+}
+
+/* stdio closes with libc's own close, which no wrapper sees. */
+PL_EXPORT int fclose(FILE *stream)
+{
+	int fd = stream ? fileno(stream) : -1;
+
+	if (fd >= 0)
+		nc_forget(fd);
+	return NC_REAL(fclose)(stream);
+}
+
+/* newfd is closed first, silently. */
+PL_EXPORT int dup2(int oldfd, int newfd)
+{
+	if (oldfd != newfd)
+		nc_forget(newfd);
+	return NC_REAL(dup2)(oldfd, newfd);
+}
+
+PL_EXPORT int dup3(int oldfd, int newfd, int flags)
+{
+	if (oldfd != newfd)
+		nc_forget(newfd);
+	return NC_REAL(dup3)(oldfd, newfd, flags);
+}
+
+/* Classify both sides before the copy (what was cached is to stay), drop
+ * behind after it: the kernel copies through the cache, not DONTCACHE. */
+static void before_copy(int in, int out)
+{
+	nc_mode(in, nc_file(in));
+	nc_mode(out, nc_file(out));
+}
+
+static ssize_t after_copy(int in, const off64_t *off_in, int out,
+			  const off64_t *off_out, ssize_t r)
+{
+	struct nc_file *fin = nc_file(in), *fout = nc_file(out);
+
+	if (r > 0 && fin)
+		nc_touched(in, fin, r, off_in ? *off_in : -1);
+	if (r > 0 && fout)
+		nc_touched(out, fout, r, off_out ? *off_out : -1);
+	return r;
+}
+
+PL_EXPORT ssize_t copy_file_range(int in, off64_t *off_in, int out,
+				  off64_t *off_out, size_t len,
+				  unsigned int flags)
+{
+	ssize_t r;
+
+	before_copy(in, out);
+	r = NC_REAL(copy_file_range)(in, off_in, out, off_out, len, flags);
+	return after_copy(in, off_in, out, off_out, r);
+}
+
+PL_EXPORT ssize_t sendfile64(int out, int in, off64_t *offset, size_t count)
+{
+	ssize_t r;
+
+	before_copy(in, out);
+	r = NC_REAL(sendfile64)(out, in, offset, count);
+	return after_copy(in, offset, out, NULL, r);
+}
+
+#ifdef NC_LFS_ALIASES
+PL_EXPORT ssize_t sendfile(int, int, off_t *, size_t)
+	__attribute__((alias("sendfile64")));
+#else
+PL_EXPORT ssize_t sendfile(int out, int in, off_t *offset, size_t count)
+{
+	ssize_t r;
+
+	before_copy(in, out);
+	r = NC_REAL(sendfile)(out, in, offset, count);
+	return after_copy(in, NULL, out, NULL, r);
+}
+#endif

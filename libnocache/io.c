@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: MIT */
+/* io.c -- the reads and writes, all of which end in preadv2/pwritev2.
+ *
+ * preadv2 and pwritev2 with no flags are readv/preadv and writev/pwritev
+ * (offset -1 meaning the file position), for every kind of descriptor, so
+ * one path serves them all and adds RWF_DONTCACHE where it can.
+ */
+#include "nocache.h"
+
+#include <errno.h>
+
+/* Try the call with RWF_DONTCACHE; returns 1 and the result in *r unless the
+ * kernel refuses the flag for this file. */
+static int try_dontcache(ssize_t (*call)(int, const struct iovec *, int,
+					 off64_t, int),
+			 int fd, struct nc_file *f, const struct iovec *iov,
+			 int cnt, off64_t off, int flags, ssize_t *r)
+{
+	int saved = errno;
+
+	*r = call(fd, iov, cnt, off, flags | RWF_DONTCACHE);
+	if (*r >= 0 || errno != EOPNOTSUPP || (flags & RWF_DONTCACHE))
+		return 1;
+	nc_dontcache_refused(fd, f);
+	errno = saved;
+	return 0;
+}
+
+/* The end of what a call at `off` moved over, or -1 for the file position. */
+static off64_t end_of(off64_t off, ssize_t r)
+{
+	return off < 0 ? -1 : off + r;
+}
+
+ssize_t nc_read(int fd, const struct iovec *iov, int cnt, off64_t off,
+		int flags)
+{
+	__typeof__(preadv64v2) *real = NC_REAL(preadv64v2);
+	struct nc_file *f = nc_file(fd);
+	int mode = nc_mode(fd, f);
+	ssize_t r;
+
+	if (mode == NC_PLAIN)
+		return real(fd, iov, cnt, off, flags);
+	if (mode == NC_DONTCACHE &&
+	    try_dontcache(real, fd, f, iov, cnt, off, flags, &r))
+		return r;
+	r = real(fd, iov, cnt, off, flags);
+	nc_touched(fd, f, r, end_of(off, r));
+	return r;
+}
+
+/* `big`: a single buffer of NC_BIG_WRITE bytes or more.  The caller's
+ * iovec array is never read here: a bad one is the kernel's EFAULT. */
+ssize_t nc_write(int fd, const struct iovec *iov, int cnt, off64_t off,
+		 int flags, int big)
+{
+	__typeof__(pwritev64v2) *real = NC_REAL(pwritev64v2);
+	struct nc_file *f = nc_file(fd);
+	int mode = nc_mode(fd, f);
+	ssize_t r;
+
+	if (mode == NC_PLAIN)
+		return real(fd, iov, cnt, off, flags);
+	if (big && mode == NC_DONTCACHE &&
+	    try_dontcache(real, fd, f, iov, cnt, off, flags, &r))
+		return r;
+	r = real(fd, iov, cnt, off, flags);
+	nc_touched(fd, f, r, end_of(off, r));
+	return r;
+}
+
+PL_EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+	struct iovec iov = {buf, n};
+
+	return nc_read(fd, &iov, 1, -1, 0);
+}
+
+PL_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
+{
+	return nc_read(fd, iov, cnt, -1, 0);
+}
+
+PL_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
+{
+	struct iovec iov = {buf, n};
+
+	/* preadv2 takes -1 as "the file position"; pread says EINVAL. */
+	if (off < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	return nc_read(fd, &iov, 1, off, 0);
+}
+
+PL_EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int cnt,
+			   off64_t off)
+{
+	if (off < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	return nc_read(fd, iov, cnt, off, 0);
+}
+
+PL_EXPORT ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt,
+			     off64_t off, int flags)
+{
+	return nc_read(fd, iov, cnt, off, flags);
+}
+
+PL_EXPORT ssize_t write(int fd, const void *buf, size_t n)
+{
+	struct iovec iov = {(void *)buf, n};
+
+	return nc_write(fd, &iov, 1, -1, 0, n >= NC_BIG_WRITE);
+}
+
+PL_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
+{
+	return nc_write(fd, iov, cnt, -1, 0, 0);
+}
+
+PL_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
+{
+	struct iovec iov = {(void *)buf, n};
+
+	if (off < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	return nc_write(fd, &iov, 1, off, 0, n >= NC_BIG_WRITE);
+}
+
+PL_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt,
+			    off64_t off)
+{
+	if (off < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	return nc_write(fd, iov, cnt, off, 0, 0);
+}
+
+PL_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt,
+			      off64_t off, int flags)
+{
+	return nc_write(fd, iov, cnt, off, flags, 0);
+}
+
+#ifdef NC_LFS_ALIASES
+PL_EXPORT ssize_t pread(int, void *, size_t, off_t)
+	__attribute__((alias("pread64")));
+PL_EXPORT ssize_t preadv(int, const struct iovec *, int, off_t)
+	__attribute__((alias("preadv64")));
+PL_EXPORT ssize_t preadv2(int, const struct iovec *, int, off_t, int)
+	__attribute__((alias("preadv64v2")));
+PL_EXPORT ssize_t pwrite(int, const void *, size_t, off_t)
+	__attribute__((alias("pwrite64")));
+PL_EXPORT ssize_t pwritev(int, const struct iovec *, int, off_t)
+	__attribute__((alias("pwritev64")));
+PL_EXPORT ssize_t pwritev2(int, const struct iovec *, int, off_t, int)
+	__attribute__((alias("pwritev64v2")));
+#else
+/* A 32-bit off_t widens to the 64-bit call. */
+PL_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+	return pread64(fd, buf, n, off);
+}
+
+PL_EXPORT ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
+{
+	return preadv64(fd, iov, cnt, off);
+}
+
+PL_EXPORT ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off,
+			  int flags)
+{
+	return nc_read(fd, iov, cnt, off, flags);
+}
+
+PL_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+	return pwrite64(fd, buf, n, off);
+}
+
+PL_EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
+{
+	return pwritev64(fd, iov, cnt, off);
+}
+
+PL_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt,
+			   off_t off, int flags)
+{
+	return nc_write(fd, iov, cnt, off, flags, 0);
+}
+#endif

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/* preload.h -- what every preload library of the project shares: exporting
+ * a wrapper, and finding the real function it wraps.
+ *
+ * A wrapper may run before its library's constructor and in several threads
+ * at once, so the real functions are found lazily and without locks.
+ */
+#ifndef PRELOAD_H
+#define PRELOAD_H
+
+#define PL_EXPORT __attribute__((visibility("default")))
+#define PL_LIKELY(x) __builtin_expect(!!(x), 1)
+#define PL_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Look up `name` after this library (dlsym RTLD_NEXT), store it in *slot and
+ * return it; a function that fails with ENOSYS if libc lacks it.  errno is
+ * kept. */
+void *pl_resolve(void **slot, const char *name);
+
+/* A library's table of real functions: one row per name in its
+ * LIST(X) macro, an enum of ids and the accessors below. */
+#define PL_ID(name) PL_REAL_##name,
+#define PL_NAME(name) #name,
+
+static inline void *pl_real(void **slot, const char *name)
+{
+	void *fn = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+
+	return PL_LIKELY(fn != 0) ? fn : pl_resolve(slot, name);
+}
+
+#endif
