@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""make bench: what eatmydata costs and saves, on real workloads.
+"""make bench: what eatmydata costs and saves, on real workloads, and what
+nocache costs on a large copy.
 
 Each workload runs natively, under eatmydata, under the floor (a do-nothing
 preload: the least any interposer can cost), with the application's own
@@ -67,6 +68,9 @@ def git_setup(d):
     subprocess.run(["git", "init", "-q", d], check=True)
     for i in range(300):
         (d / f"f{i}").write_text(f"file {i}\n" * 20)
+        # Old files: none is "racily clean" (written in the index's second),
+        # which git would read again, a varying number of times.
+        os.utime(d / f"f{i}", (1e9, 1e9))
 
 
 def git_cmd(d, knob):
@@ -177,10 +181,8 @@ def syscall_cost(workload, top, libs):
                     ("syscalls:sys_enter_sync_file_range", "flags != 0")]
     every = [("raw_syscalls:sys_enter", None)]
     calls = run_one(workload, top, None, False, eaten_events)
-    # git's count varies from run to run (its object directories): the value
-    # seen most often in 7 runs.
-    ours = statistics.mode(run_one(workload, top, libs.ours, False, every) for _ in range(7))
-    floor = statistics.mode(run_one(workload, top, libs.floor, False, every) for _ in range(7))
+    ours = statistics.median(run_one(workload, top, libs.ours, False, every) for _ in range(3))
+    floor = statistics.median(run_one(workload, top, libs.floor, False, every) for _ in range(3))
     return calls, (ours - floor) / calls if calls else float("nan")
 
 
@@ -210,6 +212,67 @@ def launcher_overhead(runs=300):
             t[k].append(time.perf_counter() - t0)
     base = statistics.median(t["true"])
     return {k: (statistics.median(v) - base) * 1000 for k, v in t.items() if k != "true"}
+
+
+def evict(path):
+    fd = os.open(path, os.O_RDONLY)
+    os.fsync(fd)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    os.close(fd)
+
+
+def cached_mib(*paths):
+    out = subprocess.run(["fincore", "--bytes", "--noheadings", "--output", "RES", *paths],
+                         capture_output=True, text=True, check=True).stdout
+    return sum(int(x) for x in out.split()) / (1 << 20)
+
+
+def nocache_bench(top):
+    """A 256 MiB sequential copy, its source not cached: time and what stays."""
+    src, dst = top / "src", top / "dst"
+    with open(src, "wb") as f:
+        for _ in range(256):
+            f.write(os.urandom(1 << 20))
+    copies = {"cat": ["sh", "-c", f"cat {src} > {dst}"], "cp": ["cp", src, dst]}
+    print("\nnocache: a 256 MiB copy whose source is not cached; median of per-round "
+          f"ratios over {ROUNDS} interleaved rounds, and the MiB of source and copy "
+          "left in the page cache:\n")
+    print("| copy | native s | nocache s | nocache / native | cached MiB native | "
+          "cached MiB nocache |\n|---|---:|---:|---:|---:|---:|")
+    for name, cmd in copies.items():
+        t = {"native": [], "nocache": []}
+        left = {"native": 0.0, "nocache": 0.0}
+        for _ in range(ROUNDS):
+            for mode in random.sample(list(t), 2):
+                evict(src)
+                prefix = [str(BUILD / "bin" / "nocache")] if mode == "nocache" else []
+                t0 = time.perf_counter()
+                subprocess.run(prefix + [str(c) for c in cmd], check=True)
+                t[mode].append(time.perf_counter() - t0)
+                left[mode] = cached_mib(src, dst)
+                os.unlink(dst)
+        print(f"| {name} | {statistics.median(t['native']):.3f} | "
+              f"{statistics.median(t['nocache']):.3f} | {ratio(t, 'nocache', 'native'):.3f} | "
+              f"{left['native']:.0f} | {left['nocache']:.0f} |", flush=True)
+    os.unlink(src)
+
+
+def start_cost(runs=300):
+    """nocache /bin/true beyond /bin/true, in ms, at two descriptor limits."""
+    import resource
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    print("\nnocache start-up beyond `true`, median over 300 runs:\n")
+    print("| RLIMIT_NOFILE | extra ms |\n|---:|---:|")
+    for limit in (1024, hard):
+        t = {"true": [], "nocache": []}
+        for _ in range(runs):
+            for k, c in [("true", ["/bin/true"]), ("nocache", [str(BUILD / "bin" / "nocache"), "/bin/true"])]:
+                t0 = time.perf_counter()
+                subprocess.run(c, check=True, preexec_fn=lambda: resource.setrlimit(
+                    resource.RLIMIT_NOFILE, (limit, hard)))
+                t[k].append(time.perf_counter() - t0)
+        extra = (statistics.median(t["nocache"]) - statistics.median(t["true"])) * 1000
+        print(f"| {limit} | {extra:.2f} |", flush=True)
 
 
 def main():
@@ -264,6 +327,9 @@ def main():
         print("| launcher | extra ms |\n|---|---:|")
         for k, v in launcher_overhead().items():
             print(f"| {k} | {v:.2f} |")
+
+        nocache_bench(top)
+        start_cost()
     finally:
         shutil.rmtree(top, ignore_errors=True)
 
