@@ -25,6 +25,7 @@ LIB_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden
 LIB_LDFLAGS = $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,relro -Wl,-z,now
 
 TOOLS = eatmydata nocache hirestimes
+LAUNCHERS = $(TOOLS) syncstat
 
 # What ld.so calls each ELF class's platform: the libraries' directory name.
 platform_of = $(shell mkdir -p $(B) && $(CC) $(1) -o $(B)/platform$(2) \
@@ -58,7 +59,9 @@ $(LIBDIR32)/lib$(1).so: $$($(1)_SRC:%.c=$(B)/obj32/%.o)
 endef
 $(foreach t,$(TOOLS),$(eval $(call preload_library,$(t))))
 
-BINS = $(TOOLS:%=$(B)/bin/%)
+BINS = $(LAUNCHERS:%=$(B)/bin/%)
+REPORT_OBJS = $(B)/cli/records.o $(B)/cli/report.o $(B)/cli/report_text.o \
+	$(B)/cli/report_json.o
 FLOOR = $(B)/bench/libfloor.so
 
 TEST_C = $(wildcard tests/c/*.c)
@@ -74,7 +77,8 @@ $(B)/cli/%.o: src/%.c
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -DEMD_VERSION='"$(VERSION)"' \
 		-DEMD_LIBDIR='"$(LIBDIR)/eatmydata"' -c $< -o $@
 
-$(B)/bin/eatmydata: $(B)/cli/sync_on_exit.o
+$(B)/bin/eatmydata: $(B)/cli/sync_on_exit.o $(REPORT_OBJS)
+$(B)/bin/syncstat: $(REPORT_OBJS)
 $(B)/bin/%: $(B)/cli/%.o $(B)/cli/common.o
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^
@@ -127,13 +131,14 @@ install: all
 	$(if $(PLATFORM32),install -d $(DESTDIR)$(LIBDIR)/eatmydata/$(PLATFORM32) && \
 		install -m 755 $(TOOLS:%=$(LIBDIR32)/lib%.so) \
 		$(DESTDIR)$(LIBDIR)/eatmydata/$(PLATFORM32)/)
-	install -m 644 $(TOOLS:%=doc/%.1) $(DESTDIR)$(MANDIR)/man1/
-	for t in $(TOOLS); do \
+	install -m 644 $(LAUNCHERS:%=doc/%.1) $(DESTDIR)$(MANDIR)/man1/
+	for t in $(LAUNCHERS); do \
 		install -m 644 doc/completion.bash $(DESTDIR)$(BASHCOMPDIR)/$$t || exit; done
 
 uninstall:
-	rm -f $(TOOLS:%=$(DESTDIR)$(BINDIR)/%) $(TOOLS:%=$(DESTDIR)$(MANDIR)/man1/%.1) \
-		$(TOOLS:%=$(DESTDIR)$(BASHCOMPDIR)/%)
+	rm -f $(LAUNCHERS:%=$(DESTDIR)$(BINDIR)/%) \
+		$(LAUNCHERS:%=$(DESTDIR)$(MANDIR)/man1/%.1) \
+		$(LAUNCHERS:%=$(DESTDIR)$(BASHCOMPDIR)/%)
 	rm -rf $(DESTDIR)$(LIBDIR)/eatmydata
 
 clean:

@@ -1,4 +1,4 @@
-# bash completion for eatmydata, nocache and hirestimes -*- shell-script -*-
+# bash completion for eatmydata, nocache, hirestimes, syncstat -*- shell-script -*-
 # Installed once under each command's name, for bash-completion's lazy loading.
 _eatmydata_tools()
 {
@@ -6,7 +6,22 @@ _eatmydata_tools()
     _init_completion -s || return
 
     local i opts='--help --version'
-    [[ $1 == eatmydata ]] && opts+=' --only= --sync-on-exit'
+    [[ $1 == eatmydata ]] && opts+=' --only= --sync-on-exit --stats'
+    [[ $1 == syncstat ]] && opts+=' --output= --json --keep='
+    if [[ $1 == syncstat ]]; then
+        case $prev in
+            --output | -o | --keep | -k) _filedir; return ;;
+        esac
+        if ((cword == 1)) && [[ $cur != -* ]]; then
+            COMPREPLY=($(compgen -W report -- "$cur") $(compgen -c -- "$cur"))
+            return
+        fi
+        if [[ ${words[1]} == report ]]; then
+            [[ $cur == -* ]] && COMPREPLY=($(compgen -W '--json --output=' -- "$cur")) ||
+                _filedir -d
+            return
+        fi
+    fi
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
             --) _command_offset $((i + 1)); return ;;
@@ -25,4 +40,4 @@ _eatmydata_tools()
             return ;;
     esac
     _command_offset $cword
-} && complete -F _eatmydata_tools eatmydata nocache hirestimes
+} && complete -F _eatmydata_tools eatmydata nocache hirestimes syncstat

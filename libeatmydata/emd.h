@@ -20,6 +20,7 @@
 
 #include "platform.h"
 #include "preload.h"
+#include "record.h"
 
 #ifdef EMD_HAVE_FORTIFY_OPEN
 /* glibc declares these only to fortified programs. */
@@ -62,6 +63,10 @@ int __openat64_2(int dirfd, const char *path, int flags);
 	X(__openat64_2)                                                        \
 	X(pwritev2)                                                            \
 	X(pwritev64v2)                                                         \
+	X(write)                                                               \
+	X(writev)                                                              \
+	X(pwrite64)                                                            \
+	X(pwritev64)                                                           \
 	X(syscall)
 
 enum emd_real_id { EMD_REAL_SYMBOLS(PL_ID) EMD_NREAL };
@@ -83,19 +88,58 @@ extern const char *const emd_real_name[EMD_NREAL];
 					      __ATOMIC_ACQUIRE))
 
 /* What this process does with durability requests, decided once from the
- * environment: 0 until then. */
-enum emd_mode { EMD_UNSET, EMD_PASS, EMD_EAT };
+ * environment: 0 until then, else EMD_PASS or EMD_EAT, plus EMD_RECORD when
+ * each request is to be recorded (syncstat, eatmydata --stats). */
+enum emd_mode { EMD_UNSET = 0, EMD_PASS = 1, EMD_EAT = 2, EMD_RECORD = 4 };
 extern int emd_mode;
 int emd_init(void);
 
-static inline int emd_eating(void)
+static inline int emd_mode_now(void)
 {
 	int mode = __atomic_load_n(&emd_mode, __ATOMIC_RELAXED);
 
-	if (EMD_UNLIKELY(mode == EMD_UNSET))
-		mode = emd_init();
-	return mode == EMD_EAT;
+	return EMD_UNLIKELY(mode == EMD_UNSET) ? emd_init() : mode;
 }
+
+static inline int emd_eating(void)
+{
+	return emd_mode_now() & EMD_EAT;
+}
+
+/* record.c: one call's entry in the record file.  Begin before the call,
+ * end after it; both keep errno. */
+struct emd_rec {
+	void *slot;
+	unsigned long long start;
+};
+int emd_record_init(void);
+void emd_rec_open(struct emd_rec *rec, int kind, int fd, const void *addr,
+		  const void *site);
+void emd_rec_close(struct emd_rec *rec, long result);
+
+/* `fd` names the file, or for msync (fd -1) the mapping at `addr` does. */
+static inline void emd_rec_begin(struct emd_rec *rec, int kind, int fd,
+				 const void *addr, const void *site)
+{
+	rec->slot = 0;
+	if (EMD_UNLIKELY(emd_mode_now() & EMD_RECORD))
+		emd_rec_open(rec, kind, fd, addr, site);
+}
+
+static inline long emd_rec_end(struct emd_rec *rec, long result)
+{
+	if (EMD_UNLIKELY(rec->slot != 0))
+		emd_rec_close(rec, result);
+	return result;
+}
+
+/* osync.c: descriptors opened with O_SYNC or O_DSYNC while recording, whose
+ * every write syncs. */
+extern int emd_sync_fds;
+void emd_mark_sync_fd(int fd);
+
+/* The address a wrapper returns to: the call site in the program. */
+#define EMD_CALLER __builtin_return_address(0)
 
 /* The raw system call, returning -errno and leaving errno alone. */
 long emd_syscall(long nr, long a, long b, long c, long d, long e, long f);
@@ -145,10 +189,13 @@ static inline int emd_open_flags(int flags)
 	return emd_eating() ? flags & ~EMD_OPEN_SYNC_FLAGS : flags;
 }
 
-/* An open's result, noted for --sync-on-exit when it had sync flags. */
-static inline int emd_opened(int fd, int flags)
+/* An open's result, noted for --sync-on-exit and recorded when it had sync
+ * flags; `site` is the open's caller. */
+int emd_opened_sync(int fd, const void *site);
+
+static inline int emd_opened(int fd, int flags, const void *site)
 {
-	return (flags & EMD_OPEN_SYNC_FLAGS) ? (int)emd_done(fd, fd) : fd;
+	return (flags & EMD_OPEN_SYNC_FLAGS) ? emd_opened_sync(fd, site) : fd;
 }
 
 /* Does `name` (a program's name or path) match the comma-separated globs? */

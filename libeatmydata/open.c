@@ -10,20 +10,32 @@
 
 #include <stdarg.h>
 
+int emd_opened_sync(int fd, const void *site)
+{
+	struct emd_rec rec;
+
+	/* The open has happened: what is recorded is that it asked. */
+	emd_rec_begin(&rec, EMD_K_OPEN_SYNC, fd, NULL, site);
+	if (rec.slot && fd >= 0 && !emd_eating())
+		emd_mark_sync_fd(fd);
+	return emd_rec_end(&rec, emd_done(fd, fd));
+}
+
 /* Out of line, so that the call-through path saves no registers. */
 __attribute__((noinline)) static int open_slow(const char *path, int flags,
-					       mode_t mode)
+					       mode_t mode, const void *site)
 {
 	return emd_opened(EMD_REAL(open)(path, emd_open_flags(flags), mode),
-			  flags);
+			  flags, site);
 }
 
 __attribute__((noinline)) static int openat_slow(int dirfd, const char *path,
-						 int flags, mode_t mode)
+						 int flags, mode_t mode,
+						 const void *site)
 {
 	return emd_opened(EMD_REAL(openat)(dirfd, path, emd_open_flags(flags),
 					   mode),
-			  flags);
+			  flags, site);
 }
 
 EMD_EXPORT int open(const char *path, int flags, ...)
@@ -39,7 +51,7 @@ EMD_EXPORT int open(const char *path, int flags, ...)
 		mode = va_arg(ap, mode_t);
 		va_end(ap);
 	}
-	return open_slow(path, flags, mode);
+	return open_slow(path, flags, mode, EMD_CALLER);
 }
 
 EMD_EXPORT int openat(int dirfd, const char *path, int flags, ...)
@@ -55,7 +67,7 @@ EMD_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 		mode = va_arg(ap, mode_t);
 		va_end(ap);
 	}
-	return openat_slow(dirfd, path, flags, mode);
+	return openat_slow(dirfd, path, flags, mode, EMD_CALLER);
 }
 
 /* The fortified entry points take no mode: glibc aborts the program when the
@@ -63,13 +75,13 @@ EMD_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 EMD_EXPORT int __open_2(const char *path, int flags)
 {
 	return emd_opened(EMD_REAL(__open_2)(path, emd_open_flags(flags)),
-			  flags);
+			  flags, EMD_CALLER);
 }
 
 EMD_EXPORT int __openat_2(int dirfd, const char *path, int flags)
 {
 	return emd_opened(
-		EMD_REAL(__openat_2)(dirfd, path, emd_open_flags(flags)), flags);
+		EMD_REAL(__openat_2)(dirfd, path, emd_open_flags(flags)), flags, EMD_CALLER);
 }
 
 #ifdef EMD_LFS_ALIASES
@@ -92,7 +104,7 @@ EMD_EXPORT int open64(const char *path, int flags, ...)
 		va_end(ap);
 	}
 	return emd_opened(EMD_REAL(open64)(path, emd_open_flags(flags), mode),
-			  flags);
+			  flags, EMD_CALLER);
 }
 
 EMD_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
@@ -107,19 +119,19 @@ EMD_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 	}
 	return emd_opened(EMD_REAL(openat64)(dirfd, path, emd_open_flags(flags),
 					     mode),
-			  flags);
+			  flags, EMD_CALLER);
 }
 
 EMD_EXPORT int __open64_2(const char *path, int flags)
 {
 	return emd_opened(EMD_REAL(__open64_2)(path, emd_open_flags(flags)),
-			  flags);
+			  flags, EMD_CALLER);
 }
 
 EMD_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
 {
 	return emd_opened(
 		EMD_REAL(__openat64_2)(dirfd, path, emd_open_flags(flags)),
-		flags);
+		flags, EMD_CALLER);
 }
 #endif

@@ -66,6 +66,8 @@ int emd_init(void)
 	int mode = decide_mode();
 
 	emd_note_init();
+	if (emd_record_init())
+		mode |= EMD_RECORD;
 	__atomic_store_n(&emd_mode, mode, __ATOMIC_RELEASE);
 	errno = saved;
 	return mode;

@@ -4,7 +4,7 @@
  * An eaten call still gets the kernel's verdict on its arguments, from one
  * system call that validates them and does no I/O: sync_file_range with no
  * flags for a descriptor, msync with MS_ASYNC for a mapping.  fsync and
- * fdatasync stay cancellation points.
+ * fdatasync stay cancellation points.  Each call is recorded when asked.
  */
 #include "emd.h"
 
@@ -31,55 +31,78 @@ int emd_check_fd(int fd, int espipe)
 
 EMD_EXPORT int fsync(int fd)
 {
+	struct emd_rec rec;
+
+	emd_rec_begin(&rec, EMD_K_FSYNC, fd, NULL, EMD_CALLER);
 	if (!emd_eating())
-		return EMD_REAL(fsync)(fd);
+		return emd_rec_end(&rec, EMD_REAL(fsync)(fd));
 	pthread_testcancel();
-	return eat_fd_sync(fd, -EINVAL);
+	return emd_rec_end(&rec, eat_fd_sync(fd, -EINVAL));
 }
 
 EMD_EXPORT int fdatasync(int fd)
 {
+	struct emd_rec rec;
+
+	emd_rec_begin(&rec, EMD_K_FDATASYNC, fd, NULL, EMD_CALLER);
 	if (!emd_eating())
-		return EMD_REAL(fdatasync)(fd);
+		return emd_rec_end(&rec, EMD_REAL(fdatasync)(fd));
 	pthread_testcancel();
-	return eat_fd_sync(fd, -EINVAL);
+	return emd_rec_end(&rec, eat_fd_sync(fd, -EINVAL));
 }
 
 EMD_EXPORT void sync(void)
 {
-	if (!emd_eating()) {
+	struct emd_rec rec;
+
+	emd_rec_begin(&rec, EMD_K_SYNC, -1, NULL, EMD_CALLER);
+	if (emd_eating())
+		emd_note_all();
+	else
 		EMD_REAL(sync)();
-		return;
-	}
-	emd_note_all();
+	emd_rec_end(&rec, 0);
 }
 
 /* syncfs works on any open descriptor, pipes and sockets included. */
 EMD_EXPORT int syncfs(int fd)
 {
+	struct emd_rec rec;
+
+	emd_rec_begin(&rec, EMD_K_SYNCFS, fd, NULL, EMD_CALLER);
 	if (!emd_eating())
-		return EMD_REAL(syncfs)(fd);
-	return eat_fd_sync(fd, 0);
+		return emd_rec_end(&rec, EMD_REAL(syncfs)(fd));
+	return emd_rec_end(&rec, eat_fd_sync(fd, 0));
 }
 
 /* Clearing the known flags keeps the kernel's own checks of the rest. */
 EMD_EXPORT int sync_file_range(int fd, off64_t offset, off64_t nbytes,
 			       unsigned int flags)
 {
-	if (!(flags & EMD_SFR_VALID) || !emd_eating())
+	struct emd_rec rec;
+
+	if (!(flags & EMD_SFR_VALID))
 		return EMD_REAL(sync_file_range)(fd, offset, nbytes, flags);
-	return emd_done(fd, EMD_REAL(sync_file_range)(fd, offset, nbytes,
-						       flags & ~EMD_SFR_VALID));
+	emd_rec_begin(&rec, EMD_K_SYNC_FILE_RANGE, fd, NULL, EMD_CALLER);
+	if (!emd_eating())
+		return emd_rec_end(&rec, EMD_REAL(sync_file_range)(fd, offset,
+								   nbytes, flags));
+	return emd_rec_end(&rec, emd_done(fd, EMD_REAL(sync_file_range)(
+						      fd, offset, nbytes,
+						      flags & ~EMD_SFR_VALID)));
 }
 
 EMD_EXPORT int msync(void *addr, size_t length, int flags)
 {
+	struct emd_rec rec;
 	int r;
 
-	if (!emd_eating())
+	if (!(flags & MS_SYNC))
 		return EMD_REAL(msync)(addr, length, flags);
+	emd_rec_begin(&rec, EMD_K_MSYNC, -1, addr, EMD_CALLER);
+	if (!emd_eating())
+		return emd_rec_end(&rec, EMD_REAL(msync)(addr, length, flags));
 	r = EMD_REAL(msync)(addr, length, emd_msync_flags(flags));
-	if (r == 0 && (flags & MS_SYNC))
+	if (r == 0)
 		emd_note_all();
-	return r;
+	return emd_rec_end(&rec, r);
 }

@@ -100,16 +100,43 @@ static int eat(long nr, long *a, unsigned char *how, long *res)
 	return 1;
 }
 
-EMD_EXPORT long syscall(long nr, ...)
+/* The kind of durability request a system call is, for the record, or -1;
+ * *fd is the descriptor it names, *addr the mapping. */
+static int request_kind(long nr, const long *a, int *fd, const void **addr)
+{
+	*fd = (int)a[0];
+	*addr = NULL;
+	switch (nr) {
+	case SYS_fsync:
+		return EMD_K_FSYNC;
+	case SYS_fdatasync:
+		return EMD_K_FDATASYNC;
+	case SYS_syncfs:
+		return EMD_K_SYNCFS;
+	case SYS_sync:
+		*fd = -1;
+		return EMD_K_SYNC;
+#ifdef EMD_SFR_FLAGS_ARG
+	case SYS_sync_file_range:
+		return a[EMD_SFR_FLAGS_ARG] & EMD_SFR_VALID ? EMD_K_SYNC_FILE_RANGE : -1;
+#endif
+	case SYS_msync:
+		*fd = -1;
+		*addr = (const void *)a[0];
+		return a[2] & MS_SYNC ? EMD_K_MSYNC : -1;
+	case SYS_pwritev2:
+		return a[EMD_PWRITEV2_FLAGS_ARG] & EMD_RWF_SYNC_FLAGS ? EMD_K_PWRITEV2_SYNC
+								     : -1;
+	default:
+		return -1;
+	}
+}
+
+static long call(long nr, long *a)
 {
 	unsigned char how[HOW_MAX];
-	long a[6], res;
-	va_list ap;
+	long res;
 
-	va_start(ap, nr);
-	for (int i = 0; i < 6; i++)
-		a[i] = va_arg(ap, long);
-	va_end(ap);
 	if (emd_eating() && eat(nr, a, how, &res)) {
 		if (res < 0) {
 			errno = -res;
@@ -118,4 +145,23 @@ EMD_EXPORT long syscall(long nr, ...)
 		return res;
 	}
 	return EMD_REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+EMD_EXPORT long syscall(long nr, ...)
+{
+	struct emd_rec rec;
+	long a[6];
+	va_list ap;
+	const void *addr;
+	int kind, fd;
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (EMD_LIKELY(!(emd_mode_now() & EMD_RECORD)) ||
+	    (kind = request_kind(nr, a, &fd, &addr)) < 0)
+		return call(nr, a);
+	emd_rec_begin(&rec, kind, fd, addr, EMD_CALLER);
+	return emd_rec_end(&rec, call(nr, a));
 }

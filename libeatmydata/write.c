@@ -16,10 +16,17 @@ int emd_rwf_flags(int fd, int flags)
 EMD_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int iovcnt,
 			    off_t offset, int flags)
 {
-	if (EMD_LIKELY(!(flags & EMD_RWF_SYNC_FLAGS)) || !emd_eating())
+	struct emd_rec rec;
+
+	if (EMD_LIKELY(!(flags & EMD_RWF_SYNC_FLAGS)))
 		return EMD_REAL(pwritev2)(fd, iov, iovcnt, offset, flags);
-	return emd_done(fd, EMD_REAL(pwritev2)(fd, iov, iovcnt, offset,
-					      emd_rwf_flags(fd, flags)));
+	emd_rec_begin(&rec, EMD_K_PWRITEV2_SYNC, fd, NULL, EMD_CALLER);
+	if (!emd_eating())
+		return emd_rec_end(&rec, EMD_REAL(pwritev2)(fd, iov, iovcnt,
+							    offset, flags));
+	return emd_rec_end(&rec, emd_done(fd, EMD_REAL(pwritev2)(
+						      fd, iov, iovcnt, offset,
+						      emd_rwf_flags(fd, flags))));
 }
 
 #ifdef EMD_LFS_ALIASES
@@ -29,9 +36,16 @@ EMD_EXPORT ssize_t pwritev64v2(int, const struct iovec *, int, off64_t, int)
 EMD_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int iovcnt,
 			       off64_t offset, int flags)
 {
-	if (EMD_LIKELY(!(flags & EMD_RWF_SYNC_FLAGS)) || !emd_eating())
+	struct emd_rec rec;
+
+	if (EMD_LIKELY(!(flags & EMD_RWF_SYNC_FLAGS)))
 		return EMD_REAL(pwritev64v2)(fd, iov, iovcnt, offset, flags);
-	return emd_done(fd, EMD_REAL(pwritev64v2)(fd, iov, iovcnt, offset,
-						 emd_rwf_flags(fd, flags)));
+	emd_rec_begin(&rec, EMD_K_PWRITEV2_SYNC, fd, NULL, EMD_CALLER);
+	if (!emd_eating())
+		return emd_rec_end(&rec, EMD_REAL(pwritev64v2)(fd, iov, iovcnt,
+							       offset, flags));
+	return emd_rec_end(&rec, emd_done(fd, EMD_REAL(pwritev64v2)(
+						      fd, iov, iovcnt, offset,
+						      emd_rwf_flags(fd, flags))));
 }
 #endif

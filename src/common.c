@@ -13,6 +13,7 @@
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef EMD_VERSION
@@ -230,4 +231,12 @@ int parse_simple_options(int argc, char **argv, const char *usage)
 	if (optind >= argc)
 		die("no command given; try '%s --help'", tool_name);
 	return optind;
+}
+
+double monotonic_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
 }

@@ -45,6 +45,9 @@ int run_and_wait(char *const argv[]);
  * index of COMMAND in argv, or exits. */
 int parse_simple_options(int argc, char **argv, const char *usage);
 
+/* CLOCK_MONOTONIC in seconds. */
+double monotonic_seconds(void);
+
 /* Exit as the child did: its code, or its signal. */
 noreturn void exit_like(int status);
 

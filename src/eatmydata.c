@@ -5,6 +5,8 @@
  * runs that name from PATH, skipping itself, with argv unchanged.
  */
 #include "common.h"
+#include "records.h"
+#include "report.h"
 #include "sync_on_exit.h"
 
 #include <getopt.h>
@@ -26,6 +28,8 @@ static const char usage[] =
 	"                         the process tree keeps real durability\n"
 	"  --sync-on-exit         when COMMAND ends, sync the file systems it\n"
 	"                         asked to sync, then exit with its status\n"
+	"  --stats                when COMMAND ends, report to stderr the calls\n"
+	"                         eaten: per program and kind, file, call site\n"
 	"  -h, --help             show this help and exit\n"
 	"  -V, --version          show the version and exit\n"
 	"\n"
@@ -38,15 +42,17 @@ static const char usage[] =
 struct options {
 	const char *only;
 	int sync_on_exit;
+	int stats;
 };
 
 /* Parse the options; returns the index of COMMAND in argv. */
 static int parse_options(int argc, char **argv, struct options *opt)
 {
-	enum { OPT_ONLY = 256, OPT_SYNC_ON_EXIT };
+	enum { OPT_ONLY = 256, OPT_SYNC_ON_EXIT, OPT_STATS };
 	static const struct option longopts[] = {
 		{"only", required_argument, NULL, OPT_ONLY},
 		{"sync-on-exit", no_argument, NULL, OPT_SYNC_ON_EXIT},
+		{"stats", no_argument, NULL, OPT_STATS},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -63,6 +69,9 @@ static int parse_options(int argc, char **argv, struct options *opt)
 			break;
 		case OPT_SYNC_ON_EXIT:
 			opt->sync_on_exit = 1;
+			break;
+		case OPT_STATS:
+			opt->stats = 1;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -93,6 +102,29 @@ static noreturn void run_as_link(const char *name, char **argv)
 	exec_command(file, argv);
 }
 
+/* Run the command as a child, then sync and report as asked. */
+static noreturn void run_then_finish(char **argv, const struct options *opt)
+{
+	const struct report_options report = {0};
+	const char *dir = NULL;
+	double start = monotonic_seconds();
+	int status;
+
+	if (opt->sync_on_exit)
+		sync_on_exit_prepare();
+	if (opt->stats)
+		dir = records_prepare(NULL, 1);
+	status = run_and_wait(argv);
+	if (opt->sync_on_exit)
+		sync_on_exit_finish();
+	if (dir) {
+		records_save_run(dir, argv, status, monotonic_seconds() - start);
+		report_dir(dir, &report);
+		records_remove(dir);
+	}
+	exit_like(status);
+}
+
 int main(int argc, char **argv)
 {
 	const char *name = strrchr(argv[0], '/');
@@ -111,10 +143,7 @@ int main(int argc, char **argv)
 		die("cannot set EATMYDATA_ONLY");
 
 	/* 3. Become the command, unless something has to happen after it. */
-	if (!opt.sync_on_exit)
+	if (!opt.sync_on_exit && !opt.stats)
 		exec_command(argv[first], argv + first);
-	sync_on_exit_prepare();
-	int status = run_and_wait(argv + first);
-	sync_on_exit_finish();
-	exit_like(status);
+	run_then_finish(argv + first, &opt);
 }

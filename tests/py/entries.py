@@ -27,3 +27,6 @@ ENTRY_POINTS = {
 
 REQUESTS = [(sym, prog, call) for sym, rows in ENTRY_POINTS.items()
             for prog, call in rows]
+
+# Wrapped only to record the writes on O_SYNC descriptors for syncstat.
+RECORDED_ONLY = {"write", "writev", "pwrite", "pwrite64", "pwritev", "pwritev64"}

@@ -19,10 +19,11 @@ def test_install_and_uninstall(tmp_path, scratch):
     make("install", f"DESTDIR={dest}", "PREFIX=/opt/emd")
     prefix = dest / "opt" / "emd"
     installed = sorted(p.relative_to(prefix).as_posix() for p in prefix.rglob("*") if p.is_file())
-    for tool in ["eatmydata", "nocache", "hirestimes"]:
+    for tool in ["eatmydata", "nocache", "hirestimes", "syncstat"]:
         assert f"bin/{tool}" in installed
         assert f"share/man/man1/{tool}.1" in installed
         assert f"share/bash-completion/completions/{tool}" in installed
+    for tool in ["eatmydata", "nocache", "hirestimes"]:
         libs = [p for p in installed if p.endswith(f"lib{tool}.so")]
         assert f"lib/eatmydata/x86_64/lib{tool}.so" in libs and len(libs) == 2, installed
 
@@ -43,6 +44,8 @@ def test_install_and_uninstall(tmp_path, scratch):
     ("nocache --", "--help --version"),
     ("eatmydata --only=python", "python3"),
     ("hirestimes pytho", "python3"),
+    ("syncstat --js", "--json"),
+    ("syncstat rep", "report"),
 ])
 def test_bash_completion(line, expected):
     completion = "/usr/share/bash-completion/bash_completion"

@@ -139,7 +139,7 @@ def test_sync_on_exit_keeps_the_status(scratch):
     assert r.syncs == 0, "nothing was eaten, nothing to sync" + r.why()
 
 
-@pytest.mark.parametrize("tool", ["eatmydata", "nocache", "hirestimes"])
+@pytest.mark.parametrize("tool", ["eatmydata", "nocache", "hirestimes", "syncstat"])
 @pytest.mark.parametrize("args,status,message", [
     (["--bogus", "true"], 125, "{tool}: unknown or incomplete option '--bogus'"),
     ([], 125, "{tool}: no command given"),
@@ -153,6 +153,8 @@ def test_every_launcher_exits_like_env(tool, args, status, message):
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert r.returncode == status, cmdline(cmd) + r.stderr
     assert message.format(tool=tool) in r.stderr, cmdline(cmd) + r.stderr
+    if status == 42 and tool != "syncstat":
+        assert r.stderr == ""
 
 
 @pytest.mark.parametrize("tool", ["nocache", "hirestimes"])

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: MIT */
+/* record.c -- writes each durability request to the record file named by
+ * EATMYDATA_RECORD (syncstat, eatmydata --stats); see record.h.
+ *
+ * Per call: two clock reads, getpid, one statx to recognise the file (its
+ * path is looked up once per file) and a cached call site.  No lock and no
+ * allocation: the caches are seqlocked and a race only costs a lookup.
+ */
+#include "emd.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+
+static struct emd_rec_header *rec_file;
+static int cached_pid, cached_ppid;
+
+/* Map the record file, once per process image (fork keeps the mapping). */
+int emd_record_init(void)
+{
+	const char *path = getenv("EATMYDATA_RECORD");
+	struct emd_rec_header *map, *none = NULL;
+	struct stat st;
+	int fd;
+
+	if (__atomic_load_n(&rec_file, __ATOMIC_ACQUIRE))
+		return 1;
+	if (!path || !*path)
+		return 0;
+	fd = (int)emd_syscall(SYS_openat, AT_FDCWD, (long)path, O_RDWR | O_CLOEXEC,
+			      0, 0, 0);
+	if (fd < 0)
+		return 0;
+	map = MAP_FAILED;
+	if (fstat(fd, &st) == 0 && st.st_size > EMD_REC_HEADER)
+		map = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return 0;
+	if (memcmp(map->magic, EMD_REC_MAGIC, 8) != 0 ||
+	    map->slot_size != sizeof(struct emd_rec_slot) ||
+	    EMD_REC_HEADER + map->slots * sizeof(struct emd_rec_slot) >
+		    (unsigned long long)st.st_size ||
+	    !__atomic_compare_exchange_n(&rec_file, &none, map, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		munmap(map, st.st_size);
+	return __atomic_load_n(&rec_file, __ATOMIC_ACQUIRE) != NULL;
+}
+
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* A small shared cache whose entries are seqlocked. */
+struct cache_entry {
+	unsigned seq;
+	unsigned long long key[3];
+	char val[256];
+};
+
+static int cache_get(struct cache_entry *e, const unsigned long long key[3],
+		     char *out, size_t size)
+{
+	unsigned seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+
+	if ((seq & 1) || memcmp(e->key, key, sizeof(e->key)) != 0)
+		return 0;
+	memcpy(out, e->val, size);
+	out[size - 1] = '\0';
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return __atomic_load_n(&e->seq, __ATOMIC_RELAXED) == seq;
+}
+
+static void cache_put(struct cache_entry *e, const unsigned long long key[3],
+		      const char *val)
+{
+	unsigned seq = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
+
+	if ((seq & 1) || !__atomic_compare_exchange_n(&e->seq, &seq, seq + 1, 0,
+						      __ATOMIC_ACQUIRE,
+						      __ATOMIC_RELAXED))
+		return;
+	memcpy(e->key, key, sizeof(e->key));
+	strncpy(e->val, val, sizeof(e->val) - 1);
+	__atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
+#define CACHE_SLOTS 64
+static struct cache_entry path_cache[CACHE_SLOTS], site_cache[CACHE_SLOTS];
+
+/* The path behind fd now.  A file is known by device, inode and birth time,
+ * so a reused descriptor or inode number is never taken for another. */
+static void fd_path(int fd, char *out, size_t size)
+{
+	struct statx stx;
+	char proc[32];
+	unsigned long long key[3];
+	struct cache_entry *e;
+	ssize_t n;
+
+	if (fd < 0 || statx(fd, "", AT_EMPTY_PATH, STATX_INO | STATX_BTIME, &stx)) {
+		snprintf(out, size, "-");
+		return;
+	}
+	key[0] = (unsigned long long)stx.stx_dev_major << 32 | stx.stx_dev_minor;
+	key[1] = stx.stx_ino;
+	key[2] = (unsigned long long)stx.stx_btime.tv_sec << 30 ^ stx.stx_btime.tv_nsec;
+	e = &path_cache[(key[1] ^ key[0] ^ key[2]) % CACHE_SLOTS];
+	if (cache_get(e, key, out, size))
+		return;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, out, size - 1);
+	out[n > 0 ? n : 0] = '\0';
+	cache_put(e, key, out);
+}
+
+/* The file mapped at addr, from /proc/self/maps ("-" if none): msync names
+ * no descriptor.  Lines are "start-end perms offset dev inode   path". */
+static void map_path(const void *addr, char *out, size_t size)
+{
+	char buf[4096], *line, *nl, *path;
+	unsigned long lo, hi, a = (unsigned long)addr;
+	size_t have = 0;
+	ssize_t n;
+	int fd = (int)emd_syscall(SYS_openat, AT_FDCWD, (long)"/proc/self/maps",
+				  O_RDONLY | O_CLOEXEC, 0, 0, 0);
+
+	snprintf(out, size, "-");
+	while (fd >= 0 && (n = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
+		have += n;
+		buf[have] = '\0';
+		for (line = buf; (nl = strchr(line, '\n')); line = nl + 1) {
+			*nl = '\0';
+			if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && a >= lo && a < hi) {
+				path = strchr(line, '/');
+				snprintf(out, size, "%s", path ? path : "-");
+				close(fd);
+				return;
+			}
+		}
+		have = strlen(line);
+		memmove(buf, line, have);
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+/* "library+0xoffset symbol" for a code address. */
+static void site_name(const void *site, char *out, size_t size)
+{
+	unsigned long long key[3] = {(unsigned long long)(uintptr_t)site, 0, 0};
+	struct cache_entry *e = &site_cache[(key[0] >> 4) % CACHE_SLOTS];
+	const char *lib;
+	Dl_info info;
+
+	if (cache_get(e, key, out, size))
+		return;
+	if (dladdr(site, &info) && info.dli_fname) {
+		lib = strrchr(info.dli_fname, '/');
+		snprintf(out, size, "%s+%#lx%s%s", lib ? lib + 1 : info.dli_fname,
+			 (unsigned long)((const char *)site - (const char *)info.dli_fbase),
+			 info.dli_sname ? " " : "", info.dli_sname ? info.dli_sname : "");
+	} else {
+		snprintf(out, size, "%p", site);
+	}
+	cache_put(e, key, out);
+}
+
+void emd_rec_open(struct emd_rec *rec, int kind, int fd, const void *addr,
+		  const void *site)
+{
+	struct emd_rec_header *h = __atomic_load_n(&rec_file, __ATOMIC_ACQUIRE);
+	struct emd_rec_slot *s;
+	unsigned long long i;
+	int saved = errno, pid;
+
+	i = __atomic_fetch_add(&h->next, 1, __ATOMIC_RELAXED);
+	if (i >= h->slots)
+		return; /* the reader counts what did not fit */
+	s = (struct emd_rec_slot *)((char *)h + EMD_REC_HEADER) + i;
+	pid = getpid();
+	if (pid != cached_pid) {
+		cached_ppid = getppid();
+		cached_pid = pid;
+	}
+	s->kind = kind;
+	s->pid = pid;
+	s->ppid = cached_ppid;
+	strncpy(s->program, program_invocation_short_name ? program_invocation_short_name : "?",
+		sizeof(s->program) - 1);
+	if (fd < 0 && addr)
+		map_path(addr, s->path, sizeof(s->path));
+	else
+		fd_path(fd, s->path, sizeof(s->path));
+	site_name(site, s->site, sizeof(s->site));
+	rec->slot = s;
+	s->start_ns = rec->start = now_ns();
+	__atomic_store_n(&s->state, EMD_REC_STARTED, __ATOMIC_RELEASE);
+	errno = saved;
+}
+
+void emd_rec_close(struct emd_rec *rec, long result)
+{
+	struct emd_rec_slot *s = rec->slot;
+	int saved = errno;
+
+	s->latency_ns = now_ns() - rec->start;
+	s->result = result;
+	s->error = result < 0 ? saved : 0;
+	__atomic_store_n(&s->state, EMD_REC_DONE, __ATOMIC_RELEASE);
+	errno = saved;
+}

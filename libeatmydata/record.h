@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+/* record.h -- the record file shared by the library (which writes it) and
+ * syncstat / eatmydata --stats (which read it).
+ *
+ * One file for the whole process tree, mapped MAP_SHARED by every process:
+ * a slot is claimed with one atomic add and filled in place, so nothing is
+ * buffered and nothing is lost when a process is killed.  A call's record is
+ * written before the call (state STARTED) and finished after it (DONE).
+ */
+#ifndef EMD_RECORD_H
+#define EMD_RECORD_H
+
+#include <stdint.h>
+
+#define EMD_REC_MAGIC "EMDREC01"
+#define EMD_REC_HEADER 4096
+#define EMD_REC_SLOTS_DEFAULT (1u << 20)
+
+/* The kinds of durability request, in report order. */
+#define EMD_REC_KINDS(X)                                                       \
+	X(FSYNC, "fsync")                                                      \
+	X(FDATASYNC, "fdatasync")                                              \
+	X(SYNCFS, "syncfs")                                                    \
+	X(SYNC, "sync")                                                        \
+	X(SYNC_FILE_RANGE, "sync_file_range")                                  \
+	X(MSYNC, "msync")                                                      \
+	X(PWRITEV2_SYNC, "pwritev2(RWF_SYNC)")                                 \
+	X(OPEN_SYNC, "open(O_SYNC)")                                           \
+	X(WRITE_SYNC, "write(O_SYNC)")
+
+#define EMD_REC_KIND_ID(id, name) EMD_K_##id,
+enum emd_rec_kind { EMD_REC_KINDS(EMD_REC_KIND_ID) EMD_K_COUNT };
+#undef EMD_REC_KIND_ID
+
+enum emd_rec_state { EMD_REC_FREE, EMD_REC_STARTED, EMD_REC_DONE };
+
+struct emd_rec_header {
+	char magic[8];
+	uint32_t version;     /* 1 */
+	uint32_t slot_size;   /* sizeof(struct emd_rec_slot) */
+	uint64_t slots;       /* capacity */
+	uint64_t next;        /* slots claimed so far; may pass `slots` */
+	uint64_t flags;       /* EMD_REC_EATEN: the calls were eaten */
+};
+
+#define EMD_REC_EATEN 1
+
+struct emd_rec_slot {
+	uint32_t state;
+	uint32_t kind;
+	int32_t pid, ppid, tid;
+	int32_t error;        /* errno of a failed call, else 0 */
+	int64_t result;
+	uint64_t start_ns;    /* CLOCK_MONOTONIC */
+	uint64_t latency_ns;
+	char program[32];
+	char path[256];
+	char site[176];
+};
+
+_Static_assert(sizeof(struct emd_rec_slot) == 512, "record slot size");
+
+#endif

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/* report.c -- reads a record directory and prints what the run's durability
+ * requests cost: per program and kind of call, per file, per call site. */
+#include "common.h"
+#include "report_data.h"
+#include "../libeatmydata/record.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define KIND_NAME(id, name) name,
+const char *const report_kind_names[] = {EMD_REC_KINDS(KIND_NAME)};
+
+static struct group *group_of(struct groups *gs, const char *key, int kind)
+{
+	struct group *g;
+
+	for (size_t i = 0; i < gs->n; i++)
+		if (gs->g[i].kind == kind && strcmp(gs->g[i].key, key) == 0)
+			return &gs->g[i];
+	if (gs->n == gs->cap) {
+		gs->cap = gs->cap ? 2 * gs->cap : 64;
+		gs->g = realloc(gs->g, gs->cap * sizeof(*gs->g));
+		if (!gs->g)
+			die("out of memory");
+	}
+	g = &gs->g[gs->n++];
+	*g = (struct group){.kind = kind};
+	snprintf(g->key, sizeof(g->key), "%s", key);
+	return g;
+}
+
+static void add(struct group *g, const struct emd_rec_slot *s)
+{
+	g->count++;
+	if (s->state != EMD_REC_DONE)
+		return;
+	g->errors += s->error != 0;
+	if ((g->timed & (g->timed - 1)) == 0 || g->timed == 0) {
+		g->lat = realloc(g->lat, (g->timed ? 2 * g->timed : 1) * sizeof(*g->lat));
+		if (!g->lat)
+			die("out of memory");
+	}
+	g->lat[g->timed++] = s->latency_ns;
+	g->total += s->latency_ns;
+}
+
+static void add_process(struct group *p, const struct emd_rec_slot *s)
+{
+	p->pid = s->pid;
+	p->ppid = s->ppid;
+	snprintf(p->program, sizeof(p->program), "%s", s->program);
+	add(p, s);
+}
+
+/* Bad input: name the file and stop. */
+static noreturn void corrupt(const char *file, const char *why)
+{
+	die("%s: %s", file, why);
+}
+
+static void load_records(struct run *run)
+{
+	char file[PATH_MAX + 16], key[300];
+	const struct emd_rec_header *h;
+	struct stat st;
+	int fd;
+
+	snprintf(file, sizeof(file), "%s/records", run->dir);
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) != 0)
+		corrupt(file, strerror(errno));
+	if (st.st_size < EMD_REC_HEADER)
+		corrupt(file, "too short for a record file");
+	h = mmap(NULL, st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (h == MAP_FAILED)
+		corrupt(file, strerror(errno));
+	if (memcmp(h->magic, EMD_REC_MAGIC, 8) != 0 || h->version != 1)
+		corrupt(file, "not an eatmydata record file (bad magic or version)");
+	if (h->slot_size != sizeof(struct emd_rec_slot) ||
+	    (unsigned long long)st.st_size < EMD_REC_HEADER + h->slots * h->slot_size)
+		corrupt(file, "truncated or corrupt header");
+	run->lost = h->next > h->slots ? h->next - h->slots : 0;
+	run->eaten = (h->flags & EMD_REC_EATEN) != 0;
+	for (unsigned long long i = 0; i < h->next && i < h->slots; i++) {
+		const struct emd_rec_slot *s =
+			(const void *)((const char *)h + EMD_REC_HEADER + i * h->slot_size);
+
+		if (s->state == EMD_REC_FREE) {
+			run->incomplete++; /* claimed as its process died */
+			continue;
+		}
+		if (s->state > EMD_REC_DONE || s->kind >= EMD_K_COUNT ||
+		    memchr(s->program, 0, sizeof(s->program)) == NULL ||
+		    memchr(s->path, 0, sizeof(s->path)) == NULL ||
+		    memchr(s->site, 0, sizeof(s->site)) == NULL)
+			corrupt(file, "corrupt record");
+		run->calls++;
+		run->incomplete += s->state != EMD_REC_DONE;
+		run->total += s->state == EMD_REC_DONE ? s->latency_ns : 0;
+		add(group_of(&run->by_kind, s->program, s->kind), s);
+		add(group_of(&run->by_file, s->path, 0), s);
+		add(group_of(&run->by_site, s->site, 0), s);
+		snprintf(key, sizeof(key), "%d", s->pid);
+		add_process(group_of(&run->by_process, key, 0), s);
+	}
+}
+
+/* DIR/command and DIR/run, written when the command ended: a directory
+ * from a killed run has neither, and the report says so. */
+static void load_run(struct run *run)
+{
+	char file[PATH_MAX + 16], line[4096];
+	size_t n = 0;
+	FILE *f;
+
+	run->status = -1;
+	run->wall = -1;
+	snprintf(file, sizeof(file), "%s/command", run->dir);
+	run->argv = calloc(1, sizeof(char *));
+	if ((f = fopen(file, "re"))) {
+		while (fgets(line, sizeof(line), f)) {
+			line[strcspn(line, "\n")] = '\0';
+			run->argv = realloc(run->argv, (n + 2) * sizeof(char *));
+			run->argv[n++] = strdup(line);
+			run->argv[n] = NULL;
+		}
+		fclose(f);
+	}
+	snprintf(file, sizeof(file), "%s/run", run->dir);
+	if ((f = fopen(file, "re"))) {
+		if (fscanf(f, "status %d\nwall %lf", &run->status, &run->wall) != 2)
+			corrupt(file, "expected \"status N\" and \"wall SECONDS\"");
+		fclose(f);
+	}
+}
+
+static int cmp_ull(const void *a, const void *b)
+{
+	unsigned long long x = *(const unsigned long long *)a,
+			   y = *(const unsigned long long *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int by_total(const void *a, const void *b)
+{
+	const struct group *x = a, *y = b;
+
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
+}
+
+unsigned long long report_percentile(const struct group *g, int pct)
+{
+	size_t i = (g->timed * pct + 99) / 100;
+
+	return g->timed ? g->lat[i ? i - 1 : 0] : 0;
+}
+
+static void sort_all(struct run *run)
+{
+	struct groups *all[] = {&run->by_kind, &run->by_file, &run->by_site,
+				&run->by_process};
+
+	for (size_t k = 0; k < sizeof(all) / sizeof(*all); k++) {
+		for (size_t i = 0; i < all[k]->n; i++)
+			qsort(all[k]->g[i].lat, all[k]->g[i].timed,
+			      sizeof(unsigned long long), cmp_ull);
+		if (all[k] != &run->by_process)
+			qsort(all[k]->g, all[k]->n, sizeof(struct group), by_total);
+	}
+}
+
+/* A power-of-two bucket: 0 holds 0 ns, b holds [2^(b-1), 2^b). */
+static int bucket(unsigned long long v)
+{
+	return v ? 64 - __builtin_clzll(v) : 0;
+}
+
+unsigned long long report_bucket_value(int b)
+{
+	return b ? 1ULL << (b - 1) : 0;
+}
+
+int report_histogram(const struct group *g, unsigned long long counts[66],
+		     int *lo, int *hi)
+{
+	memset(counts, 0, 66 * sizeof(*counts));
+	if (!g->timed)
+		return 0;
+	for (size_t i = 0; i < g->timed; i++)
+		counts[bucket(g->lat[i])]++;
+	*lo = bucket(g->lat[0]);
+	*hi = bucket(g->lat[g->timed - 1]) + 1;
+	*lo = *lo > 0 ? *lo - 1 : 0;
+	return 1;
+}
+
+void report_dir(const char *dir, const struct report_options *opt)
+{
+	struct run run = {.dir = dir};
+	FILE *out = stderr;
+
+	load_records(&run);
+	load_run(&run);
+	sort_all(&run);
+	if (opt->output && !(out = fopen(opt->output, "we")))
+		die("cannot write %s: %s", opt->output, strerror(errno));
+	if (opt->json)
+		report_json(out, &run);
+	else
+		report_text(out, &run);
+	if (out != stderr && fclose(out) != 0)
+		die("cannot write %s: %s", opt->output, strerror(errno));
+}

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/* report.h -- the report of a run's durability requests, from its record
+ * directory: as text (DTrace-style histograms) or JSON. */
+#ifndef EMD_REPORT_H
+#define EMD_REPORT_H
+
+struct report_options {
+	int json;           /* --json */
+	const char *output; /* --output FILE, else stderr */
+};
+
+/* Print the report of `dir`; dies (exit 125) naming the file when a record
+ * is missing, unreadable or corrupt. */
+void report_dir(const char *dir, const struct report_options *opt);
+
+#endif

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/* report_data.h -- a loaded record directory, shared by report.c (which
+ * loads it) and report_text.c / report_json.c (which print it). */
+#ifndef EMD_REPORT_DATA_H
+#define EMD_REPORT_DATA_H
+
+#include <stdio.h>
+
+#include "report.h"
+
+/* What an eaten call costs: the one validating system call. */
+#define EATEN_NS 200
+
+/* Calls sharing a key (program and kind, file, call site, process). */
+struct group {
+	char key[300];
+	int kind, pid, ppid;
+	char program[32];
+	unsigned long long count, timed, errors, total;
+	unsigned long long *lat; /* the timed calls' latencies */
+};
+
+struct groups {
+	struct group *g;
+	size_t n, cap;
+};
+
+struct run {
+	const char *dir;
+	int eaten; /* the calls were eaten: counts, no latency */
+	struct groups by_kind, by_file, by_site, by_process;
+	unsigned long long calls, incomplete, lost, total;
+	char **argv;
+	int status;   /* -1: unknown */
+	double wall;  /* < 0: unknown */
+};
+
+extern const char *const report_kind_names[];
+
+/* The latency below which pct percent of g's timed calls fall. */
+unsigned long long report_percentile(const struct group *g, int pct);
+
+/* The histogram's rows, lo to hi, from one empty bucket below the lowest to
+ * one above the highest, as DTrace's quantize() prints them; 0 if there are
+ * no timed calls.  report_bucket_value(b) is the row's value. */
+int report_histogram(const struct group *g, unsigned long long counts[66],
+		     int *lo, int *hi);
+unsigned long long report_bucket_value(int b);
+
+void report_text(FILE *out, const struct run *run);
+void report_json(FILE *out, const struct run *run);
+
+#endif

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/* report_json.c -- the report for programs, schema "eatmydata.syncstat/1"
+ * (documented in syncstat(1) and the README). */
+#include "report_data.h"
+
+static void json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+static void histogram(FILE *out, const struct group *g)
+{
+	unsigned long long counts[66];
+	int lo, hi;
+
+	fprintf(out, "\"histogram\": [");
+	if (report_histogram(g, counts, &lo, &hi))
+		for (int b = lo; b <= hi; b++)
+			fprintf(out, "%s{\"value\": %llu, \"count\": %llu}",
+				b > lo ? ", " : "", report_bucket_value(b), counts[b]);
+	fprintf(out, "]");
+}
+
+static void counts(FILE *out, const struct group *g)
+{
+	fprintf(out, "\"count\": %llu, \"timed\": %llu, \"errors\": %llu, "
+		"\"total_ns\": %llu", g->count, g->timed, g->errors, g->total);
+}
+
+static void kinds(FILE *out, const struct groups *gs)
+{
+	fprintf(out, "  \"groups\": [");
+	for (size_t i = 0; i < gs->n; i++) {
+		const struct group *g = &gs->g[i];
+
+		fprintf(out, "%s\n    {\"program\": ", i ? "," : "");
+		json_string(out, g->key);
+		fprintf(out, ", \"kind\": ");
+		json_string(out, report_kind_names[g->kind]);
+		fprintf(out, ", ");
+		counts(out, g);
+		fprintf(out, ", \"min_ns\": %llu, \"median_ns\": %llu, \"p99_ns\": %llu, "
+			"\"max_ns\": %llu, ", g->timed ? g->lat[0] : 0,
+			report_percentile(g, 50), report_percentile(g, 99),
+			g->timed ? g->lat[g->timed - 1] : 0);
+		histogram(out, g);
+		fprintf(out, "}");
+	}
+	fprintf(out, "\n  ],\n");
+}
+
+static void keyed(FILE *out, const char *name, const char *field,
+		  const struct groups *gs)
+{
+	fprintf(out, "  \"%s\": [", name);
+	for (size_t i = 0; i < gs->n; i++) {
+		fprintf(out, "%s\n    {\"%s\": ", i ? "," : "", field);
+		json_string(out, gs->g[i].key);
+		fprintf(out, ", ");
+		counts(out, &gs->g[i]);
+		fprintf(out, "}");
+	}
+	fprintf(out, "\n  ],\n");
+}
+
+static void processes(FILE *out, const struct groups *gs)
+{
+	fprintf(out, "  \"processes\": [");
+	for (size_t i = 0; i < gs->n; i++) {
+		const struct group *g = &gs->g[i];
+
+		fprintf(out, "%s\n    {\"pid\": %d, \"ppid\": %d, \"program\": ",
+			i ? "," : "", g->pid, g->ppid);
+		json_string(out, g->program);
+		fprintf(out, ", ");
+		counts(out, g);
+		fprintf(out, "}");
+	}
+	fprintf(out, "\n  ]\n");
+}
+
+void report_json(FILE *out, const struct run *run)
+{
+	unsigned long long eaten_ns = run->calls * EATEN_NS;
+
+	fprintf(out, "{\n  \"schema\": \"eatmydata.syncstat/1\",\n  \"command\": [");
+	for (char **a = run->argv; a && *a; a++) {
+		fprintf(out, "%s", a == run->argv ? "" : ", ");
+		json_string(out, *a);
+	}
+	fprintf(out, "],\n");
+	if (run->status >= 0)
+		fprintf(out, "  \"exit_status\": %d,\n  \"wall_ns\": %.0f,\n",
+			run->status, run->wall * 1e9);
+	else
+		fprintf(out, "  \"exit_status\": null,\n  \"wall_ns\": null,\n");
+	fprintf(out, "  \"eaten\": %s,\n  \"calls\": %llu,\n  \"incomplete\": %llu,\n"
+		"  \"lost\": %llu,\n  \"total_ns\": %llu,\n",
+		run->eaten ? "true" : "false", run->calls, run->incomplete,
+		run->lost, run->total);
+	fprintf(out, "  \"estimate\": {\"eatmydata_ns\": %llu, \"saved_ns\": %llu},\n",
+		eaten_ns, run->eaten || run->total < eaten_ns ? 0 : run->total - eaten_ns);
+	kinds(out, &run->by_kind);
+	keyed(out, "files", "path", &run->by_file);
+	keyed(out, "sites", "site", &run->by_site);
+	processes(out, &run->by_process);
+	fprintf(out, "}\n");
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/* report_text.c -- the report for people: a summary, then per program and
+ * kind of call its latencies with a histogram in DTrace's quantize() layout,
+ * then the files and call sites that cost the most. */
+#include "report_data.h"
+
+#include <string.h>
+
+#define TOP 10
+
+static const char *duration(unsigned long long ns)
+{
+	static char buf[8][32];
+	static int next;
+	char *b = buf[next++ % 8];
+
+	if (ns < 10000)
+		snprintf(b, 32, "%llu ns", ns);
+	else if (ns < 10000000)
+		snprintf(b, 32, "%.1f us", ns / 1e3);
+	else if (ns < 10000000000ULL)
+		snprintf(b, 32, "%.1f ms", ns / 1e6);
+	else
+		snprintf(b, 32, "%.2f s", ns / 1e9);
+	return b;
+}
+
+static void summary(FILE *out, const struct run *run, int eaten)
+{
+	fprintf(out, "%s:", eaten ? "eatmydata --stats" : "syncstat");
+	for (char **a = run->argv; a && *a; a++)
+		fprintf(out, " %s", *a);
+	fputc('\n', out);
+	if (run->status >= 0)
+		fprintf(out, "  exit status %d, wall time %.3f s\n", run->status,
+			run->wall);
+	else
+		fprintf(out, "  the run did not finish (no exit status recorded)\n");
+	fprintf(out, "  %llu durability calls", run->calls);
+	if (eaten) {
+		fprintf(out, ", all eaten\n");
+	} else {
+		fprintf(out, "; the process tree spent %.3f s in them", run->total / 1e9);
+		if (run->wall > 0)
+			fprintf(out, " (%.1f%% of the wall time)",
+				100 * run->total / 1e9 / run->wall);
+		fprintf(out, "\n  eatmydata would answer them in about %s: %.3f s saved\n",
+			duration(run->calls * EATEN_NS),
+			run->total > run->calls * EATEN_NS
+				? (run->total - run->calls * EATEN_NS) / 1e9 : 0.0);
+	}
+	if (run->incomplete)
+		fprintf(out, "  %llu calls had not returned when their process ended\n",
+			run->incomplete);
+	if (run->lost)
+		fprintf(out, "  %llu calls were not recorded: the record file was full\n",
+			run->lost);
+}
+
+static void quantize(FILE *out, const struct group *g)
+{
+	unsigned long long counts[66];
+	int lo, hi;
+
+	if (!report_histogram(g, counts, &lo, &hi))
+		return;
+	fprintf(out, "%16s  ------------- Distribution ------------- count\n",
+		"value (ns)");
+	for (int b = lo; b <= hi; b++) {
+		int bar = (int)((40 * counts[b] + g->timed / 2) / g->timed);
+		char at[41];
+
+		memset(at, '@', bar);
+		at[bar] = '\0';
+		fprintf(out, "%16llu |%-40s %llu\n", report_bucket_value(b), at, counts[b]);
+	}
+}
+
+static void kind_groups(FILE *out, const struct groups *gs, int eaten)
+{
+	for (size_t i = 0; i < gs->n; i++) {
+		const struct group *g = &gs->g[i];
+
+		fprintf(out, "\n%s %s: %llu calls", g->key, report_kind_names[g->kind],
+			g->count);
+		if (g->errors)
+			fprintf(out, ", %llu failed", g->errors);
+		if (eaten || !g->timed) {
+			fputc('\n', out);
+			continue;
+		}
+		fprintf(out, ", total %s, min %s, median %s, p99 %s, max %s\n",
+			duration(g->total), duration(g->lat[0]),
+			duration(report_percentile(g, 50)),
+			duration(report_percentile(g, 99)),
+			duration(g->lat[g->timed - 1]));
+		quantize(out, g);
+	}
+}
+
+static void top(FILE *out, const char *title, const char *what,
+		const struct groups *gs, int eaten)
+{
+	fprintf(out, "\nTop %s by %s:\n%12s %8s  %s\n", title,
+		eaten ? "calls" : "time in durability calls",
+		eaten ? "" : "total", "calls", what);
+	for (size_t i = 0; i < gs->n && i < TOP; i++)
+		fprintf(out, "%12s %8llu  %s\n",
+			eaten ? "" : duration(gs->g[i].total), gs->g[i].count,
+			gs->g[i].key);
+}
+
+void report_text(FILE *out, const struct run *run)
+{
+	summary(out, run, run->eaten);
+	kind_groups(out, &run->by_kind, run->eaten);
+	if (run->calls) {
+		top(out, "files", "file", &run->by_file, run->eaten);
+		top(out, "call sites", "site", &run->by_site, run->eaten);
+	}
+}
