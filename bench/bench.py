@@ -38,6 +38,7 @@ class Libs:
     def __init__(self, top):
         self.dir = top / "libs"
         shutil.copytree(BUILD / "lib", self.dir / "lib")
+        shutil.copytree(BUILD / "bin", self.dir / "bin")
         shutil.copy(BUILD / "bench" / "libfloor.so", self.dir / "libfloor.so")
         for p in [top, *top.rglob("*")]:
             p.chmod(0o755)
@@ -132,7 +133,7 @@ def dpkg_cmd_for(deb):
     return cmd
 
 
-def run_one(workload, top, preload, knob, counter=None):
+def run_one(workload, top, preload, knob, counter=None, wrapper=()):
     """Set up, then time one run; returns seconds (or perf's output)."""
     name, setup, cmd, user = workload
     d = Path(tempfile.mkdtemp(dir=top))
@@ -141,7 +142,7 @@ def run_one(workload, top, preload, knob, counter=None):
     argv = [str(c) for c in cmd(d, knob)]
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)
-    prefix = ["env"] + ([f"LD_PRELOAD={preload}"] if preload else [])
+    prefix = list(wrapper) + ["env"] + ([f"LD_PRELOAD={preload}"] if preload else [])
     if user:
         prefix = ["setpriv", f"--reuid={user}", f"--regid={user}", "--init-groups", "--"] + prefix
     if counter:
@@ -212,6 +213,28 @@ def launcher_overhead(runs=300):
             t[k].append(time.perf_counter() - t0)
     base = statistics.median(t["true"])
     return {k: (statistics.median(v) - base) * 1000 for k, v in t.items() if k != "true"}
+
+
+def syncstat_bench(top, libs, workloads):
+    """syncstat's cost on the fsync-heavy workloads, and strace's."""
+    wrappers = {"native": (),
+                "syncstat": (f"{libs.dir}/bin/syncstat", "--output=/dev/null", "--"),
+                "strace": ("strace", "-f", "-w", "-c", "-o", "/dev/null")}
+    print(f"\nsyncstat: median of per-round ratios over {ROUNDS} interleaved rounds; "
+          "overhead = time added to the native run:\n")
+    print("| workload | native s | syncstat / native | strace -f -w -c / native | "
+          "strace overhead / syncstat overhead |\n|---|---:|---:|---:|---:|")
+    for w in workloads:
+        t = {m: [] for m in wrappers}
+        for _ in range(ROUNDS):
+            for m in random.sample(list(wrappers), len(wrappers)):
+                t[m].append(run_one(w, top, None, False, wrapper=wrappers[m]))
+        native = statistics.median(t["native"])
+        ours = statistics.median(t["syncstat"]) - native
+        theirs = statistics.median(t["strace"]) - native
+        times = f"{theirs / ours:.0f}" if ours > 0 else "> 100 (syncstat's is in the noise)"
+        print(f"| {w[0]} | {native:.3f} | {ratio(t, 'syncstat', 'native'):.3f} | "
+              f"{ratio(t, 'strace', 'native'):.3f} | {times} |", flush=True)
 
 
 def evict(path):
@@ -328,6 +351,7 @@ def main():
         for k, v in launcher_overhead().items():
             print(f"| {k} | {v:.2f} |")
 
+        syncstat_bench(top, libs, [w for w in workloads if not w[0].startswith("initdb")])
         nocache_bench(top)
         start_cost()
     finally:
