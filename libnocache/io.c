@@ -32,17 +32,20 @@ static off64_t end_of(off64_t off, ssize_t r)
 	return off < 0 ? -1 : off + r;
 }
 
-ssize_t nc_read(int fd, const struct iovec *iov, int cnt, off64_t off,
-		int flags)
+typedef ssize_t io_fn(int, const struct iovec *, int, off64_t, int);
+
+/* One read or write through preadv2 or pwritev2: RWF_DONTCACHE where
+ * `dontcache` allows and the file takes it, else drop behind. */
+static ssize_t io(io_fn *real, int fd, const struct iovec *iov, int cnt,
+		  off64_t off, int flags, int dontcache)
 {
-	__typeof__(preadv64v2) *real = NC_REAL(preadv64v2);
 	struct nc_file *f = nc_file(fd);
 	int mode = nc_mode(fd, f);
 	ssize_t r;
 
 	if (mode == NC_PLAIN)
 		return real(fd, iov, cnt, off, flags);
-	if (mode == NC_DONTCACHE &&
+	if (dontcache && mode == NC_DONTCACHE &&
 	    try_dontcache(real, fd, f, iov, cnt, off, flags, &r))
 		return r;
 	r = real(fd, iov, cnt, off, flags);
@@ -50,24 +53,19 @@ ssize_t nc_read(int fd, const struct iovec *iov, int cnt, off64_t off,
 	return r;
 }
 
-/* `big`: a single buffer of NC_BIG_WRITE bytes or more.  The caller's
- * iovec array is never read here: a bad one is the kernel's EFAULT. */
+ssize_t nc_read(int fd, const struct iovec *iov, int cnt, off64_t off,
+		int flags)
+{
+	return io(NC_REAL(preadv64v2), fd, iov, cnt, off, flags, 1);
+}
+
+/* `big`: a single buffer of NC_BIG_WRITE bytes or more, worth a writeback
+ * of its own.  The caller's iovec array is never read here: a bad one is
+ * the kernel's EFAULT. */
 ssize_t nc_write(int fd, const struct iovec *iov, int cnt, off64_t off,
 		 int flags, int big)
 {
-	__typeof__(pwritev64v2) *real = NC_REAL(pwritev64v2);
-	struct nc_file *f = nc_file(fd);
-	int mode = nc_mode(fd, f);
-	ssize_t r;
-
-	if (mode == NC_PLAIN)
-		return real(fd, iov, cnt, off, flags);
-	if (big && mode == NC_DONTCACHE &&
-	    try_dontcache(real, fd, f, iov, cnt, off, flags, &r))
-		return r;
-	r = real(fd, iov, cnt, off, flags);
-	nc_touched(fd, f, r, end_of(off, r));
-	return r;
+	return io(NC_REAL(pwritev64v2), fd, iov, cnt, off, flags, big);
 }
 
 PL_EXPORT ssize_t read(int fd, void *buf, size_t n)

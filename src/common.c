@@ -206,7 +206,22 @@ void exit_like(int status)
 	exit(WEXITSTATUS(status));
 }
 
-int parse_simple_options(int argc, char **argv, const char *usage)
+void common_option(int c, char **argv, const char *usage)
+{
+	if (c == 'h') {
+		fputs(usage, stdout);
+		exit(0);
+	}
+	if (c == 'V') {
+		printf("%s %s\n", tool_name, EMD_VERSION);
+		exit(0);
+	}
+	die("unknown or incomplete option '%s'; try '%s --help'",
+	    argv[optind - 1], tool_name);
+}
+
+void simple_launcher(int argc, char **argv, const char *usage,
+		     const char *lib)
 {
 	static const struct option longopts[] = {
 		{"help", no_argument, NULL, 'h'},
@@ -216,21 +231,12 @@ int parse_simple_options(int argc, char **argv, const char *usage)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+hV", longopts, NULL)) != -1) {
-		if (c == 'h') {
-			fputs(usage, stdout);
-			exit(0);
-		}
-		if (c == 'V') {
-			printf("%s %s\n", tool_name, EMD_VERSION);
-			exit(0);
-		}
-		die("unknown or incomplete option '%s'; try '%s --help'",
-		    argv[optind - 1], tool_name);
-	}
+	while ((c = getopt_long(argc, argv, "+hV", longopts, NULL)) != -1)
+		common_option(c, argv, usage);
 	if (optind >= argc)
 		die("no command given; try '%s --help'", tool_name);
-	return optind;
+	preload_prepend(preload_entry(lib));
+	exec_command(argv[optind], argv + optind);
 }
 
 double monotonic_seconds(void)

@@ -41,9 +41,14 @@ char *find_in_path_skipping_self(const char *name);
  * a supervisor sends; returns its wait status. */
 int run_and_wait(char *const argv[]);
 
-/* The options of a launcher that has only --help and --version: returns the
- * index of COMMAND in argv, or exits. */
-int parse_simple_options(int argc, char **argv, const char *usage);
+/* An option every launcher has (-h, --help; -V, --version), or else an
+ * unknown one: prints and exits either way. */
+noreturn void common_option(int c, char **argv, const char *usage);
+
+/* main() of a launcher that has only the common options: preload `lib`
+ * and become COMMAND. */
+noreturn void simple_launcher(int argc, char **argv, const char *usage,
+			      const char *lib);
 
 /* CLOCK_MONOTONIC in seconds. */
 double monotonic_seconds(void);

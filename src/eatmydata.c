@@ -14,10 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef EMD_VERSION
-#define EMD_VERSION "0"
-#endif
-
 static const char usage[] =
 	"Usage: eatmydata [OPTION]... [--] COMMAND [ARG]...\n"
 	"Run COMMAND with fsync, O_SYNC and the other durability requests\n"
@@ -73,15 +69,8 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		case OPT_STATS:
 			opt->stats = 1;
 			break;
-		case 'h':
-			fputs(usage, stdout);
-			exit(0);
-		case 'V':
-			printf("eatmydata %s\n", EMD_VERSION);
-			exit(0);
 		default:
-			die("unknown or incomplete option '%s'; try 'eatmydata "
-			    "--help'", argv[optind - 1]);
+			common_option(c, argv, usage);
 		}
 	}
 	if (optind >= argc)

@@ -16,10 +16,6 @@ static const char usage[] =
 
 int main(int argc, char **argv)
 {
-	int first;
-
 	tool_name = "hirestimes";
-	first = parse_simple_options(argc, argv, usage);
-	preload_prepend(preload_entry("libhirestimes.so"));
-	exec_command(argv[first], argv + first);
+	simple_launcher(argc, argv, usage, "libhirestimes.so");
 }

@@ -10,10 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef EMD_VERSION
-#define EMD_VERSION "0"
-#endif
-
 static const char usage[] =
 	"Usage: syncstat [OPTION]... [--] COMMAND [ARG]...\n"
 	"       syncstat report [OPTION]... DIR\n"
@@ -62,15 +58,8 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		case 'k':
 			opt->keep = optarg;
 			break;
-		case 'h':
-			fputs(usage, stdout);
-			exit(0);
-		case 'V':
-			printf("syncstat %s\n", EMD_VERSION);
-			exit(0);
 		default:
-			die("unknown or incomplete option '%s'; try 'syncstat --help'",
-			    argv[optind - 1]);
+			common_option(c, argv, usage);
 		}
 	}
 	return optind;
