@@ -61,7 +61,7 @@ $(foreach t,$(TOOLS),$(eval $(call preload_library,$(t))))
 
 BINS = $(LAUNCHERS:%=$(B)/bin/%)
 REPORT_OBJS = $(B)/cli/records.o $(B)/cli/report.o $(B)/cli/report_text.o \
-	$(B)/cli/report_json.o
+	$(B)/cli/report_json.o $(B)/cli/audit.o
 FLOOR = $(B)/bench/libfloor.so
 
 TEST_C = $(wildcard tests/c/*.c)

@@ -7,7 +7,7 @@ _eatmydata_tools()
 
     local i opts='--help --version'
     [[ $1 == eatmydata ]] && opts+=' --only= --sync-on-exit --stats'
-    [[ $1 == syncstat ]] && opts+=' --output= --json --keep='
+    [[ $1 == syncstat ]] && opts+=' --output= --json --keep= --audit'
     if [[ $1 == syncstat ]]; then
         case $prev in
             --output | -o | --keep | -k) _filedir; return ;;

@@ -64,6 +64,11 @@ int __openat64_2(int dirfd, const char *path, int flags);
 	X(pwritev2)                                                            \
 	X(pwritev64v2)                                                         \
 	X(write)                                                               \
+	X(rename)                                                              \
+	X(renameat)                                                            \
+	X(renameat2)                                                           \
+	X(link)                                                                \
+	X(linkat)                                                              \
 	X(writev)                                                              \
 	X(pwrite64)                                                            \
 	X(pwritev64)                                                           \
@@ -111,6 +116,7 @@ static inline int emd_eating(void)
 struct emd_rec {
 	void *slot;
 	unsigned long long start;
+	int fd;
 };
 int emd_record_init(void);
 void emd_rec_open(struct emd_rec *rec, int kind, int fd, const void *addr,
@@ -124,6 +130,32 @@ static inline void emd_rec_begin(struct emd_rec *rec, int kind, int fd,
 	rec->slot = 0;
 	if (EMD_UNLIKELY(emd_mode_now() & EMD_RECORD))
 		emd_rec_open(rec, kind, fd, addr, site);
+}
+
+/* syncstat --audit (audit.c): the events, and a file's state. */
+extern int emd_auditing;
+struct emd_rec_event {
+	struct emd_rec_file file, dir;
+	const char *path;
+	int flags;
+};
+void emd_rec_event(int kind, const struct emd_rec_event *ev, const void *site);
+int emd_rec_stat(int dirfd, const char *path, int flags,
+		 struct emd_rec_file *f);
+void emd_audit_created(int fd, int dirfd, const char *path,
+		       unsigned long long before_ns, const void *site);
+unsigned long long emd_realtime_ns(void);
+
+static inline int emd_audit_now(void)
+{
+	return (emd_mode_now() & EMD_RECORD) && emd_auditing;
+}
+
+/* Before an open that may create: the time it started, or 0 when the
+ * audit does not care. */
+static inline unsigned long long emd_audit_before_open(int flags)
+{
+	return (flags & O_CREAT) && emd_audit_now() ? emd_realtime_ns() : 0;
 }
 
 static inline long emd_rec_end(struct emd_rec *rec, long result)

@@ -22,20 +22,19 @@ int emd_opened_sync(int fd, const void *site)
 }
 
 /* Out of line, so that the call-through path saves no registers. */
-__attribute__((noinline)) static int open_slow(const char *path, int flags,
-					       mode_t mode, const void *site)
-{
-	return emd_opened(EMD_REAL(open)(path, emd_open_flags(flags), mode),
-			  flags, site);
-}
-
 __attribute__((noinline)) static int openat_slow(int dirfd, const char *path,
 						 int flags, mode_t mode,
 						 const void *site)
 {
-	return emd_opened(EMD_REAL(openat)(dirfd, path, emd_open_flags(flags),
-					   mode),
-			  flags, site);
+	unsigned long long before = emd_audit_before_open(flags);
+	int fd = dirfd == AT_FDCWD
+			 ? EMD_REAL(open)(path, emd_open_flags(flags), mode)
+			 : EMD_REAL(openat)(dirfd, path, emd_open_flags(flags),
+					    mode);
+
+	if (before)
+		emd_audit_created(fd, dirfd, path, before, site);
+	return emd_opened(fd, flags, site);
 }
 
 EMD_EXPORT int open(const char *path, int flags, ...)
@@ -51,7 +50,7 @@ EMD_EXPORT int open(const char *path, int flags, ...)
 		mode = va_arg(ap, mode_t);
 		va_end(ap);
 	}
-	return open_slow(path, flags, mode, EMD_CALLER);
+	return openat_slow(AT_FDCWD, path, flags, mode, EMD_CALLER);
 }
 
 EMD_EXPORT int openat(int dirfd, const char *path, int flags, ...)

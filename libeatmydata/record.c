@@ -17,6 +17,7 @@
 #include <time.h>
 
 static struct emd_rec_header *rec_file;
+int emd_auditing;
 static int cached_pid, cached_ppid;
 
 /* Map the record file, once per process image (fork keeps the mapping). */
@@ -48,7 +49,11 @@ int emd_record_init(void)
 	    !__atomic_compare_exchange_n(&rec_file, &none, map, 0,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		munmap(map, st.st_size);
-	return __atomic_load_n(&rec_file, __ATOMIC_ACQUIRE) != NULL;
+	if (!__atomic_load_n(&rec_file, __ATOMIC_ACQUIRE))
+		return 0;
+	path = getenv("EATMYDATA_AUDIT");
+	emd_auditing = path && *path && strcmp(path, "0") != 0;
+	return 1;
 }
 
 static unsigned long long now_ns(void)
@@ -96,23 +101,45 @@ static void cache_put(struct cache_entry *e, const unsigned long long key[3],
 #define CACHE_SLOTS 64
 static struct cache_entry path_cache[CACHE_SLOTS], site_cache[CACHE_SLOTS];
 
-/* The path behind fd now.  A file is known by device, inode and birth time,
- * so a reused descriptor or inode number is never taken for another. */
-static void fd_path(int fd, char *out, size_t size)
+int emd_rec_stat(int dirfd, const char *path, int flags,
+		 struct emd_rec_file *f)
 {
 	struct statx stx;
+	int saved = errno;
+
+	if (statx(dirfd, path, flags | AT_STATX_DONT_SYNC,
+		  STATX_TYPE | STATX_MODE | STATX_INO | STATX_BTIME | STATX_MTIME |
+			  STATX_SIZE,
+		  &stx) != 0) {
+		errno = saved;
+		return -1;
+	}
+	f->dev = (unsigned long long)stx.stx_dev_major << 32 | stx.stx_dev_minor;
+	f->ino = stx.stx_ino;
+	f->btime_ns = stx.stx_btime.tv_sec * 1000000000ULL + stx.stx_btime.tv_nsec;
+	f->mtime_ns = stx.stx_mtime.tv_sec * 1000000000ULL + stx.stx_mtime.tv_nsec;
+	f->size = stx.stx_size;
+	f->mode = stx.stx_mode;
+	return 0;
+}
+
+/* The path behind fd now, and the file's state.  A file is known by device,
+ * inode and birth time, so a reused descriptor or inode number is never
+ * taken for another. */
+static void fd_path(int fd, struct emd_rec_file *f, char *out, size_t size)
+{
 	char proc[32];
 	unsigned long long key[3];
 	struct cache_entry *e;
 	ssize_t n;
 
-	if (fd < 0 || statx(fd, "", AT_EMPTY_PATH, STATX_INO | STATX_BTIME, &stx)) {
+	if (fd < 0 || emd_rec_stat(fd, "", AT_EMPTY_PATH, f) != 0) {
 		snprintf(out, size, "-");
 		return;
 	}
-	key[0] = (unsigned long long)stx.stx_dev_major << 32 | stx.stx_dev_minor;
-	key[1] = stx.stx_ino;
-	key[2] = (unsigned long long)stx.stx_btime.tv_sec << 30 ^ stx.stx_btime.tv_nsec;
+	key[0] = f->dev;
+	key[1] = f->ino;
+	key[2] = f->btime_ns;
 	e = &path_cache[(key[1] ^ key[0] ^ key[2]) % CACHE_SLOTS];
 	if (cache_get(e, key, out, size))
 		return;
@@ -199,12 +226,29 @@ void emd_rec_open(struct emd_rec *rec, int kind, int fd, const void *addr,
 	if (fd < 0 && addr)
 		map_path(addr, s->path, sizeof(s->path));
 	else
-		fd_path(fd, s->path, sizeof(s->path));
+		fd_path(fd, &s->file, s->path, sizeof(s->path));
 	site_name(site, s->site, sizeof(s->site));
 	rec->slot = s;
+	rec->fd = fd;
 	s->start_ns = rec->start = now_ns();
 	__atomic_store_n(&s->state, EMD_REC_STARTED, __ATOMIC_RELEASE);
 	errno = saved;
+}
+
+void emd_rec_event(int kind, const struct emd_rec_event *ev, const void *site)
+{
+	struct emd_rec rec;
+	struct emd_rec_slot *s;
+
+	emd_rec_open(&rec, kind, -1, NULL, site);
+	if (!(s = rec.slot))
+		return;
+	s->file = ev->file;
+	s->dir_dev = ev->dir.dev;
+	s->dir_ino = ev->dir.ino;
+	s->flags = ev->flags;
+	snprintf(s->path, sizeof(s->path), "%s", ev->path);
+	emd_rec_close(&rec, 0);
 }
 
 void emd_rec_close(struct emd_rec *rec, long result)
@@ -215,6 +259,9 @@ void emd_rec_close(struct emd_rec *rec, long result)
 	s->latency_ns = now_ns() - rec->start;
 	s->result = result;
 	s->error = result < 0 ? saved : 0;
+	/* What a synced write made durable is the file as it left it. */
+	if (s->kind == EMD_K_WRITE_SYNC || s->kind == EMD_K_PWRITEV2_SYNC)
+		emd_rec_stat(rec->fd, "", AT_EMPTY_PATH, &s->file);
 	__atomic_store_n(&s->state, EMD_REC_DONE, __ATOMIC_RELEASE);
 	errno = saved;
 }

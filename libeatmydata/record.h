@@ -26,7 +26,14 @@
 	X(MSYNC, "msync")                                                      \
 	X(PWRITEV2_SYNC, "pwritev2(RWF_SYNC)")                                 \
 	X(OPEN_SYNC, "open(O_SYNC)")                                           \
-	X(WRITE_SYNC, "write(O_SYNC)")
+	X(WRITE_SYNC, "write(O_SYNC)")                                         \
+	X(CREATE, "create")                                                    \
+	X(RENAME, "rename")                                                    \
+	X(LINK, "link")
+
+/* Kinds from EMD_K_CREATE on are not durability calls but the events
+ * syncstat --audit needs: a directory entry made, a file renamed. */
+#define EMD_K_FIRST_EVENT EMD_K_CREATE
 
 #define EMD_REC_KIND_ID(id, name) EMD_K_##id,
 enum emd_rec_kind { EMD_REC_KINDS(EMD_REC_KIND_ID) EMD_K_COUNT };
@@ -44,20 +51,35 @@ struct emd_rec_header {
 };
 
 #define EMD_REC_EATEN 1
+#define EMD_REC_AUDIT 2 /* the events are recorded too */
+
+/* A file as a call found it: which one (device, inode, birth time) and its
+ * contents' state (modification time, size). */
+struct emd_rec_file {
+	uint64_t dev, ino, btime_ns, mtime_ns, size;
+	uint32_t mode, pad;
+};
 
 struct emd_rec_slot {
 	uint32_t state;
 	uint32_t kind;
-	int32_t pid, ppid, tid;
+	int32_t pid, ppid;
+	int32_t flags;        /* EMD_REC_EXISTED: a rename's target was there */
 	int32_t error;        /* errno of a failed call, else 0 */
 	int64_t result;
 	uint64_t start_ns;    /* CLOCK_MONOTONIC */
 	uint64_t latency_ns;
+	struct emd_rec_file file;
+	uint64_t dir_dev, dir_ino; /* events: the directory of the entry */
 	char program[32];
 	char path[256];
-	char site[176];
+	char site[112];
 };
 
+#define EMD_REC_EXISTED 1
+
 _Static_assert(sizeof(struct emd_rec_slot) == 512, "record slot size");
+
+/* EATMYDATA_AUDIT=1 with EATMYDATA_RECORD: record the events too. */
 
 #endif

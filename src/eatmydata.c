@@ -6,6 +6,7 @@
  */
 #include "common.h"
 #include "records.h"
+#include "../libeatmydata/record.h"
 #include "report.h"
 #include "sync_on_exit.h"
 
@@ -102,7 +103,7 @@ static noreturn void run_then_finish(char **argv, const struct options *opt)
 	if (opt->sync_on_exit)
 		sync_on_exit_prepare();
 	if (opt->stats)
-		dir = records_prepare(NULL, 1);
+		dir = records_prepare(NULL, EMD_REC_EATEN);
 	status = run_and_wait(argv);
 	if (opt->sync_on_exit)
 		sync_on_exit_finish();

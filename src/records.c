@@ -26,12 +26,12 @@ static const char *in_dir(const char *dir, const char *name)
 	return p;
 }
 
-const char *records_prepare(const char *dir, int eaten)
+const char *records_prepare(const char *dir, unsigned flags)
 {
 	struct emd_rec_header h = {.version = 1,
 				   .slot_size = sizeof(struct emd_rec_slot),
 				   .slots = EMD_REC_SLOTS_DEFAULT,
-				   .flags = eaten ? EMD_REC_EATEN : 0};
+				   .flags = flags};
 	const char *file;
 	int fd;
 
@@ -59,7 +59,8 @@ const char *records_prepare(const char *dir, int eaten)
 	fchmod(fd, 0666);
 	close(fd);
 	chmod(path_buf, 01777);
-	if (setenv("EATMYDATA_RECORD", file, 1) != 0)
+	if (setenv("EATMYDATA_RECORD", file, 1) != 0 ||
+	    ((flags & EMD_REC_AUDIT) && setenv("EATMYDATA_AUDIT", "1", 1) != 0))
 		die("cannot set EATMYDATA_RECORD");
 	return path_buf;
 }
@@ -85,7 +86,7 @@ void records_save_run(const char *dir, char *const argv[], int status,
 
 void records_remove(const char *dir)
 {
-	static const char *const names[] = {"records", "command", "run"};
+	static const char *const names[] = {"records", "command", "run", "tails"};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
 		unlink(in_dir(dir, names[i]));

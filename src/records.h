@@ -4,10 +4,10 @@
 #ifndef EMD_RECORDS_H
 #define EMD_RECORDS_H
 
-/* Make `dir` (or, if NULL, a temporary directory) ready for a run whose
- * calls are eaten or not, and name its record file in EATMYDATA_RECORD;
- * returns the directory. */
-const char *records_prepare(const char *dir, int eaten);
+/* Make `dir` (or, if NULL, a temporary directory) ready for a run, with the
+ * record file's EMD_REC_* flags (eaten, audit), and name the record file in
+ * EATMYDATA_RECORD; returns the directory. */
+const char *records_prepare(const char *dir, unsigned flags);
 
 /* Save the command and how it ended, for `syncstat report`. */
 void records_save_run(const char *dir, char *const argv[], int status,

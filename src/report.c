@@ -90,6 +90,9 @@ static void load_records(struct run *run)
 		corrupt(file, "truncated or corrupt header");
 	run->lost = h->next > h->slots ? h->next - h->slots : 0;
 	run->eaten = (h->flags & EMD_REC_EATEN) != 0;
+	run->audit = (h->flags & EMD_REC_AUDIT) != 0;
+	run->slots = (const void *)((const char *)h + EMD_REC_HEADER);
+	run->nslots = h->next < h->slots ? h->next : h->slots;
 	for (unsigned long long i = 0; i < h->next && i < h->slots; i++) {
 		const struct emd_rec_slot *s =
 			(const void *)((const char *)h + EMD_REC_HEADER + i * h->slot_size);
@@ -103,6 +106,8 @@ static void load_records(struct run *run)
 		    memchr(s->path, 0, sizeof(s->path)) == NULL ||
 		    memchr(s->site, 0, sizeof(s->site)) == NULL)
 			corrupt(file, "corrupt record");
+		if (s->kind >= EMD_K_FIRST_EVENT)
+			continue; /* --audit's events, not calls */
 		run->calls++;
 		run->incomplete += s->state != EMD_REC_DONE;
 		run->total += s->state == EMD_REC_DONE ? s->latency_ns : 0;
@@ -214,6 +219,10 @@ void report_dir(const char *dir, const struct report_options *opt)
 	load_records(&run);
 	load_run(&run);
 	sort_all(&run);
+	if (run.audit) {
+		audit_records(run.slots, run.nslots, &run.findings);
+		audit_load_tails(dir, &run.findings);
+	}
 	if (opt->output && !(out = fopen(opt->output, "we")))
 		die("cannot write %s: %s", opt->output, strerror(errno));
 	if (opt->json)
@@ -222,4 +231,12 @@ void report_dir(const char *dir, const struct report_options *opt)
 		report_text(out, &run);
 	if (out != stderr && fclose(out) != 0)
 		die("cannot write %s: %s", opt->output, strerror(errno));
+}
+
+void report_finish_audit(const char *dir)
+{
+	struct run run = {.dir = dir};
+
+	load_records(&run);
+	audit_tails(dir, run.slots, run.nslots);
 }

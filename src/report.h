@@ -13,4 +13,7 @@ struct report_options {
  * is missing, unreadable or corrupt. */
 void report_dir(const char *dir, const struct report_options *opt);
 
+/* Right after an audited run: compare each synced file with how it is now. */
+void report_finish_audit(const char *dir);
+
 #endif

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 
+#include "audit.h"
 #include "report.h"
 
 /* What an eaten call costs: the one validating system call. */
@@ -28,6 +29,10 @@ struct groups {
 struct run {
 	const char *dir;
 	int eaten; /* the calls were eaten: counts, no latency */
+	int audit; /* syncstat --audit: findings */
+	const struct emd_rec_slot *slots;
+	size_t nslots;
+	struct findings findings;
 	struct groups by_kind, by_file, by_site, by_process;
 	unsigned long long calls, incomplete, lost, total;
 	char **argv;

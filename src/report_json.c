@@ -87,7 +87,25 @@ static void processes(FILE *out, const struct groups *gs)
 		counts(out, g);
 		fprintf(out, "}");
 	}
-	fprintf(out, "\n  ]\n");
+	fprintf(out, "\n  ]");
+}
+
+static void findings(FILE *out, const struct findings *fs)
+{
+	fprintf(out, ",\n  \"findings\": [");
+	for (size_t i = 0; i < fs->n; i++) {
+		const struct finding *f = &fs->f[i];
+
+		fprintf(out, "%s\n    {\"pattern\": \"%s\", \"program\": ", i ? "," : "",
+			audit_names[f->pattern]);
+		json_string(out, f->program);
+		fprintf(out, ", \"site\": ");
+		json_string(out, f->site);
+		fprintf(out, ", \"count\": %llu, \"example\": ", f->count);
+		json_string(out, f->example);
+		fprintf(out, "}");
+	}
+	fprintf(out, "\n  ]");
 }
 
 void report_json(FILE *out, const struct run *run)
@@ -115,5 +133,7 @@ void report_json(FILE *out, const struct run *run)
 	keyed(out, "files", "path", &run->by_file);
 	keyed(out, "sites", "site", &run->by_site);
 	processes(out, &run->by_process);
-	fprintf(out, "}\n");
+	if (run->audit)
+		findings(out, &run->findings);
+	fprintf(out, "\n}\n");
 }

@@ -110,6 +110,19 @@ static void top(FILE *out, const char *title, const char *what,
 			gs->g[i].key);
 }
 
+static void findings(FILE *out, const struct findings *fs)
+{
+	fprintf(out, "\nAudit: %zu finding%s\n", fs->n, fs->n == 1 ? "" : "s");
+	for (size_t i = 0; i < fs->n; i++) {
+		const struct finding *f = &fs->f[i];
+
+		fprintf(out, "  [%s] %s at %s: %llu time%s, e.g. %s\n    %s\n",
+			audit_names[f->pattern], f->program, f->site, f->count,
+			f->count == 1 ? "" : "s", f->example,
+			audit_explanations[f->pattern]);
+	}
+}
+
 void report_text(FILE *out, const struct run *run)
 {
 	summary(out, run, run->eaten);
@@ -118,4 +131,6 @@ void report_text(FILE *out, const struct run *run)
 		top(out, "files", "file", &run->by_file, run->eaten);
 		top(out, "call sites", "site", &run->by_site, run->eaten);
 	}
+	if (run->audit)
+		findings(out, &run->findings);
 }

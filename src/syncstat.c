@@ -4,6 +4,7 @@
 #include "common.h"
 #include "records.h"
 #include "report.h"
+#include "../libeatmydata/record.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -12,7 +13,7 @@
 
 static const char usage[] =
 	"Usage: syncstat [OPTION]... [--] COMMAND [ARG]...\n"
-	"       syncstat report [OPTION]... DIR\n"
+	"       syncstat report [--json] [--output=FILE] DIR\n"
 	"Run COMMAND with real durability and report every durability call of\n"
 	"its process tree (fsync, fdatasync, syncfs, sync, sync_file_range,\n"
 	"msync, O_SYNC opens, pwritev2 with RWF_SYNC): per program and kind of\n"
@@ -23,6 +24,9 @@ static const char usage[] =
 	"  -o, --output=FILE  write the report to FILE instead of stderr\n"
 	"  -j, --json         the report as JSON (schema eatmydata.syncstat/1)\n"
 	"  -k, --keep=DIR     keep the records in DIR (created if needed)\n"
+	"  -a, --audit        also report the durability mistakes made: renames\n"
+	"                     of unsynced data, directories never synced after\n"
+	"                     an entry, writes after the last sync\n"
 	"  -h, --help         show this help and exit\n"
 	"  -V, --version      show the version and exit\n"
 	"\n"
@@ -32,6 +36,7 @@ static const char usage[] =
 struct options {
 	struct report_options report;
 	const char *keep;
+	int audit;
 };
 
 static int parse_options(int argc, char **argv, struct options *opt)
@@ -40,6 +45,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		{"output", required_argument, NULL, 'o'},
 		{"json", no_argument, NULL, 'j'},
 		{"keep", required_argument, NULL, 'k'},
+		{"audit", no_argument, NULL, 'a'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -47,7 +53,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:jk:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:jk:ahV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			opt->report.output = optarg;
@@ -57,6 +63,9 @@ static int parse_options(int argc, char **argv, struct options *opt)
 			break;
 		case 'k':
 			opt->keep = optarg;
+			break;
+		case 'a':
+			opt->audit = 1;
 			break;
 		default:
 			common_option(c, argv, usage);
@@ -76,7 +85,7 @@ int main(int argc, char **argv)
 	/* 1. `syncstat report DIR`: print an earlier run's report. */
 	if (argc > 1 && strcmp(argv[1], "report") == 0) {
 		first = parse_options(argc - 1, argv + 1, &opt) + 1;
-		if (first != argc - 1 || opt.keep)
+		if (first != argc - 1 || opt.keep || opt.audit)
 			die("usage: syncstat report [--json] [--output=FILE] DIR");
 		report_dir(argv[first], &opt.report);
 		return 0;
@@ -86,7 +95,7 @@ int main(int argc, char **argv)
 	first = parse_options(argc, argv, &opt);
 	if (first >= argc)
 		die("no command given; try 'syncstat --help'");
-	dir = records_prepare(opt.keep, 0);
+	dir = records_prepare(opt.keep, opt.audit ? EMD_REC_AUDIT : 0);
 	preload_prepend(preload_entry("libeatmydata.so"));
 	if (setenv("EATMYDATA_DISABLE", "1", 1) != 0)
 		die("cannot set EATMYDATA_DISABLE");
@@ -95,6 +104,8 @@ int main(int argc, char **argv)
 
 	/* 3. Report, then exit as the command did. */
 	records_save_run(dir, argv + first, status, monotonic_seconds() - start);
+	if (opt.audit)
+		report_finish_audit(dir);
 	report_dir(dir, &opt.report);
 	if (!opt.keep)
 		records_remove(dir);

@@ -170,6 +170,7 @@ def make_deb(where, files=20):
 
 def dpkg_root(where):
     root = where / "root"
+    where.mkdir(exist_ok=True)
     admin = root / "var" / "lib" / "dpkg"
     for sub in ["info", "updates", "triggers"]:
         (admin / sub).mkdir(parents=True)
