@@ -28,5 +28,7 @@ ENTRY_POINTS = {
 REQUESTS = [(sym, prog, call) for sym, rows in ENTRY_POINTS.items()
             for prog, call in rows]
 
-# Wrapped only to record the writes on O_SYNC descriptors for syncstat.
-RECORDED_ONLY = {"write", "writev", "pwrite", "pwrite64", "pwritev", "pwritev64"}
+# Wrapped only for syncstat: the writes on O_SYNC descriptors, and the
+# directory entries --audit follows.
+RECORDED_ONLY = {"write", "writev", "pwrite", "pwrite64", "pwritev", "pwritev64",
+                 "rename", "renameat", "renameat2", "link", "linkat"}

@@ -165,10 +165,12 @@ def test_report_of_a_killed_run(scratch, tmp_path):
 
 
 HEADER = struct.Struct("<8sIIQQQ")
-SLOT = struct.Struct("<IIiiiiqQQ32s256s176s")
+# libeatmydata/record.h: struct emd_rec_slot, its struct emd_rec_file inside.
+SLOT = struct.Struct("<IIiiiiqQQ" "QQQQQII" "QQ" "32s256s112s")
 
 
 def write_records(d, slots, magic=b"EMDREC01", capacity=16, flags=0):
+    assert SLOT.size == 512
     d.mkdir(exist_ok=True)
     data = bytearray(4096 + capacity * 512)
     HEADER.pack_into(data, 0, magic, 1, 512, capacity, len(slots), flags)
@@ -178,7 +180,8 @@ def write_records(d, slots, magic=b"EMDREC01", capacity=16, flags=0):
 
 
 def slot(latency, kind=0, state=2, program=b"prog", path=b"/data/f", site=b"prog+0x10"):
-    return (state, kind, 7, 1, 0, 0, 0, 0, latency, program, path, site)
+    return (state, kind, 7, 1, 0, 0, 0, 0, latency, 0, 0, 0, 0, 0, 0o100644, 0, 0, 0,
+            program, path, site)
 
 
 GOLDEN = """\
