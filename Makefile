@@ -68,7 +68,7 @@ TEST_C = $(wildcard tests/c/*.c)
 TEST_BINS = $(TEST_C:tests/c/%.c=$(B)/tests/%) \
 	$(B)/tests/probe-fortify $(B)/tests/entry-fortify \
 	$(if $(PLATFORM32),$(B)/tests/probe32 $(B)/tests/entry32 $(B)/tests/timesprobe32) \
-	$(B)/tests/libctor.so
+	$(B)/tests/libctor.so $(B)/tests/entry-static $(B)/tests/probe-static
 
 all: $(BINS) $(LIBS)
 
@@ -77,7 +77,14 @@ $(B)/cli/%.o: src/%.c
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -DEMD_VERSION='"$(VERSION)"' \
 		-DEMD_LIBDIR='"$(LIBDIR)/eatmydata"' -c $< -o $@
 
-$(B)/bin/eatmydata: $(B)/cli/sync_on_exit.o $(REPORT_OBJS)
+SECCOMP_OBJS = $(B)/cli/seccomp.o $(B)/cli/supervisor.o $(B)/cli/behalf.o \
+	$(B)/cli/glob.o
+
+$(B)/cli/glob.o: libeatmydata/glob.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ipreload -c $< -o $@
+
+$(B)/bin/eatmydata: $(B)/cli/sync_on_exit.o $(REPORT_OBJS) $(SECCOMP_OBJS)
 $(B)/bin/syncstat: $(REPORT_OBJS)
 $(B)/bin/%: $(B)/cli/%.o $(B)/cli/common.o
 	@mkdir -p $(@D)
@@ -86,10 +93,13 @@ $(B)/bin/%: $(B)/cli/%.o $(B)/cli/common.o
 # Test programs: plain, fortified (open becomes __open_2) and 32-bit.
 $(B)/tests/%: tests/c/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< -lpthread
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< -lpthread -lrt
 
 $(B)/tests/%-fortify: tests/c/%.c
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O2 -D_FORTIFY_SOURCE=2 -o $@ $< -lpthread
+
+$(B)/tests/%-static: tests/c/%.c
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -static -o $@ $< -lpthread
 
 $(B)/tests/%32: tests/c/%.c
 	$(CC) -m32 $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< -lpthread

@@ -163,6 +163,24 @@ char *find_in_path_skipping_self(const char *name)
 	return NULL;
 }
 
+const char *find_command(const char *name)
+{
+	static char cand[PATH_MAX];
+	const char *path = getenv("PATH");
+
+	if (strchr(name, '/'))
+		return name;
+	for (const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin"; *p; p += (*p == ':')) {
+		size_t n = strcspn(p, ":");
+
+		snprintf(cand, sizeof(cand), "%.*s/%s", (int)n, n ? p : ".", name);
+		p += n;
+		if (access(cand, X_OK) == 0)
+			return cand;
+	}
+	return NULL;
+}
+
 static pid_t child;
 
 static void forward(int sig)
@@ -171,7 +189,8 @@ static void forward(int sig)
 		kill(child, sig);
 }
 
-int run_and_wait(char *const argv[])
+int run_and_wait(char *const argv[], void (*before_exec)(const void *),
+		 const void *arg)
 {
 	/* A terminal's SIGINT and SIGQUIT reach the whole process group, the
 	 * child included; the rest are sent to this pid and passed on. */
@@ -182,8 +201,11 @@ int run_and_wait(char *const argv[])
 	child = fork();
 	if (child < 0)
 		die("cannot fork: %s", strerror(errno));
-	if (child == 0)
+	if (child == 0) {
+		if (before_exec)
+			before_exec(arg);
 		exec_command(argv[0], argv);
+	}
 	for (size_t i = 0; i < sizeof(passed_on) / sizeof(*passed_on); i++)
 		sigaction(passed_on[i], &sa, NULL);
 	signal(SIGINT, SIG_IGN);

@@ -38,8 +38,13 @@ noreturn void exec_command(const char *file, char *const argv[]);
 char *find_in_path_skipping_self(const char *name);
 
 /* Run argv in a child and wait for it, passing on the signals a terminal or
- * a supervisor sends; returns its wait status. */
-int run_and_wait(char *const argv[]);
+ * a supervisor sends; returns its wait status.  The child calls
+ * before_exec(arg), if given, first. */
+int run_and_wait(char *const argv[], void (*before_exec)(const void *),
+		 const void *arg);
+
+/* Where execvp would find `name`, or NULL. */
+const char *find_command(const char *name);
 
 /* An option every launcher has (-h, --help; -V, --version), or else an
  * unknown one: prints and exits either way. */

@@ -6,6 +6,7 @@
  */
 #include "common.h"
 #include "records.h"
+#include "seccomp.h"
 #include "../libeatmydata/record.h"
 #include "report.h"
 #include "sync_on_exit.h"
@@ -27,6 +28,12 @@ static const char usage[] =
 	"                         asked to sync, then exit with its status\n"
 	"  --stats                when COMMAND ends, report to stderr the calls\n"
 	"                         eaten: per program and kind, file, call site\n"
+	"  --seccomp=auto|on|off  also eat the system calls no library sees\n"
+	"                         (static and Go programs, aio_fsync) with a\n"
+	"                         seccomp filter; auto: for static and Go\n"
+	"                         programs (default auto)\n"
+	"  --no-io-uring          with the filter: io_uring_setup fails with\n"
+	"                         ENOSYS, so programs fall back to system calls\n"
 	"  -h, --help             show this help and exit\n"
 	"  -V, --version          show the version and exit\n"
 	"\n"
@@ -40,16 +47,21 @@ struct options {
 	const char *only;
 	int sync_on_exit;
 	int stats;
+	struct seccomp_options seccomp;
+	int filter; /* the seccomp filter is wanted */
 };
 
 /* Parse the options; returns the index of COMMAND in argv. */
 static int parse_options(int argc, char **argv, struct options *opt)
 {
-	enum { OPT_ONLY = 256, OPT_SYNC_ON_EXIT, OPT_STATS };
+	enum { OPT_ONLY = 256, OPT_SYNC_ON_EXIT, OPT_STATS, OPT_SECCOMP,
+	       OPT_NO_IO_URING };
 	static const struct option longopts[] = {
 		{"only", required_argument, NULL, OPT_ONLY},
 		{"sync-on-exit", no_argument, NULL, OPT_SYNC_ON_EXIT},
 		{"stats", no_argument, NULL, OPT_STATS},
+		{"seccomp", required_argument, NULL, OPT_SECCOMP},
+		{"no-io-uring", no_argument, NULL, OPT_NO_IO_URING},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -70,6 +82,12 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		case OPT_STATS:
 			opt->stats = 1;
 			break;
+		case OPT_SECCOMP:
+			opt->seccomp.mode = optarg;
+			break;
+		case OPT_NO_IO_URING:
+			opt->seccomp.no_io_uring = 1;
+			break;
 		default:
 			common_option(c, argv, usage);
 		}
@@ -82,6 +100,8 @@ static int parse_options(int argc, char **argv, struct options *opt)
 /* Symlink mode: argv[0] names the program to run. */
 static noreturn void run_as_link(const char *name, char **argv)
 {
+	const struct seccomp_options auto_seccomp = {.mode = "auto",
+						     .only = getenv("EATMYDATA_ONLY")};
 	const char *file = find_in_path_skipping_self(name);
 
 	if (!file) {
@@ -89,7 +109,14 @@ static noreturn void run_as_link(const char *name, char **argv)
 		exit(EXIT_NOT_FOUND);
 	}
 	preload_prepend(preload_entry("libeatmydata.so"));
+	if (seccomp_wanted(&auto_seccomp, file))
+		seccomp_install(&auto_seccomp);
 	exec_command(file, argv);
+}
+
+static void install_filter(const void *seccomp)
+{
+	seccomp_install(seccomp);
 }
 
 /* Run the command as a child, then sync and report as asked. */
@@ -104,7 +131,7 @@ static noreturn void run_then_finish(char **argv, const struct options *opt)
 		sync_on_exit_prepare();
 	if (opt->stats)
 		dir = records_prepare(NULL, EMD_REC_EATEN);
-	status = run_and_wait(argv);
+	status = run_and_wait(argv, opt->filter ? install_filter : NULL, &opt->seccomp);
 	if (opt->sync_on_exit)
 		sync_on_exit_finish();
 	if (dir) {
@@ -118,7 +145,7 @@ static noreturn void run_then_finish(char **argv, const struct options *opt)
 int main(int argc, char **argv)
 {
 	const char *name = strrchr(argv[0], '/');
-	struct options opt = {0};
+	struct options opt = {.seccomp.mode = "auto"};
 	int first;
 
 	/* 1. Under another name, be that program. */
@@ -131,9 +158,14 @@ int main(int argc, char **argv)
 	preload_prepend(preload_entry("libeatmydata.so"));
 	if (opt.only && setenv("EATMYDATA_ONLY", opt.only, 1) != 0)
 		die("cannot set EATMYDATA_ONLY");
+	opt.seccomp.only = getenv("EATMYDATA_ONLY");
+	opt.filter = seccomp_wanted(&opt.seccomp, find_command(argv[first]));
 
 	/* 3. Become the command, unless something has to happen after it. */
-	if (!opt.sync_on_exit && !opt.stats)
+	if (!opt.sync_on_exit && !opt.stats) {
+		if (opt.filter)
+			seccomp_install(&opt.seccomp);
 		exec_command(argv[first], argv + first);
+	}
 	run_then_finish(argv + first, &opt);
 }

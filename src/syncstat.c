@@ -100,7 +100,7 @@ int main(int argc, char **argv)
 	if (setenv("EATMYDATA_DISABLE", "1", 1) != 0)
 		die("cannot set EATMYDATA_DISABLE");
 	start = monotonic_seconds();
-	status = run_and_wait(argv + first);
+	status = run_and_wait(argv + first, NULL, NULL);
 
 	/* 3. Report, then exit as the command did. */
 	records_save_run(dir, argv + first, status, monotonic_seconds() - start);

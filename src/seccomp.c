@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/* seccomp.c -- the filter of eatmydata --seccomp, and how it is installed.
+ *
+ * The filter lets every system call through but the durability requests:
+ * those go to a supervisor process (SECCOMP_RET_USER_NOTIF), which answers
+ * them as the library would (supervisor.c).  Calls that cannot sync pass
+ * untouched: an fsync of a negative descriptor (EBADF from the kernel),
+ * sync_file_range with no flags (the library's own validation), opens
+ * without O_SYNC.  Everything else stays in the kernel's per-syscall
+ * "always allowed" cache, which is why the filter costs almost nothing.
+ */
+#include "common.h"
+#include "seccomp.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/capability.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define ARG_LO(i) (offsetof(struct seccomp_data, args) + 8 * (i))
+#define NOTIFY SECCOMP_RET_USER_NOTIF
+#define ALLOW SECCOMP_RET_ALLOW
+
+struct filter {
+	struct sock_filter insn[128];
+	unsigned short n;
+};
+
+static void emit(struct filter *f, struct sock_filter insn)
+{
+	if (f->n == sizeof(f->insn) / sizeof(*f->insn))
+		die("seccomp filter too long");
+	f->insn[f->n++] = insn;
+}
+
+/* "if nr: body", the body `len` instructions that end in a return. */
+static void rule(struct filter *f, int nr, unsigned char len)
+{
+	emit(f, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, len));
+}
+
+static void ret(struct filter *f, unsigned action)
+{
+	emit(f, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, action));
+}
+
+/* Notify when any bit of `mask` is set in argument `arg`. */
+static void notify_if_flags(struct filter *f, int nr, int arg, unsigned mask)
+{
+	rule(f, nr, 4);
+	emit(f, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(arg)));
+	emit(f, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, mask, 0, 1));
+	ret(f, NOTIFY);
+	ret(f, ALLOW);
+}
+
+/* Notify unless the descriptor is negative: the kernel's own EBADF. */
+static void notify_unless_negative(struct filter *f, int nr)
+{
+	rule(f, nr, 4);
+	emit(f, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(0)));
+	emit(f, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x80000000u, 0, 1));
+	ret(f, ALLOW);
+	ret(f, NOTIFY);
+}
+
+static void build(struct filter *f, const struct seccomp_options *opt)
+{
+	/* Only this ABI's numbers are known; x32 and i386 calls pass. */
+	emit(f, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					     offsetof(struct seccomp_data, arch)));
+	emit(f, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+					     AUDIT_ARCH_X86_64, 1, 0));
+	ret(f, ALLOW);
+	emit(f, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					     offsetof(struct seccomp_data, nr)));
+	notify_unless_negative(f, SYS_fsync);
+	notify_unless_negative(f, SYS_fdatasync);
+	notify_unless_negative(f, SYS_syncfs);
+	rule(f, SYS_sync, 1);
+	ret(f, NOTIFY);
+	notify_if_flags(f, SYS_sync_file_range, 3, 7);
+	notify_if_flags(f, SYS_msync, 2, MS_SYNC);
+	notify_if_flags(f, SYS_open, 1, O_SYNC | O_DSYNC);
+	notify_if_flags(f, SYS_openat, 2, O_SYNC | O_DSYNC);
+	rule(f, SYS_openat2, 1);
+	ret(f, NOTIFY);
+	if (opt->no_io_uring) {
+		rule(f, SYS_io_uring_setup, 1);
+		ret(f, SECCOMP_RET_ERRNO | ENOSYS);
+	}
+	ret(f, ALLOW);
+}
+
+/* Does the program need the filter: no ELF interpreter (statically
+ * linked), or a Go build ID note (Go makes its system calls itself)? */
+static int static_or_go(const char *file)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	char note[64];
+	int fd = open(file, O_RDONLY | O_CLOEXEC), interp = 0, go = 0;
+
+	if (fd < 0 || pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64) {
+		if (fd >= 0)
+			close(fd);
+		return 0; /* a script, or not ours to judge */
+	}
+	for (int i = 0; i < eh.e_phnum; i++) {
+		if (pread(fd, &ph, sizeof(ph), eh.e_phoff + (off_t)i * eh.e_phentsize) != sizeof(ph))
+			break;
+		interp |= ph.p_type == PT_INTERP;
+		if (ph.p_type == PT_NOTE &&
+		    pread(fd, note, sizeof(note), ph.p_offset) >= 16 &&
+		    memcmp(note + 12, "Go\0", 3) == 0)
+			go = 1;
+	}
+	close(fd);
+	return !interp || go;
+}
+
+int seccomp_wanted(const struct seccomp_options *opt, const char *file)
+{
+	if (!strcmp(opt->mode, "on"))
+		return 1;
+	if (!strcmp(opt->mode, "off"))
+		return 0;
+	if (strcmp(opt->mode, "auto") != 0)
+		die("--seccomp takes auto, on or off, not '%s'", opt->mode);
+	return file && static_or_go(file);
+}
+
+/* CAP_SYS_ADMIN may install a filter without no_new_privs. */
+static int privileged(void)
+{
+	char line[256];
+	unsigned long long caps = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &caps) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (caps >> CAP_SYS_ADMIN) & 1;
+}
+
+static void send_fd(int sock, int fd)
+{
+	char data = 0, ctl[CMSG_SPACE(sizeof(int))] = {0};
+	struct iovec iov = {&data, 1};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = ctl, .msg_controllen = sizeof(ctl)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	if (sendmsg(sock, &msg, 0) != 1)
+		die("cannot pass the seccomp listener: %s", strerror(errno));
+}
+
+static int recv_fd(int sock)
+{
+	char data, ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = {&data, 1};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = ctl, .msg_controllen = sizeof(ctl)};
+	struct cmsghdr *c;
+	int fd;
+
+	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1 || !(c = CMSG_FIRSTHDR(&msg)) ||
+	    c->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
+/* The supervisor: a grandchild, so that it is nobody's child in the tree,
+ * in a session of its own, holding no descriptor of the tree's. */
+static void start_supervisor(int sock, const char *only)
+{
+	pid_t middle = fork();
+	int listener, null;
+
+	if (middle < 0)
+		die("cannot fork: %s", strerror(errno));
+	if (middle > 0) {
+		waitpid(middle, NULL, 0);
+		return;
+	}
+	if (fork() != 0)
+		_exit(0);
+	setsid();
+	listener = recv_fd(sock);
+	if (listener < 0)
+		_exit(0);
+	null = open("/dev/null", O_RDWR);
+	dup2(null, 0);
+	dup2(null, 1);
+	dup2(null, 2);
+	dup2(listener, 3);
+	close_range(4, ~0U, 0);
+	supervise(3, only);
+}
+
+void seccomp_install(const struct seccomp_options *opt)
+{
+	struct filter f = {0};
+	struct sock_fprog prog;
+	int sv[2], listener;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+		die("cannot create a socket: %s", strerror(errno));
+	start_supervisor(sv[1], opt->only);
+	close(sv[1]);
+	build(&f, opt);
+	prog = (struct sock_fprog){.len = f.n, .filter = f.insn};
+	if (!privileged() && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		die("cannot set no_new_privs: %s", strerror(errno));
+	listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+				SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	if (listener < 0)
+		die("cannot install the seccomp filter: %s", strerror(errno));
+	send_fd(sv[0], listener);
+	close(listener);
+	close(sv[0]);
+}

@@ -1,0 +1,125 @@
+# SPDX-License-Identifier: MIT
+"""eatmydata --seccomp: durability asked for by system calls that no
+preloaded library sees (static and Go programs, glibc's aio helper thread),
+eaten by a seccomp filter and its supervisor, with the same answers."""
+import difflib
+import os
+import subprocess
+
+import pytest
+
+from conftest import EATMYDATA, TESTS, cmdline, run, eaten, tool
+
+STATIC_REQUESTS = ["fsync", "fdatasync", "syncfs", "sync", "sync_file_range", "msync",
+                   "open", "openat", "syscall-openat2"]
+
+
+@pytest.mark.parametrize("call", STATIC_REQUESTS)
+def test_static_program(scratch, call):
+    cmd = [TESTS / "entry-static", "-t", "4", "-f", call, scratch]
+    events = [("ext4:ext4_sync_file_enter", None), ("ext4:ext4_sync_fs", None),
+              ("syscalls:sys_enter_sync_file_range", "flags != 0")]
+    native = run(cmd, events=events)
+    assert native.syncs > 0, native.why()
+    under = eaten(cmd, events=events)
+    assert under.syncs == 0, under.why()
+
+
+def test_static_program_gets_the_same_answers(tmp_path):
+    outs = []
+    for name, prefix in [("native", []), ("eaten", [EATMYDATA])]:
+        d = tmp_path / name
+        d.mkdir()
+        r = subprocess.run(prefix + [TESTS / "probe-static", d], capture_output=True,
+                           text=True, timeout=120)
+        assert r.returncode == 0 and not r.stderr, cmdline(prefix + [TESTS / "probe-static", d])
+        outs.append(r.stdout.splitlines())
+    diff = list(difflib.unified_diff(*outs, "native", "eatmydata", lineterm=""))
+    assert len(outs[0]) > 250 and not diff, "\n".join(diff)
+
+
+@pytest.fixture(scope="module")
+def go_program(tmp_path_factory):
+    go = tool("go")
+    if not go:
+        pytest.fail("go is not installed (.ci/run installs it)")
+    d = tmp_path_factory.mktemp("go")
+    exe = d / "fsync-go"
+    src = os.path.join(os.path.dirname(__file__), "..", "go", "fsync.go")
+    subprocess.run([go, "build", "-o", exe, src], check=True, timeout=600,
+                   env=dict(os.environ, CGO_ENABLED="0", GOCACHE=str(d / "cache"),
+                            GOPATH=str(d / "gopath"), GOFLAGS="-mod=mod"))
+    yield exe
+
+
+def test_go_program(go_program, scratch):
+    cmd = [go_program, scratch / "f", "50"]
+    native = run(cmd)
+    assert native.counts["ext4:ext4_sync_file_enter"] >= 51, native.why()
+    under = eaten(cmd)
+    assert under.syncs == 0 and under.stdout == "ok\n", under.why()
+
+
+def test_aio_fsync_completes_as_after_a_real_sync(scratch):
+    cmd = [TESTS / "aio", scratch / "f"]
+    native = run(cmd)
+    assert native.counts["ext4:ext4_sync_file_enter"] == 1, native.why()
+    under = run([EATMYDATA, "--seccomp=on", *cmd])
+    assert under.syncs == 0, under.why()
+    assert under.stdout == native.stdout == "error 0 return 0 signal 10 value 0\n"
+
+
+def test_threads_of_a_static_program(scratch):
+    under = eaten([TESTS / "entry-static", "-t", "16", "fsync", scratch])
+    assert under.syncs == 0, under.why()
+
+
+def test_only_keeps_its_meaning(scratch):
+    cmd = [TESTS / "entry-static", "fsync", scratch]
+    other = run([EATMYDATA, "--only=somebody-else", *cmd])
+    assert other.counts["ext4:ext4_sync_file_enter"] == 1, other.why()
+    named = run([EATMYDATA, "--only=entry-st*", *cmd])
+    assert named.syncs == 0, named.why()
+    disabled = eaten(cmd, env={"EATMYDATA_DISABLE": "1"})
+    assert disabled.counts["ext4:ext4_sync_file_enter"] == 1, disabled.why()
+
+
+def status_field(field, args, user=None):
+    prefix = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"] \
+        if user else []
+    r = subprocess.run(prefix + [*args, "grep", f"^{field}:", "/proc/self/status"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.split()[1]
+
+
+def test_when_the_filter_is_on(shared_lib):
+    emd = str(shared_lib / "bin" / "eatmydata")
+    # auto: a dynamically linked program is reached by the library alone.
+    assert status_field("Seccomp", [emd]) == "0"
+    assert status_field("Seccomp", [emd, "--seccomp=on"]) == "2"
+    assert status_field("Seccomp", [emd, "--seccomp=off"]) == "0"
+    # no_new_privs only where it is needed: an unprivileged user.
+    assert status_field("NoNewPrivs", [emd, "--seccomp=on"]) == "0"
+    assert status_field("NoNewPrivs", [emd, "--seccomp=on"], user=True) == "1"
+    assert status_field("NoNewPrivs", [emd], user=True) == "0"
+
+
+def test_no_io_uring():
+    assert subprocess.run([EATMYDATA, "--seccomp=on", TESTS / "uring"], capture_output=True,
+                          text=True).stdout == "ok\n"
+    assert subprocess.run([EATMYDATA, "--seccomp=on", "--no-io-uring", TESTS / "uring"],
+                          capture_output=True, text=True).stdout == "ENOSYS\n"
+
+
+def test_bad_mode():
+    r = subprocess.run([EATMYDATA, "--seccomp=maybe", "true"], capture_output=True, text=True)
+    assert r.returncode == 125
+    assert r.stderr == "eatmydata: --seccomp takes auto, on or off, not 'maybe'\n"
+
+
+def test_supervisor_leaves_with_the_tree(scratch):
+    """Nothing lingers: the command's output pipe closes when it exits."""
+    r = subprocess.run([EATMYDATA, TESTS / "entry-static", "fsync", scratch],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0
