@@ -78,7 +78,7 @@ $(B)/cli/%.o: src/%.c
 		-DEMD_LIBDIR='"$(LIBDIR)/eatmydata"' -c $< -o $@
 
 SECCOMP_OBJS = $(B)/cli/seccomp.o $(B)/cli/supervisor.o $(B)/cli/behalf.o \
-	$(B)/cli/glob.o
+	$(B)/cli/uring.o $(B)/cli/glob.o
 
 $(B)/cli/glob.o: libeatmydata/glob.c
 	@mkdir -p $(@D)
@@ -93,7 +93,9 @@ $(B)/bin/%: $(B)/cli/%.o $(B)/cli/common.o
 # Test programs: plain, fortified (open becomes __open_2) and 32-bit.
 $(B)/tests/%: tests/c/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< -lpthread -lrt
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< -lpthread -lrt $(TEST_LIBS)
+
+$(B)/tests/uring-sync: TEST_LIBS = -luring
 
 $(B)/tests/%-fortify: tests/c/%.c
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O2 -D_FORTIFY_SOURCE=2 -o $@ $< -lpthread

@@ -99,6 +99,7 @@ static void build(struct filter *f, const struct seccomp_options *opt)
 	notify_if_flags(f, SYS_openat, 2, O_SYNC | O_DSYNC);
 	rule(f, SYS_openat2, 1);
 	ret(f, NOTIFY);
+	notify_if_flags(f, SYS_io_uring_enter, 1, ~0u); /* to_submit != 0 */
 	if (opt->no_io_uring) {
 		rule(f, SYS_io_uring_setup, 1);
 		ret(f, SECCOMP_RET_ERRNO | ENOSYS);

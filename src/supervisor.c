@@ -211,6 +211,8 @@ static int answer(struct call *c, const char *only)
 	case SYS_openat:
 	case SYS_openat2:
 		return open_on_behalf(c);
+	case SYS_io_uring_enter:
+		return uring_submit(c);
 	default:
 		return CONTINUE;
 	}

@@ -28,4 +28,7 @@ void note(int fd);
 /* open, openat, openat2 with O_SYNC or O_DSYNC (behalf.c). */
 int open_on_behalf(struct call *c);
 
+/* io_uring_enter submitting SQEs (uring.c). */
+int uring_submit(struct call *c);
+
 #endif

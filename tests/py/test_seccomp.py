@@ -123,3 +123,17 @@ def test_supervisor_leaves_with_the_tree(scratch):
     r = subprocess.run([EATMYDATA, TESTS / "entry-static", "fsync", scratch],
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 0
+
+
+def test_io_uring(scratch):
+    """liburing, plain rings: an RWF_DSYNC write, an fsync linked to a write,
+    a sync_file_range and an O_SYNC openat complete as natively, and none
+    of them syncs (sync_file_range shows as writeback the caller started)."""
+    events = [("ext4:ext4_sync_file_enter", None), ("writeback:writeback_single_inode", None)]
+    cmd = [TESTS / "uring-sync", scratch]
+    native = run(cmd, events=events)
+    assert native.counts["ext4:ext4_sync_file_enter"] == 2, native.why()
+    under = run([EATMYDATA, "--seccomp=on", *cmd], events=events)
+    assert under.syncs == 0, under.why()
+    assert sorted(under.stdout.split()) == sorted(native.stdout.split()) == \
+        ["1:1", "2:1", "3:0", "4:1", "5:0", "6:1"]

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/* uring.c -- io_uring submissions under eatmydata --seccomp: before the
+ * kernel reads them, the pending SQEs that would sync are rewritten in the
+ * caller's memory: IORING_OP_FSYNC and IORING_OP_SYNC_FILE_RANGE become
+ * IORING_OP_NOP (completing with 0), writes lose RWF_SYNC and RWF_DSYNC,
+ * IORING_OP_OPENAT loses O_SYNC and O_DSYNC.
+ *
+ * The ring's fdinfo names the pending SQEs (between the kernel's head and
+ * the tail the caller has published) and the ring's inode, which finds its
+ * SQE array in /proc/PID/maps.  A ring the kernel polls itself (SQPOLL)
+ * never calls io_uring_enter to submit: --no-io-uring is for those.
+ */
+#include "common.h"
+#include "supervisor.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/io_uring.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define SQE_OFF_FLAGS 28 /* rw_flags, fsync_flags, open_flags... */
+#define ENTER_REGISTERED_RING (1U << 4)
+
+/* The one io_uring descriptor of the process, for a registered ring. */
+static int only_ring(pid_t pid)
+{
+	char path[64], link[96], target[64];
+	struct dirent *d;
+	int found = -1, n = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	if (!(dir = opendir(path)))
+		return -1;
+	while ((d = readdir(dir))) {
+		ssize_t len;
+
+		snprintf(link, sizeof(link), "%s/%.16s", path, d->d_name);
+		len = readlink(link, target, sizeof(target) - 1);
+		if (len > 0 && (target[len] = '\0', !strcmp(target, "anon_inode:[io_uring]")))
+			found = atoi(d->d_name), n++;
+	}
+	closedir(dir);
+	return n == 1 ? found : -1;
+}
+
+struct pending {
+	unsigned long ino;
+	unsigned idx[256];
+	int n, stride;
+};
+
+/* The pending SQEs of ring `fd`, from its fdinfo. */
+static int read_fdinfo(pid_t pid, int fd, struct pending *p)
+{
+	char path[64], line[512];
+	unsigned idx;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
+	if (!(f = fopen(path, "re")))
+		return -1;
+	p->ino = 0;
+	p->n = 0;
+	p->stride = 64;
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "ino: %lu", &p->ino);
+		if (sscanf(line, " %u: opcode:", &idx) == 1 && strstr(line, "opcode:") &&
+		    p->n < (int)(sizeof(p->idx) / sizeof(*p->idx))) {
+			p->idx[p->n++] = idx;
+			if (strstr(line, ", e0:"))
+				p->stride = 128; /* IORING_SETUP_SQE128 */
+		}
+	}
+	fclose(f);
+	return p->ino ? 0 : -1;
+}
+
+/* Where the ring's SQE array is mapped in the caller. */
+static unsigned long sqe_array(pid_t pid, unsigned long ino)
+{
+	char path[64], line[512];
+	unsigned long lo, off, inode, found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%*x %*s %lx %*s %lu", &lo, &off, &inode) == 3 &&
+		    inode == ino && off == IORING_OFF_SQES)
+			found = lo;
+	fclose(f);
+	return found;
+}
+
+static int poke(pid_t pid, unsigned long addr, const void *data, size_t len)
+{
+	struct iovec local = {(void *)data, len}, remote = {(void *)addr, len};
+
+	return process_vm_writev(pid, &local, 1, &remote, 1, 0) == (ssize_t)len;
+}
+
+/* Rewrite one SQE; returns 1 if it would have synced. */
+static int rewrite(pid_t pid, unsigned long sqe)
+{
+	unsigned char head[32];
+	struct iovec local = {head, sizeof(head)}, remote = {(void *)sqe, sizeof(head)};
+	unsigned flags, zero = 0;
+	unsigned char nop = IORING_OP_NOP;
+
+	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != sizeof(head))
+		return 0;
+	memcpy(&flags, head + SQE_OFF_FLAGS, sizeof(flags));
+	switch (head[0]) {
+	case IORING_OP_FSYNC:
+	case IORING_OP_SYNC_FILE_RANGE:
+		return poke(pid, sqe + SQE_OFF_FLAGS, &zero, sizeof(zero)) &&
+		       poke(pid, sqe, &nop, 1);
+	case IORING_OP_WRITEV:
+	case IORING_OP_WRITE_FIXED:
+	case IORING_OP_WRITE:
+		flags &= ~(unsigned)(RWF_SYNC | RWF_DSYNC);
+		break;
+	case IORING_OP_OPENAT:
+		flags &= ~(unsigned)(O_SYNC | O_DSYNC);
+		break;
+	default:
+		return 0;
+	}
+	return memcmp(&flags, head + SQE_OFF_FLAGS, sizeof(flags)) != 0 &&
+	       poke(pid, sqe + SQE_OFF_FLAGS, &flags, sizeof(flags));
+}
+
+int uring_submit(struct call *c)
+{
+	pid_t pid = c->req->pid;
+	int fd = (int)c->req->data.args[0], synced = 0;
+	struct pending p;
+	unsigned long base;
+
+	if ((unsigned)c->req->data.args[3] & ENTER_REGISTERED_RING)
+		fd = only_ring(pid);
+	if (fd < 0 || read_fdinfo(pid, fd, &p) != 0 || !(base = sqe_array(pid, p.ino)))
+		return CONTINUE;
+	for (int i = 0; i < p.n; i++)
+		synced |= rewrite(pid, base + (unsigned long)p.idx[i] * p.stride);
+	if (synced)
+		note(-1);
+	return CONTINUE;
+}
