@@ -131,7 +131,11 @@ check: tests
 demo: all
 	$(PYTHON) bench/demo.py
 
-bench: all $(FLOOR) $(B)/bench/openclose
+$(B)/bench/syscalls: bench/syscalls.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -static -o $@ $<
+
+bench: all $(FLOOR) $(B)/bench/openclose $(B)/bench/syscalls
 	$(PYTHON) bench/bench.py
 
 install: all

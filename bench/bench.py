@@ -240,6 +240,41 @@ def syncstat_bench(top, libs, workloads):
               f"{times} |", flush=True)
 
 
+def seccomp_bench(top):
+    """The filter: a Go program's fsync loop eaten, and the cost on a tree
+    that makes a million cheap system calls."""
+    go = shutil.which("go") or shutil.which("go", path="/usr/local/go/bin")
+    exe = top / "fsync-go"
+    subprocess.run([go, "build", "-o", exe, ROOT / "tests" / "go" / "fsync.go"], check=True,
+                   env=dict(os.environ, CGO_ENABLED="0", GOCACHE=str(top / "gocache")))
+    emd = str(BUILD / "bin" / "eatmydata")
+    cases = {
+        "go: 1000 x write+fsync (eaten through the filter)": {
+            "native": [exe, top / "g", "1000"], "eatmydata": [emd, exe, top / "g", "1000"]},
+    }
+    (top / "page").write_bytes(b"x" * 4096)
+    for what, args in [("getppid", []), ("pread of 4 KiB", [top / "page"])]:
+        call = what.split()[0]
+        cases[f"static: 1,000,000 x {what} (filter off / on)"] = {
+            "native": [emd, "--seccomp=off", BUILD / "bench" / "syscalls", call, "1000000", *args],
+            "eatmydata": [emd, "--seccomp=on", BUILD / "bench" / "syscalls", call, "1000000", *args]}
+        cases[f"static: 1,000,000 x {what} (no filter / a one-instruction filter)"] = {
+            "native": [BUILD / "bench" / "syscalls", call, "1000000", *args],
+            "eatmydata": ["env", "ALLOW=1", BUILD / "bench" / "syscalls", call, "1000000", *args]}
+    print(f"\nThe seccomp filter: median of per-round ratios over {ROUNDS} interleaved rounds:\n")
+    print("| workload | first s | second s | second / first |\n|---|---:|---:|---:|")
+    for name, modes in cases.items():
+        t = {m: [] for m in modes}
+        for _ in range(ROUNDS):
+            for m in random.sample(list(modes), 2):
+                t0 = time.perf_counter()
+                subprocess.run([str(c) for c in modes[m]], check=True, capture_output=True)
+                t[m].append(time.perf_counter() - t0)
+        print(f"| {name} | {statistics.median(t['native']):.3f} | "
+              f"{statistics.median(t['eatmydata']):.3f} | "
+              f"{ratio(t, 'eatmydata', 'native'):.3f} |", flush=True)
+
+
 def evict(path):
     fd = os.open(path, os.O_RDONLY)
     os.fsync(fd)
@@ -354,6 +389,7 @@ def main():
         for k, v in launcher_overhead().items():
             print(f"| {k} | {v:.2f} |")
 
+        seccomp_bench(top)
         syncstat_bench(top, libs, [w for w in workloads if not w[0].startswith("initdb")])
         nocache_bench(top)
         start_cost()

@@ -6,7 +6,7 @@ _eatmydata_tools()
     _init_completion -s || return
 
     local i opts='--help --version'
-    [[ $1 == eatmydata ]] && opts+=' --only= --sync-on-exit --stats'
+    [[ $1 == eatmydata ]] && opts+=' --only= --sync-on-exit --stats --seccomp= --no-io-uring'
     [[ $1 == syncstat ]] && opts+=' --output= --json --keep= --audit'
     if [[ $1 == syncstat ]]; then
         case $prev in

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* syscalls.c -- N system calls, for what a seccomp filter adds to every
+ * call of a tree: the cheapest there is (getppid), or a 4 KiB read from
+ * the page cache.  With ALLOW=1 in the environment it first installs the
+ * least filter there is (one "allow" instruction): the cost of seccomp
+ * itself, to tell from that of eatmydata's filter.
+ * Usage: syscalls getppid|pread N [FILE] */
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+	static char buf[4096];
+	long n = argc > 2 ? atol(argv[2]) : 1000000;
+	int fd = argc > 3 ? open(argv[3], O_RDONLY) : -1;
+
+	struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	struct sock_fprog prog = {1, &allow};
+
+	if (argc < 3 || (strcmp(argv[1], "getppid") != 0 && fd < 0))
+		return 2;
+	if (getenv("ALLOW") && (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+				syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog)))
+		return 3;
+	for (long i = 0; i < n; i++)
+		if (fd < 0)
+			syscall(SYS_getppid);
+		else if (pread(fd, buf, sizeof(buf), 0) != sizeof(buf))
+			return 1;
+	return 0;
+}
