@@ -29,6 +29,10 @@ _eatmydata_tools()
             *) _command_offset $i; return ;;
         esac
     done
+    if [[ $prev == --seccomp ]] && $split; then
+        COMPREPLY=($(compgen -W 'auto on off' -- "$cur"))
+        return
+    fi
     if [[ $prev == --only ]] && $split; then
         COMPREPLY=($(compgen -c -- "$cur"))
         return

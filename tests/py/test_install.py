@@ -46,6 +46,7 @@ def test_install_and_uninstall(tmp_path, scratch):
     ("hirestimes pytho", "python3"),
     ("syncstat --js", "--json"),
     ("syncstat rep", "report"),
+    ("eatmydata --seccomp=o", "on"),
 ])
 def test_bash_completion(line, expected):
     completion = "/usr/share/bash-completion/bash_completion"
