@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* behalf.c -- an O_SYNC open made for a filtered process, without O_SYNC,
- * and handed to it with SECCOMP_IOCTL_NOTIF_ADDFD.
+/* behalf.c -- what the supervisor does for a filtered process: an O_SYNC
+ * open made without O_SYNC and handed over with SECCOMP_IOCTL_NOTIF_ADDFD,
+ * and a pwritev2 with RWF_SYNC or RWF_DSYNC made without them.
  *
  * Opening for another process must never open what it could not: this is
  * done only when the caller is this process in every respect that decides
@@ -17,6 +18,7 @@
 #include <limits.h>
 #include <linux/openat2.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -77,29 +79,6 @@ static int same_process_identity(pid_t pid, mode_t *umask_out)
 	       same_link(p, "ns/mnt") && same_link(p, "ns/user") &&
 	       stat(root, &a) == 0 && stat("/", &b) == 0 && a.st_dev == b.st_dev &&
 	       a.st_ino == b.st_ino;
-}
-
-/* Copy the caller's memory; the string is read a page at a time so that
- * its end may sit just before unmapped memory. */
-static int read_theirs(pid_t pid, unsigned long addr, void *out, size_t size, int string)
-{
-	size_t got = 0;
-
-	while (got < size) {
-		size_t chunk = 4096 - ((addr + got) & 4095);
-		struct iovec local, remote;
-
-		if (chunk > size - got)
-			chunk = size - got;
-		local = (struct iovec){(char *)out + got, chunk};
-		remote = (struct iovec){(void *)(addr + got), chunk};
-		if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)chunk)
-			return -1;
-		if (string && memchr((char *)out + got, '\0', chunk))
-			return 0;
-		got += chunk;
-	}
-	return string ? -1 : 0;
 }
 
 /* The open the caller asked for, as openat2 arguments; 0 if there are no
@@ -191,4 +170,46 @@ int open_on_behalf(struct call *c)
 	umask(mine);
 	close(base);
 	return fd < 0 ? fail(c, err) : hand_over(c, fd, how->flags);
+}
+
+/* pwritev2 with RWF_SYNC or RWF_DSYNC on a file: the same write, made here
+ * on the caller's own open file (same position, same O_APPEND), without
+ * the flags.  Pipes and sockets go on: the flags sync nothing there, and
+ * what the kernel answers depends on them. */
+int write_on_behalf(struct call *c)
+{
+	const __u64 *a = c->req->data.args;
+	struct iovec remote[64], local;
+	int fd, cnt = (int)a[2];
+	size_t total = 0;
+	ssize_t r;
+	char *buf;
+
+	if (cnt < 1 || cnt > 64 ||
+	    read_theirs(c->req->pid, a[1], remote, cnt * sizeof(*remote), 0) != 0)
+		return CONTINUE;
+	for (int i = 0; i < cnt; i++)
+		total += remote[i].iov_len;
+	fd = their_fd(c, (int)a[0]);
+	if (fd < 0)
+		return fd == -EBADF ? fail(c, EBADF) : CONTINUE;
+	if (total > (64 << 20) || syscall(SYS_sync_file_range, fd, 0L, 0L, 0U) != 0 ||
+	    !(buf = malloc(total ? total : 1))) {
+		close(fd);
+		return CONTINUE;
+	}
+	local = (struct iovec){buf, total};
+	r = process_vm_readv(c->req->pid, &local, 1, remote, cnt, 0);
+	if (r != (ssize_t)total ||
+	    ioctl(c->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &c->req->id) != 0)
+		r = -1;
+	else
+		r = pwritev2(fd, &local, 1, (off_t)a[3], (int)a[5] & ~(RWF_SYNC | RWF_DSYNC));
+	free(buf);
+	if (r >= 0) {
+		note(fd);
+		c->resp->val = r;
+	}
+	close(fd);
+	return r >= 0 ? 0 : (errno == EFAULT ? CONTINUE : fail(c, errno));
 }

@@ -28,6 +28,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -99,6 +100,7 @@ static void build(struct filter *f, const struct seccomp_options *opt)
 	notify_if_flags(f, SYS_openat, 2, O_SYNC | O_DSYNC);
 	rule(f, SYS_openat2, 1);
 	ret(f, NOTIFY);
+	notify_if_flags(f, SYS_pwritev2, 5, RWF_SYNC | RWF_DSYNC);
 	notify_if_flags(f, SYS_io_uring_enter, 1, ~0u); /* to_submit != 0 */
 	if (opt->no_io_uring) {
 		rule(f, SYS_io_uring_setup, 1);

@@ -70,6 +70,27 @@ int their_fd(const struct call *c, int fd)
 	return r < 0 ? -e : r;
 }
 
+int read_theirs(pid_t pid, unsigned long addr, void *out, size_t size, int string)
+{
+	size_t got = 0;
+
+	while (got < size) {
+		size_t chunk = 4096 - ((addr + got) & 4095);
+		struct iovec local, remote;
+
+		if (chunk > size - got)
+			chunk = size - got;
+		local = (struct iovec){(char *)out + got, chunk};
+		remote = (struct iovec){(void *)(addr + got), chunk};
+		if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)chunk)
+			return -1;
+		if (string && memchr((char *)out + got, '\0', chunk))
+			return 0;
+		got += chunk;
+	}
+	return string ? -1 : 0;
+}
+
 void note(int fd)
 {
 	const char *dir = getenv("EATMYDATA_SYNC_DIR");
@@ -213,6 +234,8 @@ static int answer(struct call *c, const char *only)
 		return open_on_behalf(c);
 	case SYS_io_uring_enter:
 		return uring_submit(c);
+	case SYS_pwritev2:
+		return write_on_behalf(c);
 	default:
 		return CONTINUE;
 	}

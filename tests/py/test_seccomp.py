@@ -11,7 +11,7 @@ import pytest
 from conftest import EATMYDATA, TESTS, cmdline, run, eaten, tool
 
 STATIC_REQUESTS = ["fsync", "fdatasync", "syncfs", "sync", "sync_file_range", "msync",
-                   "open", "openat", "syscall-openat2"]
+                   "open", "openat", "syscall-openat2", "pwritev2", "syscall-pwritev2"]
 
 
 @pytest.mark.parametrize("call", STATIC_REQUESTS)
