@@ -66,15 +66,13 @@ static noreturn void corrupt(const char *file, const char *why)
 	die("%s: %s", file, why);
 }
 
-static void load_records(struct run *run)
+/* Map DIR/records and check its header. */
+static const struct emd_rec_header *map_records(const char *file)
 {
-	char file[PATH_MAX + 16], key[300];
 	const struct emd_rec_header *h;
 	struct stat st;
-	int fd;
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
 
-	snprintf(file, sizeof(file), "%s/records", run->dir);
-	fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) != 0)
 		corrupt(file, strerror(errno));
 	if (st.st_size < EMD_REC_HEADER)
@@ -88,34 +86,49 @@ static void load_records(struct run *run)
 	if (h->slot_size != sizeof(struct emd_rec_slot) ||
 	    (unsigned long long)st.st_size < EMD_REC_HEADER + h->slots * h->slot_size)
 		corrupt(file, "truncated or corrupt header");
+	return h;
+}
+
+/* Count one call in every grouping. */
+static void tally(struct run *run, const struct emd_rec_slot *s)
+{
+	char key[16];
+
+	run->calls++;
+	run->incomplete += s->state != EMD_REC_DONE;
+	run->total += s->state == EMD_REC_DONE ? s->latency_ns : 0;
+	add(group_of(&run->by_kind, s->program, s->kind), s);
+	add(group_of(&run->by_file, s->path, 0), s);
+	add(group_of(&run->by_site, s->site, 0), s);
+	snprintf(key, sizeof(key), "%d", s->pid);
+	add_process(group_of(&run->by_process, key, 0), s);
+}
+
+static void load_records(struct run *run)
+{
+	char file[PATH_MAX + 16];
+	const struct emd_rec_header *h;
+
+	snprintf(file, sizeof(file), "%s/records", run->dir);
+	h = map_records(file);
 	run->lost = h->next > h->slots ? h->next - h->slots : 0;
 	run->eaten = (h->flags & EMD_REC_EATEN) != 0;
 	run->audit = (h->flags & EMD_REC_AUDIT) != 0;
 	run->slots = (const void *)((const char *)h + EMD_REC_HEADER);
 	run->nslots = h->next < h->slots ? h->next : h->slots;
-	for (unsigned long long i = 0; i < h->next && i < h->slots; i++) {
-		const struct emd_rec_slot *s =
-			(const void *)((const char *)h + EMD_REC_HEADER + i * h->slot_size);
+	for (size_t i = 0; i < run->nslots; i++) {
+		const struct emd_rec_slot *s = &run->slots[i];
 
 		if (s->state == EMD_REC_FREE) {
 			run->incomplete++; /* claimed as its process died */
 			continue;
 		}
 		if (s->state > EMD_REC_DONE || s->kind >= EMD_K_COUNT ||
-		    memchr(s->program, 0, sizeof(s->program)) == NULL ||
-		    memchr(s->path, 0, sizeof(s->path)) == NULL ||
-		    memchr(s->site, 0, sizeof(s->site)) == NULL)
+		    !memchr(s->program, 0, sizeof(s->program)) ||
+		    !memchr(s->path, 0, sizeof(s->path)) || !memchr(s->site, 0, sizeof(s->site)))
 			corrupt(file, "corrupt record");
-		if (s->kind >= EMD_K_FIRST_EVENT)
-			continue; /* --audit's events, not calls */
-		run->calls++;
-		run->incomplete += s->state != EMD_REC_DONE;
-		run->total += s->state == EMD_REC_DONE ? s->latency_ns : 0;
-		add(group_of(&run->by_kind, s->program, s->kind), s);
-		add(group_of(&run->by_file, s->path, 0), s);
-		add(group_of(&run->by_site, s->site, 0), s);
-		snprintf(key, sizeof(key), "%d", s->pid);
-		add_process(group_of(&run->by_process, key, 0), s);
+		if (s->kind < EMD_K_FIRST_EVENT) /* --audit's events are not calls */
+			tally(run, s);
 	}
 }
 
