@@ -161,4 +161,5 @@ clean:
 	rm -rf $(B)
 
 .PHONY: all tests check demo bench install uninstall clean
+.SECONDARY:
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
