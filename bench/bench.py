@@ -54,8 +54,8 @@ class Libs:
 
 # A workload: setup(dir) makes what one run needs, untimed; cmd(dir, knob)
 # is the command timed.  user: run as this user (initdb refuses root).
-def sqlite_setup(d):
-    pass
+def no_setup(d):
+    """The command makes what it needs itself."""
 
 
 def sqlite_cmd(d, knob):
@@ -343,10 +343,10 @@ def main():
         libs = Libs(top)
         deb = make_deb(top)
         workloads = [
-            ("sqlite: 300 inserts, synchronous=FULL", sqlite_setup, sqlite_cmd, None),
+            ("sqlite: 300 inserts, synchronous=FULL", no_setup, sqlite_cmd, None),
             ("git: add+commit 300 files, core.fsync=all", git_setup, git_cmd, None),
-            ("python: 1000 x write+fdatasync", sqlite_setup, python_cmd, None),
-            ("initdb", sqlite_setup, initdb_cmd, "postgres"),
+            ("python: 1000 x write+fdatasync", no_setup, python_cmd, None),
+            ("initdb", no_setup, initdb_cmd, "postgres"),
             ("dpkg: unpack 1000 files", dpkg_setup, dpkg_cmd_for(deb), None),
         ]
         modes = libs.modes()

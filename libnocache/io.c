@@ -21,7 +21,7 @@ static int try_dontcache(ssize_t (*call)(int, const struct iovec *, int,
 	*r = call(fd, iov, cnt, off, flags | RWF_DONTCACHE);
 	if (*r >= 0 || errno != EOPNOTSUPP || (flags & RWF_DONTCACHE))
 		return 1;
-	nc_dontcache_refused(fd, f);
+	nc_dontcache_refused(f);
 	errno = saved;
 	return 0;
 }

@@ -86,7 +86,7 @@ enum { NC_PLAIN, NC_DONTCACHE, NC_DROP };
 int nc_mode(int fd, struct nc_file *f);
 
 /* The kernel refused RWF_DONTCACHE for fd: drop behind instead. */
-void nc_dontcache_refused(int fd, struct nc_file *f);
+void nc_dontcache_refused(struct nc_file *f);
 
 /* After I/O of `n` bytes ending at `end` (-1: at the file position) that
  * left pages cached: drop behind every few MiB. */

@@ -131,9 +131,8 @@ int nc_mode(int fd, struct nc_file *f)
 	return f->mode;
 }
 
-void nc_dontcache_refused(int fd, struct nc_file *f)
+void nc_dontcache_refused(struct nc_file *f)
 {
-	(void)fd;
 	/* Nothing was cached when the file was classified, nor since. */
 	f->mode = NC_DROP;
 }

@@ -137,48 +137,39 @@ void exec_command(const char *file, char *const argv[])
 						  : EXIT_CANNOT_RUN);
 }
 
-char *find_in_path_skipping_self(const char *name)
+/* The first executable regular file `name` in PATH, other than `skip`. */
+static char *search_path(const char *name, const struct stat *skip)
 {
 	static char cand[PATH_MAX];
 	const char *path = getenv("PATH");
-	struct stat self, st;
+	struct stat st;
 
-	if (stat("/proc/self/exe", &self) != 0)
-		return NULL;
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (const char *p = path; *p; p += (*p == ':')) {
+	for (const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin"; *p;
+	     p += (*p == ':')) {
 		size_t n = strcspn(p, ":");
 
-		snprintf(cand, sizeof(cand), "%.*s%s%s", (int)n, n ? p : ".",
-			 "/", name);
+		snprintf(cand, sizeof(cand), "%.*s/%s", (int)n, n ? p : ".", name);
 		p += n;
 		if (stat(cand, &st) != 0 || !S_ISREG(st.st_mode) ||
 		    access(cand, X_OK) != 0)
 			continue;
-		if (st.st_dev == self.st_dev && st.st_ino == self.st_ino)
+		if (skip && st.st_dev == skip->st_dev && st.st_ino == skip->st_ino)
 			continue;
 		return cand;
 	}
 	return NULL;
 }
 
+char *find_in_path_skipping_self(const char *name)
+{
+	struct stat self;
+
+	return stat("/proc/self/exe", &self) == 0 ? search_path(name, &self) : NULL;
+}
+
 const char *find_command(const char *name)
 {
-	static char cand[PATH_MAX];
-	const char *path = getenv("PATH");
-
-	if (strchr(name, '/'))
-		return name;
-	for (const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin"; *p; p += (*p == ':')) {
-		size_t n = strcspn(p, ":");
-
-		snprintf(cand, sizeof(cand), "%.*s/%s", (int)n, n ? p : ".", name);
-		p += n;
-		if (access(cand, X_OK) == 0)
-			return cand;
-	}
-	return NULL;
+	return strchr(name, '/') ? name : search_path(name, NULL);
 }
 
 static pid_t child;
