@@ -6,7 +6,6 @@
 VERSION = 0.1.0
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
-LIBDIR ?= $(PREFIX)/lib
 MANDIR ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 CC ?= cc
@@ -14,6 +13,8 @@ CFLAGS ?= -O2 -g
 PYTHON ?= python3
 
 -include config.mak
+
+.DEFAULT_GOAL := all
 
 B = build
 WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
@@ -27,13 +28,20 @@ LIB_LDFLAGS = $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,relro -Wl,-z,now
 TOOLS = eatmydata nocache hirestimes
 LAUNCHERS = $(TOOLS) syncstat
 
-# What ld.so calls each ELF class's platform: the libraries' directory name.
-platform_of = $(shell mkdir -p $(B) && $(CC) $(1) -o $(B)/platform$(2) \
-	build-aux/platform.c 2>/dev/null && $(B)/platform$(2))
-PLATFORM64 := $(call platform_of,,64)
-PLATFORM32 := $(call platform_of,-m32,32)
-LIBDIR64 = $(B)/lib/eatmydata/$(PLATFORM64)
-LIBDIR32 = $(B)/lib/eatmydata/$(PLATFORM32)
+# What ld.so substitutes for $LIB in each ELF class ("lib/x86_64-linux-gnu",
+# "lib32"...): the libraries live in PREFIX/$LIB, and LD_PRELOAD names
+# PREFIX/$LIB/lib<tool>.so, so each process loads its own class.  Asked of
+# ld.so itself: the last directory it searches in LD_LIBRARY_PATH=/@/$LIB.
+lib_of = $(shell mkdir -p $(B) && $(CC) $(1) -o $(B)/platform$(2) \
+	build-aux/platform.c 2>/dev/null && LD_DEBUG=libs LD_LIBRARY_PATH='/@/$$LIB' \
+	$(B)/platform$(2) 2>&1 | sed -n 's|.*[=:]/@/\([^:]*[^:[:space:]]\)[[:space:]]*(LD_LIBRARY_PATH).*|\1|p' | head -n 1)
+LIB64 := $(call lib_of,,64)
+LIB32 := $(call lib_of,-m32,32)
+ifeq ($(LIB64),)
+$(error cannot tell what ld.so substitutes for $$LIB)
+endif
+LIBDIR64 = $(B)/$(LIB64)
+LIBDIR32 = $(B)/$(LIB32)
 
 # One preload library per tool, from lib<tool>/*.c and the shared
 # preload/*.c, in each ELF class.
@@ -47,7 +55,7 @@ $(B)/obj32/%.o: %.c
 
 define preload_library
 $(1)_SRC = $$(wildcard lib$(1)/*.c preload/*.c)
-LIBS += $(LIBDIR64)/lib$(1).so $(if $(PLATFORM32),$(LIBDIR32)/lib$(1).so)
+LIBS += $(LIBDIR64)/lib$(1).so $(if $(LIB32),$(LIBDIR32)/lib$(1).so)
 
 $(LIBDIR64)/lib$(1).so: $$($(1)_SRC:%.c=$(B)/obj64/%.o)
 	@mkdir -p $$(@D)
@@ -67,15 +75,23 @@ FLOOR = $(B)/bench/libfloor.so
 TEST_C = $(wildcard tests/c/*.c)
 TEST_BINS = $(TEST_C:tests/c/%.c=$(B)/tests/%) \
 	$(B)/tests/probe-fortify $(B)/tests/entry-fortify \
-	$(if $(PLATFORM32),$(B)/tests/probe32 $(B)/tests/entry32 $(B)/tests/timesprobe32) \
+	$(if $(LIB32),$(B)/tests/probe32 $(B)/tests/entry32 $(B)/tests/timesprobe32) \
 	$(B)/tests/libctor.so $(B)/tests/entry-static $(B)/tests/probe-static
 
 all: $(BINS) $(LIBS)
 
 $(B)/cli/%.o: src/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -DEMD_VERSION='"$(VERSION)"' \
-		-DEMD_LIBDIR='"$(LIBDIR)/eatmydata"' -c $< -o $@
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+
+# What the launchers embed: rebuilt when PREFIX or the version changes.
+EMBEDDED = -DEMD_VERSION='"$(VERSION)"' -DEMD_PREFIX='"$(PREFIX)"' -DEMD_LIB='"$(LIB64)"'
+$(B)/embedded: FORCE
+	@mkdir -p $(@D)
+	@echo '$(EMBEDDED)' | cmp -s - $@ || echo '$(EMBEDDED)' > $@
+$(B)/cli/common.o: src/common.c $(B)/embedded
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(EMBEDDED) -c $< -o $@
 
 SECCOMP_OBJS = $(B)/cli/seccomp.o $(B)/cli/supervisor.o $(B)/cli/behalf.o \
 	$(B)/cli/uring.o $(B)/cli/glob.o
@@ -140,13 +156,11 @@ bench: all $(FLOOR) $(B)/bench/openclose $(B)/bench/syscalls
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
-		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(LIBDIR)/eatmydata/$(PLATFORM64)
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(PREFIX)/$(LIB64)
 	install -m 755 $(BINS) $(DESTDIR)$(BINDIR)/
-	install -m 755 $(TOOLS:%=$(LIBDIR64)/lib%.so) \
-		$(DESTDIR)$(LIBDIR)/eatmydata/$(PLATFORM64)/
-	$(if $(PLATFORM32),install -d $(DESTDIR)$(LIBDIR)/eatmydata/$(PLATFORM32) && \
-		install -m 755 $(TOOLS:%=$(LIBDIR32)/lib%.so) \
-		$(DESTDIR)$(LIBDIR)/eatmydata/$(PLATFORM32)/)
+	install -m 755 $(TOOLS:%=$(LIBDIR64)/lib%.so) $(DESTDIR)$(PREFIX)/$(LIB64)/
+	$(if $(LIB32),install -d $(DESTDIR)$(PREFIX)/$(LIB32) && \
+		install -m 755 $(TOOLS:%=$(LIBDIR32)/lib%.so) $(DESTDIR)$(PREFIX)/$(LIB32)/)
 	install -m 644 $(LAUNCHERS:%=doc/%.1) $(DESTDIR)$(MANDIR)/man1/
 	for t in $(LAUNCHERS); do \
 		install -m 644 doc/completion.bash $(DESTDIR)$(BASHCOMPDIR)/$$t || exit; done
@@ -155,11 +169,12 @@ uninstall:
 	rm -f $(LAUNCHERS:%=$(DESTDIR)$(BINDIR)/%) \
 		$(LAUNCHERS:%=$(DESTDIR)$(MANDIR)/man1/%.1) \
 		$(LAUNCHERS:%=$(DESTDIR)$(BASHCOMPDIR)/%)
-	rm -rf $(DESTDIR)$(LIBDIR)/eatmydata
+	rm -f $(TOOLS:%=$(DESTDIR)$(PREFIX)/$(LIB64)/lib%.so) \
+		$(if $(LIB32),$(TOOLS:%=$(DESTDIR)$(PREFIX)/$(LIB32)/lib%.so))
 
 clean:
 	rm -rf $(B)
 
-.PHONY: all tests check demo bench install uninstall clean
+.PHONY: all tests check demo bench install uninstall clean FORCE
 .SECONDARY:
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

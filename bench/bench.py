@@ -23,6 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build"
+LIB_DIRS = sorted({p.parent.relative_to(BUILD) for p in BUILD.glob("**/libeatmydata.so")})
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "9"))
 DEBIAN_LIB = Path("/usr/lib/x86_64-linux-gnu/libeatmydata.so")
 
@@ -37,12 +38,13 @@ class Libs:
 
     def __init__(self, top):
         self.dir = top / "libs"
-        shutil.copytree(BUILD / "lib", self.dir / "lib")
+        for d in LIB_DIRS:
+            shutil.copytree(BUILD / d, self.dir / d)
         shutil.copytree(BUILD / "bin", self.dir / "bin")
         shutil.copy(BUILD / "bench" / "libfloor.so", self.dir / "libfloor.so")
         for p in [top, *top.rglob("*")]:
             p.chmod(0o755)
-        self.ours = f"{self.dir}/lib/eatmydata/$PLATFORM/libeatmydata.so"
+        self.ours = f"{self.dir}/$LIB/libeatmydata.so"
         self.floor = str(self.dir / "libfloor.so")
 
     def modes(self):
@@ -377,8 +379,7 @@ def main():
               "(valgrind --tool=callgrind):\n")
         native = instructions_per_open(None)
         print("| preload | extra instructions per pair |\n|---|---:|")
-        # valgrind gives no AT_PLATFORM, so ld.so cannot expand $PLATFORM.
-        for name, lib in [("eatmydata", str(BUILD / "lib/eatmydata/x86_64/libeatmydata.so")),
+        for name, lib in [("eatmydata", f"{BUILD}/$LIB/libeatmydata.so"),
                           ("floor", str(BUILD / "bench" / "libfloor.so")),
                           ("debian", str(DEBIAN_LIB) if DEBIAN_LIB.exists() else None)]:
             if lib:

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -20,8 +19,13 @@
 #define EMD_VERSION "0"
 #endif
 
-#ifndef EMD_LIBDIR
-#define EMD_LIBDIR "/usr/local/lib/eatmydata"
+#ifndef EMD_PREFIX
+#define EMD_PREFIX "/usr/local"
+#endif
+
+/* What ld.so substitutes for $LIB in the launcher's own ELF class. */
+#ifndef EMD_LIB
+#define EMD_LIB "lib"
 #endif
 
 const char *tool_name = "eatmydata";
@@ -52,53 +56,54 @@ void warn(const char *fmt, ...)
 	va_end(ap);
 }
 
-/* EATMYDATA_LIBDIR, else the library directory beside this launcher
- * (bin/../lib/eatmydata), which makes a build tree or a moved install work,
- * else the configured one. */
-static const char *library_dir(const char *lib, const char *platform)
+/* Does root hold this class's library? */
+static int holds(const char *root, const char *lib)
 {
-	static char dir[PATH_MAX];
-	char exe[PATH_MAX], probe[PATH_MAX];
+	char probe[PATH_MAX];
+
+	return snprintf(probe, sizeof(probe), "%s/%s/%s", root, EMD_LIB, lib) < PATH_MAX &&
+	       access(probe, R_OK) == 0;
+}
+
+/* The directory whose $LIB holds the libraries: EATMYDATA_LIBDIR, made
+ * absolute (every process of the tree reads LD_PRELOAD from its own working
+ * directory); else the one above this launcher (bin/..), which makes a build
+ * tree or a moved install work; else the configured prefix. */
+static const char *library_root(const char *lib)
+{
+	static char root[PATH_MAX];
+	char exe[PATH_MAX];
 	const char *env = getenv("EATMYDATA_LIBDIR");
 	ssize_t n;
 
-	if (env && *env)
-		return env;
+	if (env && *env) {
+		if (!realpath(env, root))
+			die("cannot find %s/%s/%s: %s", env, EMD_LIB, lib, strerror(errno));
+		return root;
+	}
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return EMD_LIBDIR;
-	exe[n] = '\0';
-	*strrchr(exe, '/') = '\0';
-	if (snprintf(probe, sizeof(probe), "%s/../lib/eatmydata", exe) >=
-		    PATH_MAX ||
-	    !realpath(probe, dir) ||
-	    snprintf(probe, sizeof(probe), "%s/%s/%s", dir, platform, lib) >=
-		    PATH_MAX ||
-	    access(probe, R_OK) != 0)
-		return EMD_LIBDIR;
-	return dir;
+	if (n > 0) {
+		exe[n] = '\0';
+		*strrchr(exe, '/') = '\0';
+		if (strlen(exe) + 4 < sizeof(exe) && realpath(strcat(exe, "/.."), root) &&
+		    holds(root, lib))
+			return root;
+	}
+	return EMD_PREFIX;
 }
 
 const char *preload_entry(const char *lib)
 {
 	static char entry[PATH_MAX];
-	const char *platform = (const char *)getauxval(AT_PLATFORM);
-	char mine[PATH_MAX];
-	const char *dir;
+	const char *root = library_root(lib);
 
-	if (!platform)
-		die("cannot tell this machine's platform (AT_PLATFORM)");
-	dir = library_dir(lib, platform);
-	if (snprintf(mine, sizeof(mine), "%s/%s/%s", dir, platform, lib) >=
-		    PATH_MAX ||
-	    snprintf(entry, sizeof(entry), "%s/$PLATFORM/%s", dir, lib) >=
-		    PATH_MAX)
-		die("library path too long: %s", dir);
-	if (access(mine, R_OK) != 0)
-		die("cannot find %s: %s", mine, strerror(errno));
-	if (strpbrk(dir, " :"))
+	if (snprintf(entry, sizeof(entry), "%s/$LIB/%s", root, lib) >= PATH_MAX)
+		die("library path too long: %s", root);
+	if (!holds(root, lib))
+		die("cannot find %s/%s/%s", root, EMD_LIB, lib);
+	if (strpbrk(root, " :"))
 		die("library directory '%s' has a space or colon, which "
-		    "LD_PRELOAD cannot hold", dir);
+		    "LD_PRELOAD cannot hold", root);
 	return entry;
 }
 

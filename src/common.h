@@ -22,7 +22,7 @@ __attribute__((format(printf, 1, 2))) noreturn void die(const char *fmt, ...);
 __attribute__((format(printf, 1, 2))) void warn(const char *fmt, ...);
 
 /* The LD_PRELOAD entry for the library `lib` (e.g. "libeatmydata.so"):
- * a path with $PLATFORM in it, so that each process loads the library of
+ * a path with $LIB in it, so that each process loads the library of
  * its own ELF class.  Dies when the library is not installed. */
 const char *preload_entry(const char *lib);
 

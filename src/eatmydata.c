@@ -39,7 +39,7 @@ static const char usage[] =
 	"\n"
 	"Environment: EATMYDATA_DISABLE=1 makes the library pass everything\n"
 	"through; EATMYDATA_ONLY is --only; EATMYDATA_LIBDIR is where to find\n"
-	"PLATFORM/libeatmydata.so.\n"
+	"$LIB/libeatmydata.so.\n"
 	"Exit status: 125 for an error of eatmydata itself, 126 if COMMAND\n"
 	"cannot be run, 127 if it is not found, else COMMAND's status.\n";
 

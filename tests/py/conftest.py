@@ -20,6 +20,8 @@ BUILD = ROOT / "build"
 EATMYDATA = BUILD / "bin" / "eatmydata"
 TESTS = BUILD / "tests"
 TIMEOUT = 300
+# Where each ELF class's libraries are: the directories ld.so names $LIB.
+LIB_DIRS = sorted({p.parent.relative_to(BUILD) for p in BUILD.glob("**/libeatmydata.so")})
 
 # What reached the disk, as the kernel saw it.  The syscall tracepoints are
 # filtered to the requests that sync: the library validates descriptors with
@@ -116,7 +118,8 @@ def shared_lib(tmp_path_factory):
     """The build, copied where an unprivileged user can load it."""
     dest = Path("/tmp") / f"eatmydata-shared-{os.getpid()}"
     if not dest.exists():
-        shutil.copytree(BUILD / "lib", dest / "lib")
+        for d in LIB_DIRS:
+            shutil.copytree(BUILD / d, dest / d)
         shutil.copytree(BUILD / "bin", dest / "bin")
         for p in [dest, *dest.rglob("*")]:
             p.chmod(0o755)

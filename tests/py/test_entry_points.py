@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, EATMYDATA, SYNC_EVENTS, TESTS, eaten, run
+from conftest import BUILD, EATMYDATA, LIB_DIRS, SYNC_EVENTS, TESTS, eaten, run
 from entries import ENTRY_POINTS, RECORDED_ONLY, REQUESTS
 
 VARIANTS = {
@@ -57,9 +57,13 @@ EXPORTS = {"eatmydata": set(ENTRY_POINTS) | RECORDED_ONLY, "nocache": NOCACHE_EX
            "hirestimes": {"times", "sysconf", "__sysconf"}}
 
 
-@pytest.mark.parametrize("lib", sorted((BUILD / "lib" / "eatmydata").glob("*/lib*.so")),
-                         ids=lambda p: f"{p.parent.name}/{p.name}")
+# Every library of both ELF classes; an empty list must fail, not skip.
+LIBS = sorted(p for d in LIB_DIRS for p in (BUILD / d).glob("lib*.so"))
+
+
+@pytest.mark.parametrize("lib", LIBS or [None], ids=lambda p: f"{p.parent.name}/{p.name}" if p else "none")
 def test_exports_only_the_intercepted_functions(lib):
+    assert lib and len(LIBS) == 6, f"expected 3 libraries in each of 2 classes, found {LIBS}"
     out = subprocess.run(["nm", "-D", "--defined-only", lib], text=True,
                          capture_output=True, check=True).stdout
     exported = {line.split()[-1] for line in out.splitlines() if line.strip()}

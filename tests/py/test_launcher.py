@@ -68,7 +68,7 @@ def test_preload_is_prepended_and_others_kept(tmp_path):
     env = dict(os.environ, LD_PRELOAD=f"{other}")
     r = launch(["sh", "-c", "echo $LD_PRELOAD"], env=env)
     entries = r.stdout.split()
-    assert entries[0].endswith("/$PLATFORM/libeatmydata.so"), r.why
+    assert entries[0].endswith("/$LIB/libeatmydata.so"), r.why
     assert entries[1:] == [str(other)], r.why
     # Nested: not added twice.
     r = launch([EATMYDATA, "sh", "-c", "echo $LD_PRELOAD"], env=env)
@@ -163,7 +163,7 @@ def test_every_launcher_prepends_its_library(tool):
     cmd = [str(BUILD / "bin" / tool), "sh", "-c", "echo $LD_PRELOAD"]
     entries = subprocess.run(cmd, capture_output=True, text=True, env=env,
                              timeout=60).stdout.split()
-    assert entries[0].endswith(f"/$PLATFORM/lib{tool}.so"), entries
+    assert entries[0].endswith(f"/$LIB/lib{tool}.so"), entries
     assert entries[1:] == [env["LD_PRELOAD"]]
     r = subprocess.run([str(BUILD / "bin" / tool), "--version"], capture_output=True, text=True)
     assert r.stdout.startswith(f"{tool} ")
