@@ -76,7 +76,8 @@ TEST_C = $(wildcard tests/c/*.c)
 TEST_BINS = $(TEST_C:tests/c/%.c=$(B)/tests/%) \
 	$(B)/tests/probe-fortify $(B)/tests/entry-fortify \
 	$(if $(LIB32),$(B)/tests/probe32 $(B)/tests/entry32 $(B)/tests/timesprobe32) \
-	$(B)/tests/libctor.so $(B)/tests/entry-static $(B)/tests/probe-static
+	$(B)/tests/libctor.so $(B)/tests/entry-static $(B)/tests/probe-static \
+	$(B)/tests/hostile-static
 
 all: $(BINS) $(LIBS)
 
@@ -94,7 +95,7 @@ $(B)/cli/common.o: src/common.c $(B)/embedded
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(EMBEDDED) -c $< -o $@
 
 SECCOMP_OBJS = $(B)/cli/seccomp.o $(B)/cli/supervisor.o $(B)/cli/behalf.o \
-	$(B)/cli/uring.o $(B)/cli/glob.o
+	$(B)/cli/proc.o $(B)/cli/rights.o $(B)/cli/uring.o $(B)/cli/glob.o
 
 $(B)/cli/glob.o: libeatmydata/glob.c
 	@mkdir -p $(@D)

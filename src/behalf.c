@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* behalf.c -- what the supervisor does for a filtered process: an O_SYNC
- * open made without O_SYNC and handed over with SECCOMP_IOCTL_NOTIF_ADDFD,
- * and a pwritev2 with RWF_SYNC or RWF_DSYNC made without them.
+/* behalf.c -- O_SYNC opens and RWF_SYNC writes of a filtered process,
+ * made without their sync flags.
  *
- * Opening for another process must never open what it could not: this is
- * done only when the caller is this process in every respect that decides
- * it (ids, groups, capabilities, mount and user namespaces, root), relative
- * to its own working directory or descriptor, with its umask, and never
- * for a FIFO or device, whose open has side effects.  Otherwise the call
- * goes on unchanged, O_SYNC and all.
+ * openat2 keeps its flags in memory: they are cleared in the caller's own
+ * struct open_how and the kernel makes the open, as the caller.  open and
+ * openat keep them in a register, and pwritev2 too: those are done here and
+ * the result handed back, only when this process has the caller's rights
+ * (rights.c) and the call's own context is the caller's too: its working
+ * directory or descriptor, its umask, no magic link (/proc/self/... would
+ * be this process), nothing on procfs, no FIFO or device (whose open has
+ * effects), a file size limit that cannot bite.  Otherwise, and on any
+ * error, the call goes on to the kernel unchanged, O_SYNC and all: the
+ * request then syncs, and the answer is the kernel's.
  */
 #include "common.h"
 #include "supervisor.h"
@@ -16,200 +19,231 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #define SYNC_FLAGS (O_SYNC | O_DSYNC)
 #define HOW_MAX 256
-
-/* The lines of /proc/PID/status that decide what a process may open. */
-static int status_of(const char *pid, char *out, size_t size, mode_t *umask_out)
-{
-	static const char *const keys[] = {"Uid:", "Gid:", "Groups:", "CapInh:",
-					   "CapPrm:", "CapEff:", "CapBnd:"};
-	char path[64], line[512];
-	size_t used = 0;
-	unsigned um;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%s/status", pid);
-	if (!(f = fopen(path, "re")))
-		return -1;
-	out[0] = '\0';
-	while (fgets(line, sizeof(line), f)) {
-		if (umask_out && sscanf(line, "Umask: %o", &um) == 1)
-			*umask_out = um;
-		for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++)
-			if (!strncmp(line, keys[i], strlen(keys[i])) && used + strlen(line) < size)
-				used += strlen(strcpy(out + used, line));
-	}
-	fclose(f);
-	return 0;
-}
-
-static int same_link(const char *pid, const char *what)
-{
-	char a[128], b[128], pa[64], pb[64];
-	ssize_t na, nb;
-
-	snprintf(pa, sizeof(pa), "/proc/%s/%s", pid, what);
-	snprintf(pb, sizeof(pb), "/proc/self/%s", what);
-	na = readlink(pa, a, sizeof(a));
-	nb = readlink(pb, b, sizeof(b));
-	return na > 0 && na == nb && !memcmp(a, b, na);
-}
-
-/* Is the caller this process in every respect an open depends on? */
-static int same_process_identity(pid_t pid, mode_t *umask_out)
-{
-	char p[16], theirs[2048], mine[2048], root[64];
-	struct stat a, b;
-
-	snprintf(p, sizeof(p), "%d", pid);
-	snprintf(root, sizeof(root), "/proc/%d/root", pid);
-	return status_of(p, theirs, sizeof(theirs), umask_out) == 0 &&
-	       status_of("self", mine, sizeof(mine), NULL) == 0 && !strcmp(theirs, mine) &&
-	       same_link(p, "ns/mnt") && same_link(p, "ns/user") &&
-	       stat(root, &a) == 0 && stat("/", &b) == 0 && a.st_dev == b.st_dev &&
-	       a.st_ino == b.st_ino;
-}
+#define WRITE_MAX (64 << 20)
+#define IOV_MAX_HERE 64
+#define DIRECT_ALIGN 4096
 
 /* The open the caller asked for, as openat2 arguments; 0 if there are no
  * sync flags after all or the request cannot be read (the kernel will
  * answer it: EFAULT, EINVAL...). */
-static int request(const struct call *c, int *dirfd, char *path, struct open_how *how,
-		   size_t *how_size)
+static int read_open(const struct call *c, int *dirfd, char *path, struct open_how *how)
 {
 	const __u64 *a = c->req->data.args;
-	pid_t pid = c->req->pid;
-	int nr = c->req->data.nr, at = nr != SYS_open;
+	int at = c->req->data.nr != SYS_open;
 
 	*dirfd = at ? (int)a[0] : AT_FDCWD;
-	if (read_theirs(pid, a[at], path, PATH_MAX, 1) != 0)
+	if (read_theirs(c->req->pid, a[at], path, PATH_MAX, 1) != 0)
 		return 0;
-	memset(how, 0, HOW_MAX);
-	if (nr == SYS_openat2) {
-		*how_size = a[3];
-		if (*how_size < sizeof(*how) || *how_size > HOW_MAX ||
-		    read_theirs(pid, a[2], how, *how_size, 0) != 0)
-			return 0;
-	} else {
-		how->flags = (unsigned)a[at + 1];
-		how->mode = how->flags & (O_CREAT | __O_TMPFILE) ? (unsigned)a[at + 2] & 07777 : 0;
-	}
+	*how = (struct open_how){.flags = (unsigned)a[at + 1]};
+	if (how->flags & (O_CREAT | __O_TMPFILE))
+		how->mode = (unsigned)a[at + 2] & 07777;
 	return (how->flags & SYNC_FLAGS) != 0;
+}
+
+/* openat2: clear the flags in the caller's struct, where the kernel reads
+ * them; 0 if it cannot be written (read-only memory). */
+static int clear_in_place(const struct call *c)
+{
+	const __u64 *a = c->req->data.args;
+	unsigned long long flags;
+	unsigned long at = a[2] + offsetof(struct open_how, flags);
+	struct iovec local = {&flags, sizeof(flags)}, remote = {(void *)at, sizeof(flags)};
+
+	if (a[3] < sizeof(struct open_how) || a[3] > HOW_MAX ||
+	    read_theirs(c->req->pid, at, &flags, sizeof(flags), 0) != 0)
+		return 1; /* the kernel refuses it: EINVAL, E2BIG, EFAULT */
+	if (!(flags & SYNC_FLAGS))
+		return 1;
+	flags &= ~(unsigned long long)SYNC_FLAGS;
+	if (process_vm_writev(c->req->pid, &local, 1, &remote, 1, 0) != sizeof(flags))
+		return 0;
+	note(-1);
+	return 1;
 }
 
 /* The directory the path is relative to, here. */
 static int base_dir(const struct call *c, int dirfd)
 {
 	char cwd[64];
+	int fd;
 
 	if (dirfd != AT_FDCWD)
 		return their_fd(c, dirfd);
 	snprintf(cwd, sizeof(cwd), "/proc/%d/cwd", c->req->pid);
-	return open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fd = open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }
 
-/* Never open a FIFO or a device for someone else: it may block or have
- * side effects.  A missing file (O_CREAT) is fine. */
-static int plain_file(int base, const char *path, unsigned long long flags)
+/* Is what was opened a regular file or a directory, not on procfs? */
+static int plain(int fd)
 {
 	struct stat st;
+	struct statfs fs;
 
-	if (fstatat(base, path, &st, flags & O_NOFOLLOW ? AT_SYMLINK_NOFOLLOW : 0) != 0)
-		return errno == ENOENT;
-	return S_ISREG(st.st_mode) || S_ISDIR(st.st_mode);
+	return fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) &&
+	       fstatfs(fd, &fs) == 0 && fs.f_type != PROC_SUPER_MAGIC;
 }
 
-static int hand_over(struct call *c, int fd, unsigned long long flags)
+/* Open as asked, without the sync flags, never blocking (a FIFO swapped in
+ * meanwhile), through no magic link, with the caller's umask; -1 when this
+ * cannot be the caller's own open. */
+static int open_here(int base, const char *path, struct open_how how, mode_t their_umask)
+{
+	struct stat st;
+	int nonblock = how.flags & O_NONBLOCK, fd;
+	mode_t mine;
+
+	if (fstatat(base, path, &st, how.flags & O_NOFOLLOW ? AT_SYMLINK_NOFOLLOW : 0) == 0 &&
+	    !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return -1;
+	how.flags = (how.flags & ~(unsigned long long)SYNC_FLAGS) | O_NONBLOCK | O_NOCTTY |
+		    O_CLOEXEC;
+	how.resolve = RESOLVE_NO_MAGICLINKS;
+	mine = umask(their_umask); /* this thread's own: see worker() */
+	fd = (int)syscall(SYS_openat2, base, path, &how, sizeof(how));
+	umask(mine);
+	if (fd >= 0 && (!plain(fd) ||
+			(!nonblock && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* Hand the new descriptor over; the caller's answer is the kernel's
+ * (EMFILE at its own descriptor limit). */
+static int hand_over(struct call *c, int fd, int cloexec)
 {
 	struct seccomp_notif_addfd add = {.id = c->req->id, .flags = SECCOMP_ADDFD_FLAG_SEND,
-					  .srcfd = fd,
-					  .newfd_flags = flags & O_CLOEXEC};
+					  .srcfd = fd, .newfd_flags = cloexec ? O_CLOEXEC : 0};
+	int r = ioctl(c->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add), err = errno;
 
-	note(fd);
-	ioctl(c->listener, SECCOMP_IOCTL_NOTIF_ADDFD, &add);
 	close(fd);
-	return ANSWERED;
+	if (r >= 0)
+		return ANSWERED;
+	return err == ENOENT ? ANSWERED : reply_error(c, err);
 }
 
 int open_on_behalf(struct call *c)
 {
 	char path[PATH_MAX];
-	unsigned char how_buf[HOW_MAX];
-	struct open_how *how = (struct open_how *)how_buf;
-	size_t how_size = sizeof(*how);
-	mode_t their_umask = 022, mine;
-	int dirfd, base, fd, err;
+	struct open_how how;
+	mode_t their_umask = 022;
+	int dirfd, base, fd;
 
-	if (!request(c, &dirfd, path, how, &how_size) ||
-	    !same_process_identity(c->req->pid, &their_umask) ||
-	    ioctl(c->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &c->req->id) != 0)
+	if (c->req->data.nr == SYS_openat2 && clear_in_place(c))
+		return CONTINUE;
+	if (c->req->data.nr == SYS_openat2 || !read_open(c, &dirfd, path, &how) ||
+	    !same_rights(c->req->pid, &their_umask))
 		return CONTINUE;
 	if ((base = base_dir(c, dirfd)) < 0)
-		return base == -EBADF ? fail(c, EBADF) : CONTINUE;
-	if (!plain_file(base, path, how->flags)) {
-		close(base);
+		return CONTINUE; /* EBADF, ENOTDIR...: the kernel says it */
+	fd = open_here(base, path, how, their_umask);
+	close(base);
+	if (fd < 0 || !still_pending(c)) {
+		if (fd >= 0)
+			close(fd);
 		return CONTINUE;
 	}
-	how->flags &= ~(unsigned long long)SYNC_FLAGS;
-	mine = umask(their_umask);
-	if (c->req->data.nr == SYS_openat2)
-		fd = (int)syscall(SYS_openat2, base, path, how, how_size);
-	else
-		fd = openat(base, path, (int)how->flags | O_CLOEXEC, (mode_t)how->mode);
-	err = errno;
-	umask(mine);
-	close(base);
-	return fd < 0 ? fail(c, err) : hand_over(c, fd, how->flags);
+	note(fd);
+	return hand_over(c, fd, how.flags & O_CLOEXEC);
 }
 
-/* pwritev2 with RWF_SYNC or RWF_DSYNC on a file: the same write, made here
- * on the caller's own open file (same position, same O_APPEND), without
- * the flags.  Pipes and sockets go on: the flags sync nothing there, and
- * what the kernel answers depends on them. */
-int write_on_behalf(struct call *c)
+/* Can a write made here run into a limit the caller's would not, or miss
+ * one it would meet?  Only when neither has a file size limit. */
+static int no_size_limit(pid_t tid)
+{
+	struct rlimit theirs, mine;
+
+	return prlimit(tid, RLIMIT_FSIZE, NULL, &theirs) == 0 &&
+	       getrlimit(RLIMIT_FSIZE, &mine) == 0 && theirs.rlim_cur == RLIM_INFINITY &&
+	       mine.rlim_cur == RLIM_INFINITY;
+}
+
+/* The caller's iovecs and their total; 0 if they cannot be written here as
+ * the kernel would (too many, too large, misaligned for O_DIRECT). */
+static int read_iovecs(const struct call *c, int fd, struct iovec *iov, int cnt, size_t *total)
+{
+	int direct = fcntl(fd, F_GETFL) & O_DIRECT;
+
+	if (cnt < 1 || cnt > IOV_MAX_HERE ||
+	    read_theirs(c->req->pid, c->req->data.args[1], iov, cnt * sizeof(*iov), 0) != 0)
+		return 0;
+	*total = 0;
+	for (int i = 0; i < cnt; i++) {
+		if (iov[i].iov_len > WRITE_MAX - *total ||
+		    (direct && (unsigned long)iov[i].iov_base % DIRECT_ALIGN))
+			return 0;
+		*total += iov[i].iov_len;
+	}
+	return 1;
+}
+
+/* The write, made on the caller's own open file (same position, same
+ * O_APPEND and O_DIRECT) from an aligned copy of its data: 1 and its
+ * result (or -errno) in *r, or 0 to let the kernel make it instead (a
+ * short read of the caller's buffers: EFAULT or a partial write there). */
+static int write_here(const struct call *c, int fd, const struct iovec *remote, int cnt,
+		      size_t total, ssize_t *r)
 {
 	const __u64 *a = c->req->data.args;
-	struct iovec remote[64], local;
-	int fd, cnt = (int)a[2];
-	size_t total = 0;
-	ssize_t r;
-	char *buf;
+	char *buf = aligned_alloc(DIRECT_ALIGN, (total + DIRECT_ALIGN) & ~(DIRECT_ALIGN - 1));
+	struct iovec local[IOV_MAX_HERE];
+	size_t at = 0;
+	int done = 0;
 
-	if (cnt < 1 || cnt > 64 ||
-	    read_theirs(c->req->pid, a[1], remote, cnt * sizeof(*remote), 0) != 0)
-		return CONTINUE;
-	for (int i = 0; i < cnt; i++)
-		total += remote[i].iov_len;
-	fd = their_fd(c, (int)a[0]);
-	if (fd < 0)
-		return fd == -EBADF ? fail(c, EBADF) : CONTINUE;
-	if (total > (64 << 20) || syscall(SYS_sync_file_range, fd, 0L, 0L, 0U) != 0 ||
-	    !(buf = malloc(total ? total : 1))) {
-		close(fd);
-		return CONTINUE;
+	if (!buf)
+		return 0;
+	for (int i = 0; i < cnt; at += remote[i++].iov_len)
+		local[i] = (struct iovec){buf + at, remote[i].iov_len};
+	if (process_vm_readv(c->req->pid, local, cnt, remote, cnt, 0) == (ssize_t)total &&
+	    still_pending(c)) {
+		*r = pwritev2(fd, local, cnt, (off_t)a[3], (int)a[5] & ~(RWF_SYNC | RWF_DSYNC));
+		*r = *r < 0 ? -errno : *r;
+		done = 1;
 	}
-	local = (struct iovec){buf, total};
-	r = process_vm_readv(c->req->pid, &local, 1, remote, cnt, 0);
-	if (r != (ssize_t)total ||
-	    ioctl(c->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &c->req->id) != 0)
-		r = -1;
-	else
-		r = pwritev2(fd, &local, 1, (off_t)a[3], (int)a[5] & ~(RWF_SYNC | RWF_DSYNC));
 	free(buf);
-	if (r >= 0) {
+	return done;
+}
+
+/* pwritev2 with RWF_SYNC or RWF_DSYNC on a file.  Pipes and sockets go on:
+ * the flags sync nothing there, and what the kernel answers depends on
+ * them. */
+int write_on_behalf(struct call *c)
+{
+	struct iovec remote[IOV_MAX_HERE];
+	int fd, cnt = (int)c->req->data.args[2], done = 0;
+	size_t total;
+	ssize_t r = 0;
+
+	if (!same_rights(c->req->pid, NULL) || !no_size_limit(c->req->pid))
+		return CONTINUE;
+	if ((fd = their_fd(c, (int)c->req->data.args[0])) < 0)
+		return CONTINUE;
+	if (syscall(SYS_sync_file_range, fd, 0L, 0L, 0U) == 0 &&
+	    read_iovecs(c, fd, remote, cnt, &total))
+		done = write_here(c, fd, remote, cnt, total, &r);
+	if (done && r >= 0)
 		note(fd);
-		c->resp->val = r;
-	}
 	close(fd);
-	return r >= 0 ? 0 : (errno == EFAULT ? CONTINUE : fail(c, errno));
+	if (!done)
+		return CONTINUE;
+	c->resp->val = r;
+	return r < 0 ? reply_error(c, (int)-r) : 0;
 }

@@ -32,6 +32,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifndef SYS_landlock_restrict_self
+#define SYS_landlock_restrict_self 446
+#endif
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+
 #define ARG_LO(i) (offsetof(struct seccomp_data, args) + 8 * (i))
 #define NOTIFY SECCOMP_RET_USER_NOTIF
 #define ALLOW SECCOMP_RET_ALLOW
@@ -102,6 +109,10 @@ static void build(struct filter *f, const struct seccomp_options *opt)
 	ret(f, NOTIFY);
 	notify_if_flags(f, SYS_pwritev2, 5, RWF_SYNC | RWF_DSYNC);
 	notify_if_flags(f, SYS_io_uring_enter, 1, ~0u); /* to_submit != 0 */
+	/* Not a durability request: the supervisor must know that someone in
+	 * the tree confined itself, which cannot be seen from outside. */
+	rule(f, SYS_landlock_restrict_self, 1);
+	ret(f, NOTIFY);
 	if (opt->no_io_uring) {
 		rule(f, SYS_io_uring_setup, 1);
 		ret(f, SECCOMP_RET_ERRNO | ENOSYS);
@@ -196,7 +207,9 @@ static int recv_fd(int sock)
 }
 
 /* The supervisor: a grandchild, so that it is nobody's child in the tree,
- * in a session of its own, holding no descriptor of the tree's. */
+ * in a session of its own, holding no descriptor of the tree's from the
+ * start (a launcher that fails before sending the listener must not leave
+ * behind a process holding its output open). */
 static void start_supervisor(int sock, const char *only)
 {
 	pid_t middle = fork();
@@ -211,16 +224,33 @@ static void start_supervisor(int sock, const char *only)
 	if (fork() != 0)
 		_exit(0);
 	setsid();
-	listener = recv_fd(sock);
+	sock = fcntl(sock, F_DUPFD_CLOEXEC, 10); /* above whatever stdio becomes */
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (sock < 0 || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
+	    dup2(null, 2) < 0 || dup2(sock, 3) < 0)
+		_exit(1);
+	close_range(4, ~0U, 0);
+	listener = recv_fd(3);
 	if (listener < 0)
 		_exit(0);
-	null = open("/dev/null", O_RDWR);
-	dup2(null, 0);
-	dup2(null, 1);
-	dup2(null, 2);
 	dup2(listener, 3);
-	close_range(4, ~0U, 0);
+	close(listener);
 	supervise(3, only);
+}
+
+/* Install the filter; the notified caller waits killably once the
+ * supervisor has its request (Linux 5.19), so that a signal cannot make
+ * it ask again what the supervisor is already doing (an append twice). */
+static int install(struct sock_fprog *prog)
+{
+	int fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			      SECCOMP_FILTER_FLAG_NEW_LISTENER |
+				      SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, prog);
+
+	if (fd < 0 && errno == EINVAL)
+		fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+				  SECCOMP_FILTER_FLAG_NEW_LISTENER, prog);
+	return fd;
 }
 
 void seccomp_install(const struct seccomp_options *opt)
@@ -237,8 +267,7 @@ void seccomp_install(const struct seccomp_options *opt)
 	prog = (struct sock_fprog){.len = f.n, .filter = f.insn};
 	if (!privileged() && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		die("cannot set no_new_privs: %s", strerror(errno));
-	listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-				SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	listener = install(&prog);
 	if (listener < 0)
 		die("cannot install the seccomp filter: %s", strerror(errno));
 	send_fd(sv[0], listener);

@@ -4,12 +4,19 @@
  * answers them inside: the kernel's verdict on the arguments, no I/O.
  *
  * A descriptor is fetched with pidfd_getfd and asked with
- * sync_file_range(fd, 0, 0, 0).  An O_SYNC open is made here without the
- * flag and handed back with SECCOMP_IOCTL_NOTIF_ADDFD, but only for a
- * process that is this one in every respect that decides what it may open
- * (user and group ids, groups, capabilities, namespaces, root) and with its
- * umask; otherwise, and for any request this cannot answer faithfully, the
- * call goes on to the kernel unchanged (SECCOMP_USER_NOTIF_FLAG_CONTINUE).
+ * sync_file_range(fd, 0, 0, 0).  Opens and writes with sync flags are in
+ * behalf.c, io_uring submissions in uring.c.  Anything that cannot be
+ * answered faithfully goes on to the kernel unchanged
+ * (SECCOMP_USER_NOTIF_FLAG_CONTINUE): it then syncs, but it is answered.
+ *
+ * The tree must never pay for a fault of this process: it answers on
+ * worker threads, so that a caller whose memory blocks (FUSE,
+ * userfaultfd) stalls only itself; it blocks every signal and raises its
+ * soft limits, so that nothing the tree does to its own (ulimit -f, a
+ * signal to the process group) reaches it; and it leaves when the last
+ * filtered process has.  If it is killed anyway (SIGKILL, the OOM killer),
+ * every later durability request of the tree fails with ENOSYS: the kernel
+ * has no one to ask.
  */
 #include "common.h"
 #include "seccomp.h"
@@ -17,84 +24,40 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <linux/openat2.h>
-#include <linux/seccomp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
-int emd_glob_list_match(const char *globs, const char *name);
+#ifndef SYS_landlock_restrict_self
+#define SYS_landlock_restrict_self 446
+#endif
 
-int fail(struct call *c, int err)
+int reply_error(struct call *c, int err)
 {
 	c->resp->error = -err;
 	return 0;
 }
 
-/* The process a thread belongs to: pidfd_open takes only those. */
-static pid_t tgid_of(pid_t tid)
+int still_pending(const struct call *c)
 {
-	char path[64], line[128];
-	int tgid = tid;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	if ((f = fopen(path, "re"))) {
-		while (fgets(line, sizeof(line), f) && sscanf(line, "Tgid: %d", &tgid) != 1)
-			;
-		fclose(f);
-	}
-	return tgid;
-}
-
-int their_fd(const struct call *c, int fd)
-{
-	int pidfd = (int)syscall(SYS_pidfd_open, c->req->pid, 0), r, e;
-
-	if (pidfd < 0 && (errno == EINVAL || errno == ENOENT)) /* a thread: aio_fsync */
-		pidfd = (int)syscall(SYS_pidfd_open, tgid_of(c->req->pid), 0);
-	if (pidfd < 0)
-		return -errno;
-	r = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
-	e = errno;
-	close(pidfd);
-	return r < 0 ? -e : r;
-}
-
-int read_theirs(pid_t pid, unsigned long addr, void *out, size_t size, int string)
-{
-	size_t got = 0;
-
-	while (got < size) {
-		size_t chunk = 4096 - ((addr + got) & 4095);
-		struct iovec local, remote;
-
-		if (chunk > size - got)
-			chunk = size - got;
-		local = (struct iovec){(char *)out + got, chunk};
-		remote = (struct iovec){(void *)(addr + got), chunk};
-		if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)chunk)
-			return -1;
-		if (string && memchr((char *)out + got, '\0', chunk))
-			return 0;
-		got += chunk;
-	}
-	return string ? -1 : 0;
+	return ioctl(c->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &c->req->id) == 0;
 }
 
 void note(int fd)
 {
 	const char *dir = getenv("EATMYDATA_SYNC_DIR");
-	char path[PATH_MAX];
+	char path[4096];
 	struct stat st;
 
 	if (!dir || !*dir)
@@ -112,7 +75,7 @@ static int fd_sync(struct call *c, int espipe)
 	int fd = their_fd(c, (int)c->req->data.args[0]), r;
 
 	if (fd == -EBADF)
-		return fail(c, EBADF);
+		return reply_error(c, EBADF);
 	if (fd < 0)
 		return CONTINUE;
 	r = (int)syscall(SYS_sync_file_range, fd, 0L, 0L, 0U) ? -errno : 0;
@@ -121,7 +84,7 @@ static int fd_sync(struct call *c, int espipe)
 	if (r == 0)
 		note(fd);
 	close(fd);
-	return r ? fail(c, -r) : 0;
+	return r ? reply_error(c, -r) : 0;
 }
 
 static int sync_range(struct call *c)
@@ -130,7 +93,7 @@ static int sync_range(struct call *c)
 	int fd = their_fd(c, (int)a[0]), r;
 
 	if (fd == -EBADF)
-		return fail(c, EBADF);
+		return reply_error(c, EBADF);
 	if (fd < 0)
 		return CONTINUE;
 	r = (int)syscall(SYS_sync_file_range, fd, (long)a[1], (long)a[2],
@@ -138,24 +101,7 @@ static int sync_range(struct call *c)
 	if (r == 0)
 		note(fd);
 	close(fd);
-	return r ? fail(c, -r) : 0;
-}
-
-/* Is [start, end) mapped without a gap in the caller? */
-static int mapped(pid_t pid, unsigned long start, unsigned long end)
-{
-	char path[64], line[512];
-	unsigned long lo, hi;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	if (!(f = fopen(path, "re")))
-		return -1;
-	while (start < end && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo <= start && start < hi)
-			start = hi;
-	fclose(f);
-	return start >= end;
+	return r ? reply_error(c, -r) : 0;
 }
 
 /* msync's checks, in the kernel's order; MS_INVALIDATE of locked pages
@@ -168,52 +114,25 @@ static int mapping_sync(struct call *c)
 
 	if ((flags & ~(MS_ASYNC | MS_INVALIDATE | MS_SYNC)) || (addr & (page - 1)) ||
 	    ((flags & MS_ASYNC) && (flags & MS_SYNC)))
-		return fail(c, EINVAL);
+		return reply_error(c, EINVAL);
 	len = (len + page - 1) & ~(page - 1);
 	if (addr + len < addr)
-		return fail(c, ENOMEM);
+		return reply_error(c, ENOMEM);
 	if (len == 0)
 		return 0;
-	if ((m = mapped(c->req->pid, addr, addr + len)) < 0)
+	if ((m = caller_mapped(c->req->pid, addr, addr + len)) < 0)
 		return CONTINUE;
 	note(-1);
-	return m ? 0 : fail(c, ENOMEM);
-}
-
-/* Does this process eat?  Its environment at exec may say
- * EATMYDATA_DISABLE, and --only may not name it. */
-static int eats(pid_t pid, const char *only)
-{
-	char path[64], buf[8192], exe[PATH_MAX];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		for (char *p = buf; n > 0 && p < buf + n; p += strlen(p) + 1)
-			if (!strncmp(p, "EATMYDATA_DISABLE=", 18) && p[18] && strcmp(p + 18, "0"))
-				return 0;
-	}
-	if (!only)
-		return 1;
-	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-	n = readlink(path, exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
-	buf[0] = '\0';
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-		n = read(fd, buf, sizeof(buf) - 1);
-		buf[n > 0 ? n : 0] = '\0';
-		close(fd);
-	}
-	return emd_glob_list_match(only, exe) || emd_glob_list_match(only, buf);
+	return m ? 0 : reply_error(c, ENOMEM);
 }
 
 static int answer(struct call *c, const char *only)
 {
-	if (!eats(c->req->pid, only))
+	if (c->req->data.nr == SYS_landlock_restrict_self) {
+		rights_note_landlock();
+		return CONTINUE;
+	}
+	if (!caller_eats(c->req->pid, only))
 		return CONTINUE;
 	switch (c->req->data.nr) {
 	case SYS_fsync:
@@ -241,38 +160,118 @@ static int answer(struct call *c, const char *only)
 	}
 }
 
+/* The pool: each worker receives one notification and answers it.  Whoever
+ * takes the last idle place starts another worker first, so that one is
+ * always waiting while others may be blocked; surplus workers leave. */
+struct pool {
+	int listener;
+	const char *only;
+	struct seccomp_notif_sizes sizes;
+	int idle;
+};
+
+static void *worker(void *arg);
+
+static void start_worker(struct pool *p)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256 << 10);
+	__atomic_add_fetch(&p->idle, 1, __ATOMIC_ACQ_REL);
+	if (pthread_create(&t, &attr, worker, p) != 0)
+		__atomic_sub_fetch(&p->idle, 1, __ATOMIC_ACQ_REL); /* fewer workers */
+	pthread_attr_destroy(&attr);
+}
+
+/* Answer one notification; returns 0 when the listener is gone. */
+static int serve_one(struct pool *p, struct seccomp_notif *req, struct seccomp_notif_resp *resp)
+{
+	struct call c = {p->listener, req, resp};
+	int how, got;
+
+	memset(req, 0, p->sizes.seccomp_notif);
+	got = ioctl(p->listener, SECCOMP_IOCTL_NOTIF_RECV, req) == 0;
+	if (__atomic_sub_fetch(&p->idle, 1, __ATOMIC_ACQ_REL) == 0 && got)
+		start_worker(p);
+	if (!got) /* ENOENT: the caller was interrupted or died meanwhile */
+		return errno == ENOENT || errno == EINTR;
+	memset(resp, 0, p->sizes.seccomp_notif_resp);
+	resp->id = req->id;
+	how = answer(&c, p->only);
+	if (how == CONTINUE)
+		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	if (how != ANSWERED)
+		ioctl(p->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
+	return 1;
+}
+
+static void *worker(void *arg)
+{
+	struct pool *p = arg;
+	struct seccomp_notif *req = calloc(1, p->sizes.seccomp_notif);
+	struct seccomp_notif_resp *resp = calloc(1, p->sizes.seccomp_notif_resp);
+
+	/* start_worker counted this worker idle; serve_one takes that place,
+	 * and it is given back before each next one.  A umask and working
+	 * directory of its own: behalf.c sets the caller's umask. */
+	if (!req || !resp || unshare(CLONE_FS) != 0)
+		__atomic_sub_fetch(&p->idle, 1, __ATOMIC_ACQ_REL);
+	else
+		while (serve_one(p, req, resp))
+			if (__atomic_add_fetch(&p->idle, 1, __ATOMIC_ACQ_REL) > 2) {
+				__atomic_sub_fetch(&p->idle, 1, __ATOMIC_ACQ_REL);
+				break;
+			}
+	free(req);
+	free(resp);
+	return NULL;
+}
+
+/* Nothing the tree does to itself may end this process: no signal but
+ * SIGKILL, no limit of the tree's (ulimit -f, -n), no ptrace by it. */
+static void harden(void)
+{
+	sigset_t all;
+	struct rlimit r;
+	int fd;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	signal(SIGXFSZ, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	prctl(PR_SET_DUMPABLE, 0);
+	for (int res = 0; res < RLIM_NLIMITS; res++)
+		if (getrlimit(res, &r) == 0 && r.rlim_cur != r.rlim_max &&
+		    res != RLIMIT_CORE && res != RLIMIT_STACK) {
+			r.rlim_cur = r.rlim_max;
+			setrlimit(res, &r);
+		}
+	if ((fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC)) >= 0) {
+		if (write(fd, "-1000", 5) < 0) /* only root may; small anyway */
+			(void)0;
+		close(fd);
+	}
+	if (chdir("/") != 0)
+		(void)0; /* keep no mount of the tree's busy */
+}
+
 void supervise(int listener, const char *only)
 {
-	struct seccomp_notif_sizes sizes;
-	struct seccomp_notif *req;
-	struct seccomp_notif_resp *resp;
-	struct pollfd p = {.fd = listener, .events = POLLIN};
+	static struct pool p;
+	struct pollfd hup = {.fd = listener, .events = 0};
 
-	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0 ||
-	    !(req = malloc(sizes.seccomp_notif > sizeof(*req) ? sizes.seccomp_notif : sizeof(*req))) ||
-	    !(resp = malloc(sizes.seccomp_notif_resp > sizeof(*resp) ? sizes.seccomp_notif_resp
-								      : sizeof(*resp))))
+	harden();
+	rights_init();
+	p.listener = listener;
+	p.only = only;
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &p.sizes) != 0)
 		_exit(1);
+	start_worker(&p);
 	/* POLLHUP: no process is left under the filter. */
-	while (poll(&p, 1, -1) >= 0 || errno == EINTR) {
-		struct call c = {listener, req, resp};
-		int how;
-
-		if (p.revents & POLLHUP && !(p.revents & POLLIN))
-			_exit(0);
-		if (!(p.revents & POLLIN))
-			continue;
-		memset(req, 0, sizes.seccomp_notif);
-		if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, req) != 0)
-			continue; /* the caller died meanwhile */
-		memset(resp, 0, sizes.seccomp_notif_resp);
-		resp->id = req->id;
-		how = answer(&c, only);
-		if (how == ANSWERED)
-			continue;
-		if (how == CONTINUE)
-			resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-		ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
-	}
+	while (poll(&hup, 1, -1) < 0 || !(hup.revents & POLLHUP))
+		;
 	_exit(0);
 }

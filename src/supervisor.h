@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* supervisor.h -- what the supervisor's files share: one notification
- * being answered. */
+ * being answered, and what is known of the process that sent it.
+ *
+ * Each notification is answered on a worker thread of its own, so a call
+ * that blocks (caller memory backed by FUSE or userfaultfd, a FIFO) stalls
+ * only the caller that made it: everything here is thread-safe. */
 #ifndef EMD_SUPERVISOR_H
 #define EMD_SUPERVISOR_H
 
@@ -9,7 +13,8 @@
 #include <sys/types.h>
 
 /* How a notification was handled: 0, reply with resp's val and error;
- * CONTINUE, let the call go on to the kernel; ANSWERED, already done. */
+ * CONTINUE, let the call go on to the kernel unchanged; ANSWERED, the
+ * reply was sent already (SECCOMP_ADDFD_FLAG_SEND) or the caller is gone. */
 enum { CONTINUE = 1, ANSWERED = 2 };
 
 struct call {
@@ -18,15 +23,33 @@ struct call {
 	struct seccomp_notif_resp *resp;
 };
 
-/* Reply with -err. */
-int fail(struct call *c, int err);
+/* Reply that the call failed with err; returns 0 (the reply is to send). */
+int reply_error(struct call *c, int err);
 
-/* A descriptor of the calling process, duplicated here, or -errno. */
+/* Is the notification still pending?  Checked after reading anything of
+ * the caller's, which may have been another process's by then. */
+int still_pending(const struct call *c);
+
+/* proc.c: reading the caller.  A descriptor of the calling thread's table,
+ * duplicated here, or -errno. */
 int their_fd(const struct call *c, int fd);
 
 /* Copy the caller's memory (a string: up to its NUL, a page at a time, so
  * that its end may sit just before unmapped memory); 0 or -1. */
 int read_theirs(pid_t pid, unsigned long addr, void *out, size_t size, int string);
+
+/* Does the caller eat: no EATMYDATA_DISABLE in its environment, and named
+ * by --only's globs (NULL: every program)? */
+int caller_eats(pid_t pid, const char *only);
+
+/* Is [start, end) mapped without a gap in the caller?  -1: unknown. */
+int caller_mapped(pid_t pid, unsigned long start, unsigned long end);
+
+/* rights.c: may this process act for the caller?  1 only when it can do
+ * nothing the caller could not (see rights.c); *umask_out is the caller's. */
+void rights_init(void);
+void rights_note_landlock(void);
+int same_rights(pid_t tid, mode_t *umask_out);
 
 /* --sync-on-exit: note the file system behind fd (-1: all of them). */
 void note(int fd);

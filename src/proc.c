@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/* proc.c -- what the supervisor reads of a calling process: its
+ * descriptors (pidfd_getfd), its memory (process_vm_readv), its
+ * environment, name and mappings (/proc).
+ *
+ * The caller is named by thread id: a thread may have a descriptor table
+ * of its own (unshare(CLONE_FILES)), so its descriptors are fetched through
+ * a pidfd of that very thread (PIDFD_THREAD, Linux 6.9).
+ */
+#include "common.h"
+#include "supervisor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/kcmp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+int emd_glob_list_match(const char *globs, const char *name);
+
+/* A pidfd whose descriptor table is the thread's: the thread's own, or
+ * before Linux 6.9 its process's, if the thread shares that table. */
+static int thread_pidfd(pid_t tid)
+{
+	char path[64], line[128];
+	int fd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD), tgid = 0;
+	FILE *f;
+
+	if (fd >= 0 || errno != EINVAL)
+		return fd;
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	if ((f = fopen(path, "re"))) {
+		while (fgets(line, sizeof(line), f) && sscanf(line, "Tgid: %d", &tgid) != 1)
+			;
+		fclose(f);
+	}
+	if (tgid <= 0 || (tgid != tid && syscall(SYS_kcmp, tgid, tid, KCMP_FILES, 0, 0) != 0)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return (int)syscall(SYS_pidfd_open, tgid, 0);
+}
+
+int their_fd(const struct call *c, int fd)
+{
+	int pidfd = thread_pidfd(c->req->pid), r, e;
+
+	if (pidfd < 0)
+		return -errno;
+	r = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	e = errno;
+	close(pidfd);
+	return r < 0 ? -e : r;
+}
+
+int read_theirs(pid_t pid, unsigned long addr, void *out, size_t size, int string)
+{
+	size_t got = 0;
+
+	while (got < size) {
+		size_t chunk = 4096 - ((addr + got) & 4095);
+		struct iovec local, remote;
+
+		if (chunk > size - got)
+			chunk = size - got;
+		local = (struct iovec){(char *)out + got, chunk};
+		remote = (struct iovec){(void *)(addr + got), chunk};
+		if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)chunk)
+			return -1;
+		if (string && memchr((char *)out + got, '\0', chunk))
+			return 0;
+		got += chunk;
+	}
+	return string ? -1 : 0;
+}
+
+/* Is one environment string, of which `head` holds the first bytes and
+ * `len` is the length, EATMYDATA_DISABLE set as the library reads it (not
+ * empty, not "0")?  -1: not that variable. */
+static int disable_value(const char *head, size_t len)
+{
+	static const char key[] = "EATMYDATA_DISABLE=";
+	size_t k = sizeof(key) - 1;
+
+	if (len < k || memcmp(head, key, k) != 0)
+		return -1;
+	return len > k && !(len == k + 1 && head[k] == '0');
+}
+
+/* The environment is read whole, however long: getenv takes the first
+ * occurrence, and so does this. */
+static int env_disables(int fd)
+{
+	char chunk[4096], head[32];
+	size_t len = 0;
+	ssize_t n;
+	int v;
+
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+		for (ssize_t i = 0; i < n; i++) {
+			if (chunk[i] != '\0') {
+				if (len < sizeof(head))
+					head[len] = chunk[i];
+				len++;
+			} else if ((v = disable_value(head, len)) >= 0) {
+				return v;
+			} else {
+				len = 0;
+			}
+		}
+	return len && disable_value(head, len) == 1;
+}
+
+/* The first NUL-terminated string of a /proc file, or "". */
+static void first_string(const char *path, char *out, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, out, size - 1) : 0;
+
+	out[n > 0 ? n : 0] = '\0';
+	if (fd >= 0)
+		close(fd);
+}
+
+int caller_eats(pid_t pid, const char *only)
+{
+	char path[64], exe[PATH_MAX], argv0[PATH_MAX];
+	ssize_t n;
+	int fd, off = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		off = env_disables(fd);
+		close(fd);
+	}
+	if (off || !only)
+		return !off;
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	first_string(path, argv0, sizeof(argv0));
+	return emd_glob_list_match(only, exe) || emd_glob_list_match(only, argv0);
+}
+
+int caller_mapped(pid_t pid, unsigned long start, unsigned long end)
+{
+	char path[64], line[512];
+	unsigned long lo, hi;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	if (!(f = fopen(path, "re")))
+		return -1;
+	while (start < end && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo <= start && start < hi)
+			start = hi;
+		while (!strchr(line, '\n') && fgets(line, sizeof(line), f))
+			; /* the rest of a long line (a long path) */
+	}
+	fclose(f);
+	return start >= end;
+}

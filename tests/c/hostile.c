@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: MIT */
+/* hostile.c -- a program that tries to make the seccomp supervisor act with
+ * rights it does not have, or fail it: built static, so that the filter
+ * answers its calls (test_supervisor.py).  Each command prints what the
+ * program saw, to compare with a native run. */
+#define _GNU_SOURCE 1
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/landlock.h>
+#include <linux/seccomp.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+static const char *err(long r)
+{
+	return r < 0 ? strerrorname_np(errno) : "ok";
+}
+
+/* Landlock: reading only under /usr, then an O_SYNC open of argv[0]. */
+static int landlock(char **argv)
+{
+	struct landlock_ruleset_attr attr = {.handled_access_fs = LANDLOCK_ACCESS_FS_READ_FILE};
+	struct landlock_path_beneath_attr usr = {.allowed_access = LANDLOCK_ACCESS_FS_READ_FILE};
+	int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+
+	usr.parent_fd = open("/usr", O_PATH | O_CLOEXEC);
+	if (rs < 0 || syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &usr, 0) ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || syscall(SYS_landlock_restrict_self, rs, 0))
+		return perror("landlock"), 1;
+	printf("plain %s\n", err(open(argv[0], O_RDONLY)));
+	printf("sync %s\n", err(open(argv[0], O_RDONLY | O_SYNC)));
+	return 0;
+}
+
+/* /proc/self through an O_SYNC open: whose status is it? */
+static int proc_status(char **argv)
+{
+	char line[256];
+	FILE *f;
+	int fd = open("/proc/self/status", O_RDONLY | O_SYNC);
+
+	(void)argv;
+	if (fd < 0 || !(f = fdopen(fd, "r")))
+		return printf("%s\n", err(-1)), 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Name:", 5) || !strncmp(line, "Pid:", 4))
+			fputs(line, stdout);
+	return 0;
+}
+
+/* /proc/self/mem read and written: is it this process's memory? */
+static int proc_mem(char **argv)
+{
+	static volatile char mine[16] = "mine";
+	char got[16] = "";
+	int fd = open("/proc/self/mem", O_RDWR | O_SYNC);
+
+	(void)argv;
+	if (fd < 0)
+		return printf("%s\n", err(-1)), 0;
+	if (pread(fd, got, sizeof(got), (off_t)(unsigned long)mine) < 0)
+		return printf("read %s\n", err(-1)), 0;
+	printf("%s\n", strcmp(got, "mine") ? "another process's memory" : "its own memory");
+	return 0;
+}
+
+/* An O_CREAT|O_SYNC open of argv[0] (e.g. /proc/self/cwd/x); prints errno. */
+static int create(char **argv)
+{
+	printf("%s\n", err(open(argv[0], O_WRONLY | O_CREAT | O_SYNC, 0600)));
+	return 0;
+}
+
+/* chroot(argv[0]), then create argv[1] with O_SYNC. */
+static int chroot_create(char **argv)
+{
+	if (chroot(argv[0]) || chdir("/"))
+		return perror("chroot"), 1;
+	return create(argv + 1);
+}
+
+static volatile sig_atomic_t ticks;
+static void tick(int sig)
+{
+	(void)sig;
+	ticks++;
+}
+
+/* A signal every `us` microseconds, restarting calls. */
+static void ticking(long us)
+{
+	struct sigaction sa = {.sa_handler = tick, .sa_flags = SA_RESTART};
+	struct itimerval it = {{0, us}, {0, us}};
+
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/* Appends of argv[1] MiB with RWF_DSYNC under a signal every argv[2] us:
+ * the file must hold exactly what the calls said they wrote. */
+static int appends(char **argv)
+{
+	size_t n = 1 << 20, total = 0;
+	char *buf = calloc(1, n);
+	struct iovec iov = {buf, n};
+	int fd = open(argv[0], O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
+	struct stat st;
+
+	ticking(atol(argv[2]));
+	for (int i = 0; i < atoi(argv[1]); i++) {
+		ssize_t r = pwritev2(fd, &iov, 1, -1, RWF_DSYNC);
+		if (r < 0)
+			return printf("write %s\n", err(-1)), 0;
+		total += r;
+	}
+	fstat(fd, &st);
+	printf("%s\n", (size_t)st.st_size == total ? "size as written" : "size differs");
+	return 0;
+}
+
+/* Fresh names created O_EXCL|O_SYNC in directory argv[0] under a signal
+ * every argv[1] us: none may fail. */
+static int exclusive(char **argv)
+{
+	char name[4096];
+	int failed = 0;
+
+	ticking(atol(argv[1]));
+	for (int i = 0; i < 2000; i++) {
+		snprintf(name, sizeof(name), "%s/%d", argv[0], i);
+		failed += open(name, O_WRONLY | O_CREAT | O_EXCL | O_SYNC, 0600) < 0;
+	}
+	printf("%d failed\n", failed);
+	return 0;
+}
+
+/* RWF_DSYNC write of 64 KiB to argv[0] under a 16 KiB file size limit
+ * set by the program itself, then an fsync. */
+static int fsize(char **argv)
+{
+	struct rlimit r = {16384, 16384};
+	static char buf[65536];
+	struct iovec iov = {buf, sizeof(buf)};
+	int fd = open(argv[0], O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ssize_t w;
+
+	signal(SIGXFSZ, SIG_IGN);
+	setrlimit(RLIMIT_FSIZE, &r);
+	w = pwritev2(fd, &iov, 1, 0, RWF_DSYNC);
+	printf("wrote %zd %s\n", w, err(w));
+	printf("fsync %s\n", err(fsync(fd)));
+	return 0;
+}
+
+/* O_DIRECT with RWF_DSYNC, aligned as O_DIRECT wants. */
+static int direct(char **argv)
+{
+	void *buf = aligned_alloc(4096, 4096);
+	struct iovec iov = {buf, 4096};
+	int fd = open(argv[0], O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0600);
+
+	memset(buf, 'x', 4096);
+	printf("%s\n", err(pwritev2(fd, &iov, 1, 0, RWF_DSYNC)));
+	return 0;
+}
+
+static int files_fd;
+static const char *files_b;
+
+static void *own_table(void *arg)
+{
+	struct iovec iov = {"thread", 6};
+	int fd;
+
+	(void)arg;
+	if (unshare(CLONE_FILES) || (fd = open(files_b, O_WRONLY)) < 0 ||
+	    dup2(fd, files_fd) < 0)
+		return perror("unshare"), NULL;
+	printf("%s\n", err(pwritev2(files_fd, &iov, 1, 0, RWF_DSYNC)));
+	return NULL;
+}
+
+/* A thread with a descriptor table of its own writes to its fd N, which
+ * is argv[1] there and argv[0] in the rest of the process. */
+static int files(char **argv)
+{
+	pthread_t t;
+
+	files_fd = open(argv[0], O_WRONLY);
+	files_b = argv[1];
+	pthread_create(&t, NULL, own_table, NULL);
+	pthread_join(t, NULL);
+	return 0;
+}
+
+/* At its descriptor limit, an O_SYNC open of argv[0]. */
+static int fdlimit(char **argv)
+{
+	struct rlimit r = {16, 16};
+
+	setrlimit(RLIMIT_NOFILE, &r);
+	while (dup(0) >= 0)
+		;
+	printf("%s\n", err(open(argv[0], O_RDONLY | O_SYNC)));
+	return 0;
+}
+
+static int stalled_fd;
+static char *stalled_mem;
+
+static void *write_unprovided(void *arg)
+{
+	struct iovec iov = {stalled_mem, 4096};
+
+	(void)arg;
+	pwritev2(stalled_fd, &iov, 1, 0, RWF_DSYNC);
+	return NULL;
+}
+
+/* One thread's RWF_DSYNC write from memory that no one provides
+ * (userfaultfd) while the main thread fsyncs: the fsync must not wait. */
+static int stalled(char **argv)
+{
+	struct uffdio_api api = {.api = UFFD_API};
+	struct uffdio_register reg = {.mode = UFFDIO_REGISTER_MODE_MISSING};
+	int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
+	pthread_t t;
+
+	stalled_fd = open(argv[0], O_RDWR | O_CREAT | O_TRUNC, 0600);
+	stalled_mem = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	reg.range = (struct uffdio_range){(unsigned long)stalled_mem, 4096};
+	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api) || ioctl(uffd, UFFDIO_REGISTER, &reg))
+		return perror("userfaultfd"), 1;
+	pthread_create(&t, NULL, write_unprovided, NULL);
+	usleep(300000);
+	printf("fsync %s\n", err(fsync(stalled_fd)));
+	_exit(0);
+}
+
+/* Run argv with seccomp() refused, as some container runtimes do. */
+static int deny_seccomp(char **argv)
+{
+	struct sock_filter insn[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_seccomp, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {4, insn};
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		return perror("seccomp"), 1;
+	execvp(argv[0], argv);
+	return perror(argv[0]), 127;
+}
+
+/* fsync argv[0], say so, wait for a line, fsync again. */
+static int fsync_twice(char **argv)
+{
+	int fd = open(argv[0], O_WRONLY | O_CREAT, 0600);
+	char line[16];
+
+	printf("first %s\n", err(fsync(fd)));
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin))
+		return 1;
+	printf("second %s\n", err(fsync(fd)));
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int args;
+	int (*run)(char **);
+} commands[] = {
+	{"landlock", 1, landlock},     {"proc-status", 0, proc_status},
+	{"proc-mem", 0, proc_mem},     {"create", 1, create},
+	{"chroot-create", 2, chroot_create}, {"appends", 3, appends},
+	{"exclusive", 2, exclusive},   {"fsize", 1, fsize},
+	{"direct", 1, direct},         {"files", 2, files},
+	{"fdlimit", 1, fdlimit},       {"stalled", 1, stalled},
+	{"deny-seccomp", 1, deny_seccomp}, {"fsync-twice", 1, fsync_twice},
+};
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (size_t i = 0; argc > 1 && i < sizeof(commands) / sizeof(*commands); i++)
+		if (!strcmp(argv[1], commands[i].name) && argc - 2 >= commands[i].args)
+			return commands[i].run(argv + 2);
+	fprintf(stderr, "usage: hostile COMMAND ARG...\n");
+	return 2;
+}

@@ -1,0 +1,196 @@
+# SPDX-License-Identifier: MIT
+"""The seccomp supervisor against a hostile or unlucky tree: it never acts
+with rights the caller does not have (Landlock, /proc/self, a chroot, file
+size limits, a thread's own descriptor table), never turns a fault of its
+own into the program's (signals, limits, memory that blocks, seccomp
+refused), and reads the whole environment.  Every case runs natively too:
+the program must see the same thing eaten as natively."""
+import os
+import signal
+import subprocess
+import time
+import uuid
+
+import pytest
+
+from conftest import EATMYDATA, TESTS, cmdline, eaten, run
+
+HOSTILE = TESTS / "hostile-static"
+SYNCS = [("ext4:ext4_sync_file_enter", None)]
+
+
+def same_as_native(args, expected, cwd=None, events=SYNCS):
+    """Run hostile natively and eaten; both must print `expected`."""
+    native = run([HOSTILE, *args], cwd=cwd, events=events)
+    assert native.stdout == expected, native.why()
+    under = eaten([HOSTILE, *args], cwd=cwd, events=events)
+    assert under.stdout == expected, under.why()
+    return native, under
+
+
+def test_landlock_domain_is_kept():
+    """Reading only under /usr: /etc/shadow stays out of reach, O_SYNC or not."""
+    same_as_native(["landlock", "/etc/shadow"], "plain EACCES\nsync EACCES\n")
+
+
+def test_proc_self_is_the_caller():
+    native, under = same_as_native(["proc-mem"], "its own memory\n")
+    r = eaten([HOSTILE, "proc-status"])
+    assert "Name:\thostile-static\n" in r.stdout, r.why()
+
+
+def test_proc_self_cwd_is_the_callers(scratch):
+    """The program's working directory, not the supervisor's (which is the
+    launcher's, then /)."""
+    name, sub = f"x-{uuid.uuid4().hex}", scratch / "sub"
+    sub.mkdir()
+    for prefix in ["", f"{EATMYDATA} --seccomp=on"]:
+        script = f"{prefix} sh -c 'cd sub && exec {HOSTILE} create /proc/self/cwd/{name}'"
+        r = subprocess.run(["sh", "-c", script], cwd=scratch, capture_output=True,
+                           text=True, timeout=60)
+        assert r.stdout == "ok\n", cmdline(["sh", "-c", script]) + r.stderr
+        assert (sub / name).exists() and not (scratch / name).exists(), script
+        (sub / name).unlink()
+
+
+def test_chroot_into_a_bind_mount_of_root(scratch):
+    """A chroot into a bind mount of /: its /dev/shm is the directory of the
+    root file system, not the tmpfs mounted over it, which the supervisor
+    would see (same device and inode at the root, another mount)."""
+    jail, name = scratch / "jail", f"emd-{uuid.uuid4().hex}"
+    jail.mkdir()
+    for prefix in ["", str(EATMYDATA)]:
+        script = (f"mount --make-rprivate / && mount --bind / {jail} && "
+                  f"{prefix} {HOSTILE} chroot-create {jail} /dev/shm/{name}; "
+                  f"ls {jail}/dev/shm/{name} && rm {jail}/dev/shm/{name}")
+        r = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True,
+                           text=True, timeout=60)
+        rerun = cmdline(["unshare", "-m", "sh", "-c", script]) + r.stderr
+        assert r.stdout == f"ok\n{jail}/dev/shm/{name}\n", rerun
+        assert not os.path.exists(f"/dev/shm/{name}"), rerun
+        assert r.returncode == 0, rerun
+
+
+@pytest.mark.parametrize("where", ["program", "shell before eatmydata"])
+def test_file_size_limit_is_the_callers(scratch, where):
+    """A 64 KiB RWF_DSYNC write under a file size limit writes up to the
+    limit, as natively, and the supervisor lives on (the fsync after it
+    succeeds).  The shell's limit (dash: 16 blocks of 512 bytes) also binds
+    the supervisor, which must not die of SIGXFSZ."""
+    args = ["fsize", scratch / "f"]
+    if where == "program":
+        same_as_native(args, "wrote 16384 ok\nfsync ok\n")
+        return
+    for prefix in ["", str(EATMYDATA)]:
+        script = f"ulimit -f 16; exec {prefix} {HOSTILE} {' '.join(map(str, args))}"
+        r = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=60)
+        assert r.stdout == "wrote 8192 ok\nfsync ok\n", cmdline(["sh", "-c", script]) + r.stderr
+
+
+def test_direct_io_with_dsync(scratch):
+    native, under = same_as_native(["direct", scratch / "f"], "ok\n")
+    assert native.syncs > 0 and under.syncs == 0, under.why()
+
+
+def test_thread_with_its_own_descriptor_table(scratch):
+    a, b = scratch / "a", scratch / "b"
+    for f in [a, b]:
+        f.write_bytes(b"")
+    native, under = same_as_native(["files", a, b], "ok\n")
+    assert a.read_bytes() == b"" and b.read_bytes() == b"thread"
+    assert native.syncs > 0 and under.syncs == 0, under.why()
+
+
+def test_interrupted_appends_are_made_once(scratch):
+    """200 µs signals while appending with RWF_DSYNC: a call restarted after
+    a signal must not be written twice."""
+    native, under = same_as_native(["appends", scratch / "f", "40", "200"], "size as written\n")
+    assert native.syncs > 0 and under.syncs == 0, under.why()
+
+
+def test_interrupted_exclusive_creates(scratch):
+    d = scratch / "d"
+    d.mkdir()
+    r = eaten([HOSTILE, "exclusive", d, "30"])
+    assert r.stdout == "0 failed\n", r.why()
+
+
+def test_descriptor_limit_is_answered(scratch):
+    (scratch / "f").write_bytes(b"")
+    same_as_native(["fdlimit", scratch / "f"], "EMFILE\n")
+
+
+def test_blocked_caller_stalls_only_itself(scratch):
+    """One thread's write is stuck reading memory nobody provides; the other
+    thread's fsync is answered all the same."""
+    same_as_native(["stalled", scratch / "f"], "fsync ok\n")
+
+
+def test_refused_seccomp_leaves_nothing_behind():
+    """$(eatmydata ...) returns when seccomp() is refused: no supervisor
+    keeps the output open."""
+    cmd = [HOSTILE, "deny-seccomp", EATMYDATA, "--seccomp=on", "true"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+    assert r.returncode == 125, cmdline(cmd) + r.stderr
+    assert r.stderr.startswith("eatmydata: cannot install the seccomp filter"), r.stderr
+
+
+def supervisor_of(proc):
+    """The supervisor a launcher started: an eatmydata process forked just
+    after it, holding a seccomp listener."""
+    for pid in range(proc.pid + 1, proc.pid + 64):
+        try:
+            if (open(f"/proc/{pid}/comm").read() == "eatmydata\n" and
+                    os.readlink(f"/proc/{pid}/fd/3") == "anon_inode:seccomp notify"):
+                return pid
+        except OSError:
+            pass
+    raise AssertionError(f"no supervisor found after pid {proc.pid}")
+
+
+@pytest.mark.parametrize("sig,expected", [
+    ([signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGXFSZ, signal.SIGPIPE,
+      signal.SIGUSR1, signal.SIGALRM], "second ok\n"),
+    # What the tree sees if the supervisor dies anyway: the kernel has no one
+    # to ask, so the request fails (README, Security).
+    ([signal.SIGKILL], "second ENOSYS\n"),
+], ids=["survives signals", "killed"])
+def test_supervisor_and_signals(scratch, sig, expected):
+    p = subprocess.Popen([EATMYDATA, HOSTILE, "fsync-twice", scratch / "f"], text=True,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert p.stdout.readline() == "first ok\n"
+        sup = supervisor_of(p)
+        for s in sig:
+            os.kill(sup, s)
+        time.sleep(0.2)
+        out, _ = p.communicate("\n", timeout=30)
+        assert out == expected
+    finally:
+        p.kill()
+
+
+def test_supervisor_leaves_with_the_tree(scratch):
+    p = subprocess.Popen([EATMYDATA, HOSTILE, "fsync-twice", scratch / "f"], text=True,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert p.stdout.readline() == "first ok\n"
+    sup = supervisor_of(p)
+    p.communicate("\n", timeout=30)
+    for _ in range(100):
+        if not os.path.exists(f"/proc/{sup}") or \
+                open(f"/proc/{sup}/stat").read().split()[2] == "Z":
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"supervisor {sup} outlived its tree")
+
+
+def test_disable_read_past_8k_of_environment(scratch):
+    """EATMYDATA_DISABLE after 10 KiB of other variables still disables."""
+    cmd = [TESTS / "entry-static", "fsync", scratch]
+    env = {"EMD_PADDING": "x" * 10000, "EATMYDATA_DISABLE": "1"}
+    assert len("".join(f"{k}={v}" for k, v in os.environ.items())) + 10000 > 8192
+    disabled = eaten(cmd, env=env, events=SYNCS)
+    assert disabled.syncs == 1, disabled.why()
+    env["EATMYDATA_DISABLE"] = "0"
+    enabled = eaten(cmd, env=env, events=SYNCS)
+    assert enabled.syncs == 0, enabled.why()
