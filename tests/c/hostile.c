@@ -253,6 +253,21 @@ static int stalled(char **argv)
 	_exit(0);
 }
 
+/* RWF_DSYNC write of two pages, the second unmapped: as natively, the
+ * first is written and counted, or the call fails with EFAULT. */
+static int partial(char **argv)
+{
+	char *mem = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct iovec iov[2] = {{mem, 4096}, {mem + 4096, 4096}};
+	int fd = open(argv[0], O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ssize_t r;
+
+	munmap(mem + 4096, 4096);
+	r = pwritev2(fd, iov, 2, 0, RWF_DSYNC);
+	printf("%zd %s\n", r, err(r));
+	return 0;
+}
+
 /* Run argv with seccomp() refused, as some container runtimes do. */
 static int deny_seccomp(char **argv)
 {
@@ -296,7 +311,7 @@ static const struct {
 	{"exclusive", 2, exclusive},   {"fsize", 1, fsize},
 	{"direct", 1, direct},         {"files", 2, files},
 	{"fdlimit", 1, fdlimit},       {"stalled", 1, stalled},
-	{"deny-seccomp", 1, deny_seccomp}, {"fsync-twice", 1, fsync_twice},
+	{"partial", 1, partial},       {"deny-seccomp", 1, deny_seccomp}, {"fsync-twice", 1, fsync_twice},
 };
 
 int main(int argc, char **argv)

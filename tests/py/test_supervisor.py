@@ -92,6 +92,14 @@ def test_direct_io_with_dsync(scratch):
     assert native.syncs > 0 and under.syncs == 0, under.why()
 
 
+def test_write_from_partly_unmapped_memory(scratch):
+    """The kernel's answer, not a stale errno (0 bytes written)."""
+    native = run([HOSTILE, "partial", scratch / "f"], events=SYNCS)
+    assert native.stdout in ("4096 ok\n", "-1 EFAULT\n"), native.why()
+    under = eaten([HOSTILE, "partial", scratch / "f"], events=SYNCS)
+    assert under.stdout == native.stdout, under.why()
+
+
 def test_thread_with_its_own_descriptor_table(scratch):
     a, b = scratch / "a", scratch / "b"
     for f in [a, b]:
