@@ -211,6 +211,7 @@ void emd_rec_open(struct emd_rec *rec, int kind, int fd, const void *addr,
 	unsigned long long i;
 	int saved = errno, pid;
 
+	rec->slot = NULL; /* for emd_rec_event: no slot, nothing to fill */
 	i = __atomic_fetch_add(&h->next, 1, __ATOMIC_RELAXED);
 	if (i >= h->slots)
 		return; /* the reader counts what did not fit */

@@ -15,6 +15,7 @@
 #define EMD_REC_MAGIC "EMDREC01"
 #define EMD_REC_HEADER 4096
 #define EMD_REC_SLOTS_DEFAULT (1u << 20)
+#define EMD_REC_SLOTS_MAX (1u << 24) /* 8 GiB of records */
 
 /* The kinds of durability request, in report order. */
 #define EMD_REC_KINDS(X)                                                       \

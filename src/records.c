@@ -26,11 +26,27 @@ static const char *in_dir(const char *dir, const char *name)
 	return p;
 }
 
+/* EATMYDATA_RECORD_SLOTS: a smaller record file, for tests that fill it. */
+static unsigned long long slot_capacity(void)
+{
+	const char *v = getenv("EATMYDATA_RECORD_SLOTS");
+	unsigned long long n;
+	char *end;
+
+	if (!v || !*v)
+		return EMD_REC_SLOTS_DEFAULT;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno || *end || n == 0 || n > EMD_REC_SLOTS_MAX)
+		die("EATMYDATA_RECORD_SLOTS=%s: expected 1 to %u", v, EMD_REC_SLOTS_MAX);
+	return n;
+}
+
 const char *records_prepare(const char *dir, unsigned flags)
 {
 	struct emd_rec_header h = {.version = 1,
 				   .slot_size = sizeof(struct emd_rec_slot),
-				   .slots = EMD_REC_SLOTS_DEFAULT,
+				   .slots = slot_capacity(),
 				   .flags = flags};
 	const char *file;
 	int fd;
