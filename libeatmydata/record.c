@@ -43,6 +43,7 @@ int emd_record_init(void)
 	if (map == MAP_FAILED)
 		return 0;
 	if (memcmp(map->magic, EMD_REC_MAGIC, 8) != 0 ||
+	    map->version != EMD_REC_VERSION ||
 	    map->slot_size != sizeof(struct emd_rec_slot) ||
 	    EMD_REC_HEADER + map->slots * sizeof(struct emd_rec_slot) >
 		    (unsigned long long)st.st_size ||

@@ -12,7 +12,12 @@
 
 #include <stdint.h>
 
+/* The magic names the family; the version changes with any change of the
+ * header's or a slot's layout or meaning, and a reader refuses a version it
+ * does not read.  Version 1 files exist with two slot layouts (before and
+ * after the audit's fields), so neither is read. */
 #define EMD_REC_MAGIC "EMDREC01"
+#define EMD_REC_VERSION 2
 #define EMD_REC_HEADER 4096
 #define EMD_REC_SLOTS_DEFAULT (1u << 20)
 #define EMD_REC_SLOTS_MAX (1u << 24) /* 8 GiB of records */
@@ -44,7 +49,7 @@ enum emd_rec_state { EMD_REC_FREE, EMD_REC_STARTED, EMD_REC_DONE };
 
 struct emd_rec_header {
 	char magic[8];
-	uint32_t version;     /* 1 */
+	uint32_t version;     /* EMD_REC_VERSION */
 	uint32_t slot_size;   /* sizeof(struct emd_rec_slot) */
 	uint64_t slots;       /* capacity */
 	uint64_t next;        /* slots claimed so far; may pass `slots` */

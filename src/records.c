@@ -44,7 +44,7 @@ static unsigned long long slot_capacity(void)
 
 const char *records_prepare(const char *dir, unsigned flags)
 {
-	struct emd_rec_header h = {.version = 1,
+	struct emd_rec_header h = {.version = EMD_REC_VERSION,
 				   .slot_size = sizeof(struct emd_rec_slot),
 				   .slots = slot_capacity(),
 				   .flags = flags};
@@ -108,4 +108,11 @@ void records_remove(const char *dir)
 		unlink(in_dir(dir, names[i]));
 	if (rmdir(dir) != 0)
 		warn("cannot remove %s: %s", dir, strerror(errno));
+}
+
+void records_check_version(const char *file, unsigned version)
+{
+	if (version != EMD_REC_VERSION)
+		die("%s: format version %u, this %s reads version %u", file, version,
+		    tool_name, EMD_REC_VERSION);
 }

@@ -13,6 +13,9 @@ const char *records_prepare(const char *dir, unsigned flags);
 void records_save_run(const char *dir, char *const argv[], int status,
 		      double wall_seconds);
 
+/* Die unless a record file's format `version` is the one this build reads. */
+void records_check_version(const char *file, unsigned version);
+
 /* Remove a temporary record directory. */
 void records_remove(const char *dir);
 

@@ -2,6 +2,7 @@
 /* report.c -- reads a record directory and prints what the run's durability
  * requests cost: per program and kind of call, per file, per call site. */
 #include "common.h"
+#include "records.h"
 #include "report_data.h"
 #include "../libeatmydata/record.h"
 
@@ -81,8 +82,9 @@ static const struct emd_rec_header *map_records(const char *file)
 	close(fd);
 	if (h == MAP_FAILED)
 		corrupt(file, strerror(errno));
-	if (memcmp(h->magic, EMD_REC_MAGIC, 8) != 0 || h->version != 1)
-		corrupt(file, "not an eatmydata record file (bad magic or version)");
+	if (memcmp(h->magic, EMD_REC_MAGIC, 8) != 0)
+		corrupt(file, "not an eatmydata record file (bad magic)");
+	records_check_version(file, h->version);
 	if (h->slot_size != sizeof(struct emd_rec_slot) ||
 	    (unsigned long long)st.st_size < EMD_REC_HEADER + h->slots * h->slot_size)
 		corrupt(file, "truncated or corrupt header");

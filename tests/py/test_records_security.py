@@ -9,7 +9,7 @@ import subprocess
 import jsonschema
 
 from conftest import TESTS, cmdline
-from test_syncstat import SCHEMA, SYNCSTAT
+from test_syncstat import SCHEMA, SYNCSTAT, slot, write_records
 
 
 def test_events_after_the_record_file_is_full(tmp_path):
@@ -31,3 +31,21 @@ def test_events_after_the_record_file_is_full(tmp_path):
     # rename it, fsync the directory: two recorded, four lost.
     assert data["lost"] == 4 and data["calls"] == 1, rerun
     assert (work / "target").read_text() == "new contents\n"
+
+
+def test_another_format_version_is_refused(tmp_path):
+    """A version 1 directory (two slot layouts were both version 1) is
+    refused by name, never misread."""
+    d = tmp_path / "old"
+    write_records(d, [slot(1000)], version=1)
+    (d / "run").write_text("status 0\nwall 0.1\n")
+    (d / "command").write_text("prog\n")
+    for args in ([], ["--json"]):
+        r = subprocess.run([SYNCSTAT, "report", *args, d], capture_output=True, text=True,
+                           timeout=60)
+        assert r.returncode == 125, cmdline([SYNCSTAT, "report", *args, d])
+        assert r.stderr == (f"syncstat: {d}/records: format version 1, "
+                            "this syncstat reads version 2\n")
+    write_records(d, [slot(1000)])
+    r = subprocess.run([SYNCSTAT, "report", d], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "prog fsync: 1 calls" in r.stderr, r.stderr
