@@ -16,17 +16,58 @@
 #include <sys/stat.h>
 #include <time.h>
 
+/* The mapping, and how many slots it holds: both this process's own, set
+ * once.  Everything in the mapping can be changed by any process of the tree
+ * at any time, so nothing read back from it sizes or places a store. */
 static struct emd_rec_header *rec_file;
+static unsigned long long rec_slots;
 int emd_auditing;
 static int cached_pid, cached_ppid;
 
-/* Map the record file, once per process image (fork keeps the mapping). */
+/* The slots a record file mapped with `size` bytes holds, or 0 if it is not
+ * one this library writes (checked once, at map time). */
+static unsigned long long slots_of(const struct emd_rec_header *h, size_t size)
+{
+	if (memcmp(h->magic, EMD_REC_MAGIC, 8) != 0 ||
+	    h->version != EMD_REC_VERSION ||
+	    h->slot_size != sizeof(struct emd_rec_slot))
+		return 0;
+	return (size - EMD_REC_HEADER) / sizeof(struct emd_rec_slot);
+}
+
+/* Map the record file open at fd, once per process image (fork keeps the
+ * mapping); the capacity is what this process mapped. */
+static int map_record_file(int fd)
+{
+	struct emd_rec_header *map, *none = NULL;
+	unsigned long long slots;
+	struct stat st;
+	size_t size;
+
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size <= EMD_REC_HEADER)
+		return 0;
+	size = (size_t)st.st_size;
+	if ((off_t)size != st.st_size) /* more than a 32-bit process can map */
+		return 0;
+	map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		return 0;
+	/* The capacity goes with the mapping that won: a thread that sees the
+	 * mapping before its capacity loses a record, counted. */
+	slots = slots_of(map, size);
+	if (slots && __atomic_compare_exchange_n(&rec_file, &none, map, 0,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		__atomic_store_n(&rec_slots, slots, __ATOMIC_RELEASE);
+	else
+		munmap(map, size);
+	return __atomic_load_n(&rec_file, __ATOMIC_ACQUIRE) != NULL;
+}
+
 int emd_record_init(void)
 {
 	const char *path = getenv("EATMYDATA_RECORD");
-	struct emd_rec_header *map, *none = NULL;
-	struct stat st;
-	int fd;
+	int fd, mapped;
 
 	if (__atomic_load_n(&rec_file, __ATOMIC_ACQUIRE))
 		return 1;
@@ -36,21 +77,9 @@ int emd_record_init(void)
 			      0, 0, 0);
 	if (fd < 0)
 		return 0;
-	map = MAP_FAILED;
-	if (fstat(fd, &st) == 0 && st.st_size > EMD_REC_HEADER)
-		map = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	mapped = map_record_file(fd);
 	close(fd);
-	if (map == MAP_FAILED)
-		return 0;
-	if (memcmp(map->magic, EMD_REC_MAGIC, 8) != 0 ||
-	    map->version != EMD_REC_VERSION ||
-	    map->slot_size != sizeof(struct emd_rec_slot) ||
-	    EMD_REC_HEADER + map->slots * sizeof(struct emd_rec_slot) >
-		    (unsigned long long)st.st_size ||
-	    !__atomic_compare_exchange_n(&rec_file, &none, map, 0,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		munmap(map, st.st_size);
-	if (!__atomic_load_n(&rec_file, __ATOMIC_ACQUIRE))
+	if (!mapped)
 		return 0;
 	path = getenv("EATMYDATA_AUDIT");
 	emd_auditing = path && *path && strcmp(path, "0") != 0;
@@ -214,7 +243,7 @@ void emd_rec_open(struct emd_rec *rec, int kind, int fd, const void *addr,
 
 	rec->slot = NULL; /* for emd_rec_event: no slot, nothing to fill */
 	i = __atomic_fetch_add(&h->next, 1, __ATOMIC_RELAXED);
-	if (i >= h->slots)
+	if (i >= __atomic_load_n(&rec_slots, __ATOMIC_ACQUIRE))
 		return; /* the reader counts what did not fit */
 	s = (struct emd_rec_slot *)((char *)h + EMD_REC_HEADER) + i;
 	pid = getpid();
