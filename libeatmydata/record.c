@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* record.c -- writes each durability request to the record file named by
- * EATMYDATA_RECORD (syncstat, eatmydata --stats); see record.h.
+/* record.c -- writes each durability request to the record file the
+ * launcher (syncstat, eatmydata --stats) left open for the tree; see
+ * record.h.
  *
  * Per call: two clock reads, getpid, one statx to recognise the file (its
  * path is looked up once per file) and a cached call site.  No lock and no
@@ -35,17 +36,46 @@ static unsigned long long slots_of(const struct emd_rec_header *h, size_t size)
 	return (size - EMD_REC_HEADER) / sizeof(struct emd_rec_slot);
 }
 
+/* The record file the launcher left open for the tree: EATMYDATA_RECORD_FD
+ * is "N:DEV:INO", the descriptor and the file it must still be. */
+struct record_id {
+	int fd;
+	unsigned long long dev, ino;
+};
+
+static int record_id(struct record_id *id)
+{
+	const char *v = getenv("EATMYDATA_RECORD_FD");
+	char *end;
+
+	if (!v || !*v)
+		return 0;
+	id->fd = (int)strtol(v, &end, 10);
+	if (*end != ':')
+		return 0;
+	id->dev = strtoull(end + 1, &end, 10);
+	if (*end != ':')
+		return 0;
+	id->ino = strtoull(end + 1, &end, 10);
+	return *end == '\0' && id->fd >= 0;
+}
+
 /* Map the record file open at fd, once per process image (fork keeps the
- * mapping); the capacity is what this process mapped. */
-static int map_record_file(int fd)
+ * mapping), if it is the launcher's file; the capacity is what this process
+ * mapped. */
+static int map_record_file(int fd, const struct record_id *id, int reopened)
 {
 	struct emd_rec_header *map, *none = NULL;
 	unsigned long long slots;
 	struct stat st;
 	size_t size;
 
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    st.st_size <= EMD_REC_HEADER)
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != id->dev ||
+	    st.st_ino != id->ino || st.st_size <= EMD_REC_HEADER)
+		return 0;
+	/* By name, only the user's own private file: not one a process that
+	 * changed user could reach, nor one others could have written. */
+	if (reopened && (st.st_uid != geteuid() || (st.st_mode & 077)))
 		return 0;
 	size = (size_t)st.st_size;
 	if ((off_t)size != st.st_size) /* more than a 32-bit process can map */
@@ -64,25 +94,41 @@ static int map_record_file(int fd)
 	return __atomic_load_n(&rec_file, __ATOMIC_ACQUIRE) != NULL;
 }
 
-int emd_record_init(void)
+/* The inherited descriptor, through a reference of our own, so that a
+ * thread closing or reusing its number cannot change the file between the
+ * check and the map; else the file by name, never through a link. */
+static int map_inherited(const struct record_id *id)
 {
 	const char *path = getenv("EATMYDATA_RECORD");
-	int fd, mapped;
+	int fd = (int)emd_syscall(SYS_fcntl, id->fd, F_DUPFD_CLOEXEC, 0, 0, 0, 0);
+	int mapped = 0;
+
+	if (fd >= 0) {
+		mapped = map_record_file(fd, id, 0);
+		close(fd);
+	}
+	if (mapped || !path || !*path)
+		return mapped;
+	fd = (int)emd_syscall(SYS_openat, AT_FDCWD, (long)path,
+			      O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0, 0, 0);
+	if (fd < 0)
+		return 0;
+	mapped = map_record_file(fd, id, 1);
+	close(fd);
+	return mapped;
+}
+
+int emd_record_init(void)
+{
+	struct record_id id;
+	const char *audit;
 
 	if (__atomic_load_n(&rec_file, __ATOMIC_ACQUIRE))
 		return 1;
-	if (!path || !*path)
+	if (!record_id(&id) || !map_inherited(&id))
 		return 0;
-	fd = (int)emd_syscall(SYS_openat, AT_FDCWD, (long)path, O_RDWR | O_CLOEXEC,
-			      0, 0, 0);
-	if (fd < 0)
-		return 0;
-	mapped = map_record_file(fd);
-	close(fd);
-	if (!mapped)
-		return 0;
-	path = getenv("EATMYDATA_AUDIT");
-	emd_auditing = path && *path && strcmp(path, "0") != 0;
+	audit = getenv("EATMYDATA_AUDIT");
+	emd_auditing = audit && *audit && strcmp(audit, "0") != 0;
 	return 1;
 }
 

@@ -1,6 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* records.c -- a run's record directory: DIR/records (slots the library
- * fills), DIR/command (one argument a line), DIR/run ("status N\nwall S"). */
+ * fills), DIR/command (one argument a line), DIR/run ("status N\nwall S").
+ *
+ * The records are the user's and their tree's alone.  The directory is made
+ * 0700, or is an existing one of the user's that no one else can write in;
+ * every file in it is created here, exclusively, never through a link, mode
+ * 0600.  The tree reaches the record file through a descriptor it inherits
+ * (EATMYDATA_RECORD_FD), so a process that changes user still records.
+ */
 #include "common.h"
 #include "records.h"
 #include "../libeatmydata/record.h"
@@ -15,7 +22,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* The files a run leaves in its directory (tails: syncstat --audit's). */
+static const char *const run_files[] = {"records", "command", "run", "tails"};
+#define RUN_FILES (sizeof(run_files) / sizeof(*run_files))
+
 static char path_buf[PATH_MAX];
+static int dir_fd = -1;
 
 /* A file in the record directory. */
 static const char *in_dir(const char *dir, const char *name)
@@ -42,70 +54,161 @@ static unsigned long long slot_capacity(void)
 	return n;
 }
 
-const char *records_prepare(const char *dir, unsigned flags)
+/* --keep DIR: made 0700 if new; if not, the user's own, writable by no one
+ * else (who could swap its files), and holding no earlier run.  An existing
+ * directory is used as it is: never chmod what the user made. */
+static void open_keep_dir(const char *dir)
+{
+	struct stat st;
+
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+		die("cannot create %s: %s", dir, strerror(errno));
+	if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
+		die("cannot keep the records in %s: it is a symbolic link", dir);
+	dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir_fd < 0 || fstat(dir_fd, &st) != 0)
+		die("cannot use %s: %s", dir, strerror(errno));
+	if (st.st_uid != geteuid())
+		die("cannot keep the records in %s: it belongs to another user", dir);
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		die("cannot keep the records in %s: others can write in it", dir);
+	for (size_t i = 0; i < RUN_FILES; i++)
+		if (fstatat(dir_fd, run_files[i], &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+		    errno != ENOENT)
+			die("cannot keep the records in %s: it holds an earlier run "
+			    "(%s); remove it or choose another directory",
+			    dir, run_files[i]);
+}
+
+/* No --keep: a new private directory, on tmpfs when there is one (the
+ * records never touch a disk). */
+static void make_temporary_dir(void)
+{
+	const char *tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+
+	snprintf(path_buf, sizeof(path_buf), "%s/syncstat.XXXXXX", tmp);
+	if (!mkdtemp(path_buf))
+		die("cannot create %s: %s", path_buf, strerror(errno));
+	dir_fd = open(path_buf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir_fd < 0)
+		die("cannot use %s: %s", path_buf, strerror(errno));
+}
+
+/* The kept directory's absolute name, for the tree and the report. */
+static void name_dir(const char *dir)
+{
+	char proc[64];
+	ssize_t n;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dir_fd);
+	n = readlink(proc, path_buf, sizeof(path_buf) - 1);
+	if (n > 0 && path_buf[0] == '/') {
+		path_buf[n] = '\0';
+		return;
+	}
+	if (!realpath(dir, path_buf))
+		die("cannot use %s: %s", dir, strerror(errno));
+}
+
+/* A new file in the run's directory: exclusively, never through a link,
+ * the user's alone; -1 and errno if it cannot be. */
+static int create_in_dir(const char *name, int flags)
+{
+	return openat(dir_fd, name,
+		      flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+}
+
+/* The record file, left open for the tree to inherit (not as 0, 1 or 2,
+ * which the command reads as its standard streams). */
+static int create_record_file(unsigned flags)
 {
 	struct emd_rec_header h = {.version = EMD_REC_VERSION,
 				   .slot_size = sizeof(struct emd_rec_slot),
 				   .slots = slot_capacity(),
 				   .flags = flags};
-	const char *file;
-	int fd;
+	const char *file = in_dir(path_buf, "records");
+	int fd = create_in_dir("records", O_RDWR), inherited;
 
-	if (dir) {
-		if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-			die("cannot create %s: %s", dir, strerror(errno));
-		if (!realpath(dir, path_buf))
-			die("cannot use %s: %s", dir, strerror(errno));
-	} else {
-		/* tmpfs when there is one: the records never touch a disk. */
-		const char *tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-
-		snprintf(path_buf, sizeof(path_buf), "%s/syncstat.XXXXXX", tmp);
-		if (!mkdtemp(path_buf))
-			die("cannot create %s: %s", path_buf, strerror(errno));
-	}
-	file = in_dir(path_buf, "records");
 	memcpy(h.magic, EMD_REC_MAGIC, 8);
-	fd = open(file, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (fd < 0 || write(fd, &h, sizeof(h)) != sizeof(h) ||
+	if (fd < 0 || pwrite(fd, &h, sizeof(h), 0) != sizeof(h) ||
 	    ftruncate(fd, EMD_REC_HEADER +
 				  h.slots * sizeof(struct emd_rec_slot)) != 0)
 		die("cannot create %s: %s", file, strerror(errno));
-	/* Processes of the tree that change user still record. */
-	fchmod(fd, 0666);
+	inherited = fcntl(fd, F_DUPFD, 3);
+	if (inherited < 0)
+		die("cannot keep %s open: %s", file, strerror(errno));
 	close(fd);
-	chmod(path_buf, 01777);
-	if (setenv("EATMYDATA_RECORD", file, 1) != 0 ||
+	return inherited;
+}
+
+/* Tell the tree: the file's name, and the descriptor with the identity it
+ * must still have to be used ("N:DEV:INO"). */
+static void export_record_file(int fd, unsigned flags)
+{
+	char id[80];
+	struct stat st;
+
+	if (fstat(fd, &st) != 0)
+		die("cannot use %s: %s", in_dir(path_buf, "records"), strerror(errno));
+	snprintf(id, sizeof(id), "%d:%llu:%llu", fd, (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino);
+	if (setenv("EATMYDATA_RECORD", in_dir(path_buf, "records"), 1) != 0 ||
+	    setenv("EATMYDATA_RECORD_FD", id, 1) != 0 ||
 	    ((flags & EMD_REC_AUDIT) && setenv("EATMYDATA_AUDIT", "1", 1) != 0))
 		die("cannot set EATMYDATA_RECORD");
+}
+
+const char *records_prepare(const char *dir, unsigned flags)
+{
+	if (dir) {
+		open_keep_dir(dir);
+		name_dir(dir);
+	} else {
+		make_temporary_dir();
+	}
+	export_record_file(create_record_file(flags), flags);
 	return path_buf;
+}
+
+/* One of the run's files, written after the command ends. */
+static FILE *create_stream(const char *dir, const char *name)
+{
+	int fd = create_in_dir(name, O_WRONLY);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+
+	if (!f) {
+		int err = errno;
+
+		if (fd >= 0)
+			close(fd);
+		warn("cannot write %s: %s", in_dir(dir, name), strerror(err));
+	}
+	return f;
 }
 
 void records_save_run(const char *dir, char *const argv[], int status,
 		      double wall_seconds)
 {
-	FILE *f = fopen(in_dir(dir, "command"), "we");
+	FILE *f = create_stream(dir, "command");
 
 	for (; f && *argv; argv++)
 		fprintf(f, "%s\n", *argv);
-	if (!f || fclose(f) != 0)
+	if (f && fclose(f) != 0)
 		warn("cannot write %s", in_dir(dir, "command"));
-	f = fopen(in_dir(dir, "run"), "we");
+	f = create_stream(dir, "run");
 	if (f)
 		fprintf(f, "status %d\nwall %.9f\n",
 			WIFEXITED(status) ? WEXITSTATUS(status)
 					  : 128 + WTERMSIG(status),
 			wall_seconds);
-	if (!f || fclose(f) != 0)
+	if (f && fclose(f) != 0)
 		warn("cannot write %s", in_dir(dir, "run"));
 }
 
 void records_remove(const char *dir)
 {
-	static const char *const names[] = {"records", "command", "run", "tails"};
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
-		unlink(in_dir(dir, names[i]));
+	for (size_t i = 0; i < RUN_FILES; i++)
+		unlinkat(dir_fd, run_files[i], 0);
 	if (rmdir(dir) != 0)
 		warn("cannot remove %s: %s", dir, strerror(errno));
 }

@@ -6,6 +6,7 @@ corrupted header); a format this syncstat does not read is refused."""
 import json
 import mmap
 import os
+import pwd
 import random
 import shutil
 import struct
@@ -18,8 +19,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conftest import TESTS, cmdline
-from test_syncstat import SCHEMA, SYNCSTAT, slot, write_records
+from conftest import EATMYDATA, TESTS, cmdline, require
+from test_syncstat import SCHEMA, SYNCSTAT, recorded, slot, write_records
 
 
 def test_events_after_the_record_file_is_full(tmp_path):
@@ -119,3 +120,158 @@ class Scribbler:
                                              rnd.randrange(1 << 30))
         self.done.wait(60)
         return self.line[0] if self.line else ""
+
+
+@pytest.fixture(scope="module")
+def other_user():
+    """A local user of its own, neither root nor the run's."""
+    name = f"emdrec{os.getpid() % 100000}"
+    subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/bin/sh", name],
+                   check=True, timeout=60)
+    yield name
+    subprocess.run(["userdel", name], check=True, timeout=60)
+
+
+def as_user(user, cmd, **kw):
+    return subprocess.run([require("setpriv"), f"--reuid={user}", f"--regid={user}",
+                           "--clear-groups", "--", *cmd], capture_output=True, text=True,
+                          timeout=60, **kw)
+
+
+TOOLS = {"syncstat": [SYNCSTAT], "eatmydata --stats": [EATMYDATA, "--stats"]}
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_another_user_cannot_reach_the_records(other_user, tool):
+    """While the run goes on, another local user can neither read nor
+    write its records (they were 0666 in a 01777 directory)."""
+    cmd = [*TOOLS[tool], "--", "sh", "-c", 'echo "$EATMYDATA_RECORD"; read x']
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            stderr=subprocess.DEVNULL)
+    try:
+        records = Path(proc.stdout.readline().strip())
+        assert records.name == "records", cmdline(cmd)
+        mode = {p: os.stat(p).st_mode & 0o7777 for p in (records.parent, records)}
+        tries = {what: as_user(other_user, ["sh", "-c", f"{what} {records}"])
+                 for what in ("cat", ": >>", "ls")}
+        tries["dir"] = as_user(other_user, ["ls", records.parent])
+        proc.communicate("\n", timeout=60)
+    finally:
+        proc.kill()
+    assert mode == {records.parent: 0o700, records: 0o600}, cmdline(cmd)
+    for what, r in tries.items():
+        assert r.returncode != 0 and "Permission denied" in r.stderr, (what, r.stderr)
+    assert not records.parent.exists()
+
+
+def test_a_tree_that_changes_user_still_records(other_user, shm_scratch, tmp_path):
+    """Like initdb under `setpriv`: the process that dropped root keeps the
+    inherited descriptor and records, although it cannot open the file."""
+    shm_scratch.chmod(0o777)
+    cmd = [require("setpriv"), f"--reuid={other_user}", f"--regid={other_user}",
+           "--clear-groups", "--", TESTS / "storm", "fork", "3", "4", shm_scratch]
+    r, data = recorded(cmd, tmp_path)
+    assert data["calls"] == r.counts["syscalls:sys_enter_fsync"] == 12, r.why()
+    assert data["lost"] == 0 and {g["program"] for g in data["groups"]} == {"storm"}
+
+
+@pytest.mark.parametrize("fd_becomes", ["closed", "another record file"])
+def test_a_program_that_closes_the_descriptor(scratch, tmp_path, fd_becomes):
+    """A program closed the inherited descriptor (or opened a copy of the
+    record file on its number) before exec: its records go to the file by
+    name, never into the other file."""
+    other = tmp_path / "other"
+    redirect = ">&-" if fd_becomes == "closed" else f"<>{other}"
+    script = (f'cp "$EATMYDATA_RECORD" {other}; fd=${{EATMYDATA_RECORD_FD%%:*}}; '
+              f'eval "exec $fd{redirect}"; exec {TESTS / "storm"} threads 2 3 {scratch}')
+    r, data = recorded(["sh", "-c", script], tmp_path, env={"EATMYDATA_RECORD_SLOTS": "64"})
+    assert data["calls"] == r.counts["syscalls:sys_enter_fsync"] == 6, r.why()
+    assert struct.unpack_from("<Q", other.read_bytes(), 24)[0] == 0
+
+
+def keep_run(keep, *args):
+    cmd = [SYNCSTAT, "--keep", keep, "--output", "/dev/null", "--", "true", *args]
+    return cmd, subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+
+
+def test_keep_makes_a_private_directory(tmp_path):
+    keep = tmp_path / "new"
+    cmd, r = keep_run(keep)
+    assert r.returncode == 0, cmdline(cmd) + "\n" + r.stderr
+    assert {p.name: p.stat().st_mode & 0o7777 for p in [keep, *keep.iterdir()]} == \
+        {"new": 0o700, "records": 0o600, "command": 0o600, "run": 0o600}
+
+
+@pytest.mark.parametrize("mode", [0o755, 0o700, 0o1700])
+def test_keep_uses_an_existing_directory_as_it_is(tmp_path, mode):
+    """Never chmod what the user made (it became 01777)."""
+    keep = tmp_path / "mine"
+    keep.mkdir()
+    (keep / "notes").write_text("mine\n")
+    keep.chmod(mode)
+    cmd, r = keep_run(keep)
+    assert r.returncode == 0, cmdline(cmd) + "\n" + r.stderr
+    assert keep.stat().st_mode & 0o7777 == mode
+    assert (keep / "notes").read_text() == "mine\n"
+    r = subprocess.run([SYNCSTAT, "report", keep], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "syncstat: true\n  exit status 0" in r.stderr, r.stderr
+
+
+def test_keep_refuses_a_directory_with_an_earlier_run(tmp_path):
+    keep = tmp_path / "kept"
+    keep_run(keep)
+    before = {p.name: p.read_bytes() for p in keep.iterdir()}
+    cmd, r = keep_run(keep, "again")
+    assert r.returncode == 125, cmdline(cmd)
+    assert r.stderr == (f"syncstat: cannot keep the records in {keep}: it holds an "
+                        "earlier run (records); remove it or choose another directory\n")
+    assert {p.name: p.read_bytes() for p in keep.iterdir()} == before
+
+
+@pytest.mark.parametrize("whose,mode,why", [
+    ("other", 0o755, "it belongs to another user"),
+    ("root", 0o775, "others can write in it"),
+    ("root", 0o1777, "others can write in it"),
+])
+def test_keep_refuses_a_directory_others_can_write(tmp_path, other_user, whose, mode, why):
+    keep = tmp_path / "d"
+    keep.mkdir()
+    if whose == "other":
+        shutil.chown(keep, other_user, other_user)
+    keep.chmod(mode)
+    cmd, r = keep_run(keep)
+    assert r.returncode == 125, cmdline(cmd)
+    assert r.stderr == f"syncstat: cannot keep the records in {keep}: {why}\n"
+    assert list(keep.iterdir()) == [] and keep.stat().st_mode & 0o7777 == mode
+
+
+@pytest.mark.parametrize("whose", ["other", "root"])
+@pytest.mark.parametrize("link", ["records", "run", "command", "tails"])
+def test_keep_never_follows_a_planted_link(tmp_path, other_user, whose, link):
+    """A user who could write in DIR planted `link` to a file of root's, or
+    to a name where root would create one: root's `syncstat --keep DIR`
+    refuses and the target is untouched (it was truncated to 512 MiB and
+    made 0666, or created)."""
+    tmp_path.chmod(0o755)
+    keep, target, absent = tmp_path / "d", tmp_path / "precious", tmp_path / "absent"
+    keep.mkdir()
+    target.write_text("root's\n")
+    target.chmod(0o600)
+    (keep / link).symlink_to(target if link == "records" else absent)
+    if whose == "other":
+        shutil.chown(keep, other_user, other_user)
+        os.chown(keep / link, pwd.getpwnam(other_user).pw_uid, -1, follow_symlinks=False)
+    cmd, r = keep_run(keep)
+    assert r.returncode == 125, cmdline(cmd) + "\n" + r.stderr
+    assert r.stderr.startswith(f"syncstat: cannot keep the records in {keep}: ")
+    assert target.read_text() == "root's\n" and target.stat().st_mode & 0o777 == 0o600
+    assert not absent.exists() and [p.name for p in keep.iterdir()] == [link]
+
+
+def test_keep_refuses_a_symbolic_link(tmp_path):
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    (tmp_path / "link").symlink_to(real)
+    cmd, r = keep_run(tmp_path / "link")
+    assert r.returncode == 125, cmdline(cmd)
+    assert r.stderr.endswith(": it is a symbolic link\n") and list(real.iterdir()) == []
