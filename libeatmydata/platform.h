@@ -33,6 +33,13 @@
 #define EMD_LFS_ALIASES 1
 #endif
 
+/* Reserving a record file's pages without a store that could be SIGBUS:
+ * Linux 5.14; an older kernel answers EINVAL, and the pages are then
+ * allocated by the stores themselves. */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
 /* macOS's F_FULLFSYNC and DYLD_INSERT_LIBRARIES are not written yet; the
  * library builds for Linux only. */
 #if !defined(__linux__)

@@ -279,19 +279,72 @@ static void site_name(const void *site, char *out, size_t size)
 	cache_put(e, key, out);
 }
 
+/* Slots are used a chunk at a time, and a chunk's pages are reserved before
+ * its first store: on a full tmpfs (a container's small /dev/shm) a store to
+ * a page the file system cannot allocate is SIGBUS, an madvise is an error.
+ * Reserving with the mapping, not fallocate on a descriptor, needs none that
+ * the program could have closed or reused. */
+#define CHUNK_SLOTS 256 /* 128 KiB */
+static unsigned long long backed_chunk; /* the last this process reserved, + 1 */
+
+/* Stop recording at slot `end`: the header's capacity is the one thing the
+ * library writes there for the reader, and only ever lowers. */
+static void lower_capacity(struct emd_rec_header *h, unsigned long long end)
+{
+	unsigned long long slots = __atomic_load_n(&h->slots, __ATOMIC_RELAXED);
+
+	while (slots > end &&
+	       !__atomic_compare_exchange_n(&h->slots, &slots, end, 1,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+static int slot_backed(struct emd_rec_header *h, unsigned long long i,
+		       unsigned long long slots)
+{
+	unsigned long long chunk = i / CHUNK_SLOTS, first = chunk * CHUNK_SLOTS;
+	unsigned long long n = slots - first < CHUNK_SLOTS ? slots - first : CHUNK_SLOTS;
+	struct emd_rec_slot *s = (struct emd_rec_slot *)((char *)h + EMD_REC_HEADER);
+
+	if (__atomic_load_n(&backed_chunk, __ATOMIC_RELAXED) == chunk + 1)
+		return 1;
+	if (madvise(s + first, n * sizeof(*s), MADV_POPULATE_WRITE) != 0 &&
+	    errno != EINVAL) {
+		lower_capacity(h, first);
+		return 0;
+	}
+	__atomic_store_n(&backed_chunk, chunk + 1, __ATOMIC_RELAXED);
+	return 1;
+}
+
+/* Claim a slot: bounded by what this process mapped, and by the header's
+ * capacity only when that is lower (records are lost, never misplaced). */
+static struct emd_rec_slot *claim_slot(struct emd_rec_header *h)
+{
+	unsigned long long slots = __atomic_load_n(&rec_slots, __ATOMIC_ACQUIRE);
+	unsigned long long said = __atomic_load_n(&h->slots, __ATOMIC_RELAXED);
+	unsigned long long i = __atomic_fetch_add(&h->next, 1, __ATOMIC_RELAXED);
+
+	if (said < slots)
+		slots = said;
+	if (i >= slots || !slot_backed(h, i, slots))
+		return NULL; /* the reader counts what did not fit */
+	return (struct emd_rec_slot *)((char *)h + EMD_REC_HEADER) + i;
+}
+
 void emd_rec_open(struct emd_rec *rec, int kind, int fd, const void *addr,
 		  const void *site)
 {
 	struct emd_rec_header *h = __atomic_load_n(&rec_file, __ATOMIC_ACQUIRE);
 	struct emd_rec_slot *s;
-	unsigned long long i;
 	int saved = errno, pid;
 
 	rec->slot = NULL; /* for emd_rec_event: no slot, nothing to fill */
-	i = __atomic_fetch_add(&h->next, 1, __ATOMIC_RELAXED);
-	if (i >= __atomic_load_n(&rec_slots, __ATOMIC_ACQUIRE))
-		return; /* the reader counts what did not fit */
-	s = (struct emd_rec_slot *)((char *)h + EMD_REC_HEADER) + i;
+	s = claim_slot(h);
+	if (!s) {
+		errno = saved;
+		return;
+	}
 	pid = getpid();
 	if (pid != cached_pid) {
 		cached_ppid = getppid();
@@ -300,8 +353,8 @@ void emd_rec_open(struct emd_rec *rec, int kind, int fd, const void *addr,
 	s->kind = kind;
 	s->pid = pid;
 	s->ppid = cached_ppid;
-	strncpy(s->program, program_invocation_short_name ? program_invocation_short_name : "?",
-		sizeof(s->program) - 1);
+	snprintf(s->program, sizeof(s->program), "%s",
+		 program_invocation_short_name ? program_invocation_short_name : "?");
 	if (fd < 0 && addr)
 		map_path(addr, s->path, sizeof(s->path));
 	else

@@ -6,6 +6,10 @@
  * a slot is claimed with one atomic add and filled in place, so nothing is
  * buffered and nothing is lost when a process is killed.  A call's record is
  * written before the call (state STARTED) and finished after it (DONE).
+ * The library trusts nothing it reads back from the file: its capacity is
+ * what it mapped, and a chunk of slots has its memory reserved before use,
+ * so a full file system or a scribbled header costs records, counted as
+ * lost (`next` - `slots`), never the program.
  */
 #ifndef EMD_RECORD_H
 #define EMD_RECORD_H
@@ -51,7 +55,8 @@ struct emd_rec_header {
 	char magic[8];
 	uint32_t version;     /* EMD_REC_VERSION */
 	uint32_t slot_size;   /* sizeof(struct emd_rec_slot) */
-	uint64_t slots;       /* capacity */
+	uint64_t slots;       /* capacity; lowered by the library where it
+			       * could not reserve memory for more */
 	uint64_t next;        /* slots claimed so far; may pass `slots` */
 	uint64_t flags;       /* EMD_REC_EATEN: the calls were eaten */
 };

@@ -130,12 +130,12 @@ static noreturn void run_then_finish(char **argv, const struct options *opt)
 	if (opt->sync_on_exit)
 		sync_on_exit_prepare();
 	if (opt->stats)
-		dir = records_prepare(NULL, EMD_REC_EATEN);
+		dir = records_prepare(NULL, EMD_REC_EATEN, argv);
 	status = run_and_wait(argv, opt->filter ? install_filter : NULL, &opt->seccomp);
 	if (opt->sync_on_exit)
 		sync_on_exit_finish();
 	if (dir) {
-		records_save_run(dir, argv, status, monotonic_seconds() - start);
+		records_save_run(dir, status, monotonic_seconds() - start);
 		report_dir(dir, &report);
 		records_remove(dir);
 	}

@@ -19,15 +19,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* The files a run leaves in its directory (tails: syncstat --audit's). */
-static const char *const run_files[] = {"records", "command", "run", "tails"};
+/* The files a run leaves in its directory (tails: syncstat --audit's; .run:
+ * the space of `run`, taken before the command can fill the file system). */
+static const char *const run_files[] = {"records", "command", "run", "tails", ".run"};
 #define RUN_FILES (sizeof(run_files) / sizeof(*run_files))
 
 static char path_buf[PATH_MAX];
-static int dir_fd = -1;
+static int dir_fd = -1, run_fd = -1;
 
 /* A file in the record directory. */
 static const char *in_dir(const char *dir, const char *name)
@@ -39,7 +41,7 @@ static const char *in_dir(const char *dir, const char *name)
 }
 
 /* EATMYDATA_RECORD_SLOTS: a smaller record file, for tests that fill it. */
-static unsigned long long slot_capacity(void)
+static unsigned long long slots_wanted(void)
 {
 	const char *v = getenv("EATMYDATA_RECORD_SLOTS");
 	unsigned long long n;
@@ -52,6 +54,20 @@ static unsigned long long slot_capacity(void)
 	if (errno || *end || n == 0 || n > EMD_REC_SLOTS_MAX)
 		die("EATMYDATA_RECORD_SLOTS=%s: expected 1 to %u", v, EMD_REC_SLOTS_MAX);
 	return n;
+}
+
+/* The record file takes at most half the space free where it lives: on a
+ * small /dev/shm (a container's) the tree's own files there come first. */
+static unsigned long long slot_capacity(void)
+{
+	unsigned long long n = slots_wanted(), half, fit;
+	struct statvfs fs;
+
+	if (fstatvfs(dir_fd, &fs) != 0)
+		return n;
+	half = (unsigned long long)fs.f_bavail * fs.f_frsize / 2;
+	fit = half > EMD_REC_HEADER ? (half - EMD_REC_HEADER) / sizeof(struct emd_rec_slot) : 0;
+	return fit < n ? (fit ? fit : 1) : n;
 }
 
 /* --keep DIR: made 0700 if new; if not, the user's own, writable by no one
@@ -158,19 +174,7 @@ static void export_record_file(int fd, unsigned flags)
 		die("cannot set EATMYDATA_RECORD");
 }
 
-const char *records_prepare(const char *dir, unsigned flags)
-{
-	if (dir) {
-		open_keep_dir(dir);
-		name_dir(dir);
-	} else {
-		make_temporary_dir();
-	}
-	export_record_file(create_record_file(flags), flags);
-	return path_buf;
-}
-
-/* One of the run's files, written after the command ends. */
+/* A new file in the run's directory, as a stream. */
 static FILE *create_stream(const char *dir, const char *name)
 {
 	int fd = create_in_dir(name, O_WRONLY);
@@ -186,23 +190,55 @@ static FILE *create_stream(const char *dir, const char *name)
 	return f;
 }
 
-void records_save_run(const char *dir, char *const argv[], int status,
-		      double wall_seconds)
+/* DIR/command, one argument a line, written before the command runs: a
+ * killed run's directory names it too. */
+static void save_command(char *const argv[])
 {
-	FILE *f = create_stream(dir, "command");
+	FILE *f = create_stream(path_buf, "command");
 
 	for (; f && *argv; argv++)
 		fprintf(f, "%s\n", *argv);
 	if (f && fclose(f) != 0)
-		warn("cannot write %s", in_dir(dir, "command"));
-	f = create_stream(dir, "run");
-	if (f)
-		fprintf(f, "status %d\nwall %.9f\n",
-			WIFEXITED(status) ? WEXITSTATUS(status)
-					  : 128 + WTERMSIG(status),
-			wall_seconds);
-	if (f && fclose(f) != 0)
-		warn("cannot write %s", in_dir(dir, "run"));
+		warn("cannot write %s", in_dir(path_buf, "command"));
+}
+
+/* DIR/run's space, taken now: a command that fills the file system must not
+ * leave its run without a status.  (fallocate fails on some file systems;
+ * the write at the end is then as lucky as any.) */
+static void reserve_run(void)
+{
+	run_fd = create_in_dir(".run", O_WRONLY);
+	if (run_fd < 0)
+		die("cannot create %s: %s", in_dir(path_buf, ".run"), strerror(errno));
+	(void)!fallocate(run_fd, 0, 0, 4096);
+}
+
+const char *records_prepare(const char *dir, unsigned flags, char *const argv[])
+{
+	if (dir) {
+		open_keep_dir(dir);
+		name_dir(dir);
+	} else {
+		make_temporary_dir();
+	}
+	export_record_file(create_record_file(flags), flags);
+	save_command(argv);
+	reserve_run();
+	return path_buf;
+}
+
+void records_save_run(const char *dir, int status, double wall_seconds)
+{
+	char text[64];
+	int n = snprintf(text, sizeof(text), "status %d\nwall %.9f\n",
+			 WIFEXITED(status) ? WEXITSTATUS(status)
+					   : 128 + WTERMSIG(status),
+			 wall_seconds);
+
+	if (pwrite(run_fd, text, n, 0) != (ssize_t)n || ftruncate(run_fd, n) != 0 ||
+	    renameat(dir_fd, ".run", dir_fd, "run") != 0)
+		warn("cannot write %s: %s", in_dir(dir, "run"), strerror(errno));
+	close(run_fd);
 }
 
 void records_remove(const char *dir)

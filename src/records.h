@@ -4,14 +4,14 @@
 #ifndef EMD_RECORDS_H
 #define EMD_RECORDS_H
 
-/* Make `dir` (or, if NULL, a temporary directory) ready for a run, with the
- * record file's EMD_REC_* flags (eaten, audit), and name the record file in
- * EATMYDATA_RECORD; returns the directory. */
-const char *records_prepare(const char *dir, unsigned flags);
+/* Make `dir` (or, if NULL, a private temporary directory) ready for a run
+ * of argv, with the record file's EMD_REC_* flags (eaten, audit), and leave
+ * the record file open for the tree (EATMYDATA_RECORD, EATMYDATA_RECORD_FD);
+ * returns the directory.  Dies (125) if the directory is not fit. */
+const char *records_prepare(const char *dir, unsigned flags, char *const argv[]);
 
-/* Save the command and how it ended, for `syncstat report`. */
-void records_save_run(const char *dir, char *const argv[], int status,
-		      double wall_seconds);
+/* Save how the command ended, for `syncstat report`. */
+void records_save_run(const char *dir, int status, double wall_seconds);
 
 /* Die unless a record file's format `version` is the one this build reads. */
 void records_check_version(const char *file, unsigned version);

@@ -95,7 +95,7 @@ int main(int argc, char **argv)
 	first = parse_options(argc, argv, &opt);
 	if (first >= argc)
 		die("no command given; try 'syncstat --help'");
-	dir = records_prepare(opt.keep, opt.audit ? EMD_REC_AUDIT : 0);
+	dir = records_prepare(opt.keep, opt.audit ? EMD_REC_AUDIT : 0, argv + first);
 	preload_prepend(preload_entry("libeatmydata.so"));
 	if (setenv("EATMYDATA_DISABLE", "1", 1) != 0)
 		die("cannot set EATMYDATA_DISABLE");
@@ -103,7 +103,7 @@ int main(int argc, char **argv)
 	status = run_and_wait(argv + first, NULL, NULL);
 
 	/* 3. Report, then exit as the command did. */
-	records_save_run(dir, argv + first, status, monotonic_seconds() - start);
+	records_save_run(dir, status, monotonic_seconds() - start);
 	if (opt.audit)
 		report_finish_audit(dir);
 	report_dir(dir, &opt.report);

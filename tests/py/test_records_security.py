@@ -8,6 +8,7 @@ import mmap
 import os
 import pwd
 import random
+import re
 import shutil
 import struct
 import subprocess
@@ -275,3 +276,44 @@ def test_keep_refuses_a_symbolic_link(tmp_path):
     cmd, r = keep_run(tmp_path / "link")
     assert r.returncode == 125, cmdline(cmd)
     assert r.stderr.endswith(": it is a symbolic link\n") and list(real.iterdir()) == []
+
+
+def small_dev_shm(tmp_path, tool, program):
+    """Run `program` (shell) under tool on a /dev/shm of 16 MiB, in a mount
+    namespace of its own; the report's count of calls, of lost ones."""
+    report = tmp_path / "report"
+    script = ('mount -t tmpfs -o size=16m tmpfs /dev/shm && mkdir /dev/shm/w && exec '
+              + cmdline([*TOOLS[tool], "--", "sh", "-c", program]) + ' 2>"$0"')
+    cmd = [require("unshare"), "--mount", "sh", "-c", script, report]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    rerun = cmdline(cmd)
+    assert r.returncode == 0, f"{rerun}\nexit {r.returncode}\n{r.stderr}"
+    text = report.read_text()
+    lost = re.search(r"\n  (\d+) calls were not recorded", text)
+    calls = re.search(r"\n  (\d+) durability calls", text)
+    assert lost and calls and "exit status 0" in text, rerun + "\n" + text
+    return int(calls[1]), int(lost[1]), rerun + "\n" + text
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_a_small_dev_shm_costs_records_not_the_program(tmp_path, tool):
+    """/dev/shm of 16 MiB (a container's; the 512 MiB sparse file could
+    not be backed) and 200k fsyncs: the program ends well (it died of
+    SIGBUS), the record file took half the space, the calls that did not
+    fit are counted as lost and the report says so."""
+    calls, lost, why = small_dev_shm(tmp_path, tool,
+                                     f"{TESTS / 'storm'} threads 1 200000 /dev/shm/w")
+    assert calls + lost == 200000 and 10000 < calls <= 8 << 20 >> 9, why
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_a_program_that_fills_dev_shm_costs_records(tmp_path, tool):
+    """The program itself fills /dev/shm after 5000 fsyncs, then makes 20000
+    more: the records stop where the memory ran out (counted as lost), the
+    program is not hurt, and the run's status is still saved."""
+    storm = TESTS / "storm"
+    calls, lost, why = small_dev_shm(
+        tmp_path, tool, f"{storm} threads 1 5000 /dev/shm/w && "
+        "{ cat /dev/zero > /dev/shm/w/fill 2>/dev/null; "
+        f"rm -f /dev/shm/w/storm-*; }}; {storm} threads 1 20000 /dev/shm/w")
+    assert calls + lost == 25000 and 5000 <= calls < 6000, why
