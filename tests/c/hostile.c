@@ -268,6 +268,33 @@ static int partial(char **argv)
 	return 0;
 }
 
+/* msync of the vsyscall page: listed in /proc/PID/maps, but no mapping
+ * of the process (ENOMEM natively). */
+static int vsyscall(char **argv)
+{
+	(void)argv;
+	printf("%s\n", err(msync((void *)0xffffffffff600000UL, 4096, MS_SYNC)));
+	return 0;
+}
+
+/* Drop the supplementary group argv[0] (kept: every other one, a list
+ * longer than a page line), then an O_SYNC open of argv[1], which only
+ * that group may read. */
+static int drop_group(char **argv)
+{
+	gid_t groups[65536], gone = (gid_t)atol(argv[0]);
+	int n = getgroups(65536, groups), kept = 0;
+
+	for (int i = 0; i < n; i++)
+		if (groups[i] != gone)
+			groups[kept++] = groups[i];
+	if (n < 0 || syscall(SYS_setgroups, kept, groups) != 0)
+		return perror("setgroups"), 1;
+	printf("plain %s\n", err(open(argv[1], O_RDONLY)));
+	printf("sync %s\n", err(open(argv[1], O_RDONLY | O_SYNC)));
+	return 0;
+}
+
 /* Run argv with seccomp() refused, as some container runtimes do. */
 static int deny_seccomp(char **argv)
 {
@@ -312,6 +339,7 @@ static const struct {
 	{"direct", 1, direct},         {"files", 2, files},
 	{"fdlimit", 1, fdlimit},       {"stalled", 1, stalled},
 	{"partial", 1, partial},       {"deny-seccomp", 1, deny_seccomp}, {"fsync-twice", 1, fsync_twice},
+	{"vsyscall", 0, vsyscall},     {"drop-group", 2, drop_group},
 };
 
 int main(int argc, char **argv)
