@@ -233,21 +233,66 @@ static void *write_unprovided(void *arg)
 	return NULL;
 }
 
-/* One thread's RWF_DSYNC write from memory that no one provides
- * (userfaultfd) while the main thread fsyncs: the fsync must not wait. */
-static int stalled(char **argv)
+/* stalled_mem: memory that no one provides (userfaultfd). */
+static int stalled_setup(const char *path)
 {
 	struct uffdio_api api = {.api = UFFD_API};
 	struct uffdio_register reg = {.mode = UFFDIO_REGISTER_MODE_MISSING};
 	int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
-	pthread_t t;
 
-	stalled_fd = open(argv[0], O_RDWR | O_CREAT | O_TRUNC, 0600);
+	stalled_fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	stalled_mem = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	reg.range = (struct uffdio_range){(unsigned long)stalled_mem, 4096};
 	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api) || ioctl(uffd, UFFDIO_REGISTER, &reg))
 		return perror("userfaultfd"), 1;
+	return 0;
+}
+
+/* One thread's RWF_DSYNC write from memory that no one provides while the
+ * main thread fsyncs: the fsync must not wait. */
+static int stalled(char **argv)
+{
+	pthread_t t;
+
+	if (stalled_setup(argv[0]))
+		return 1;
 	pthread_create(&t, NULL, write_unprovided, NULL);
+	usleep(300000);
+	printf("fsync %s\n", err(fsync(stalled_fd)));
+	_exit(0);
+}
+
+static int full_go[2];
+
+static void *write_unprovided_later(void *arg)
+{
+	char go;
+
+	if (read(full_go[0], &go, 1) == 1)
+		write_unprovided(arg);
+	return NULL;
+}
+
+/* Two threads' writes stuck in the supervisor (as in stalled), the second
+ * made once no process or thread can be started any more (pids.max): the
+ * main thread's fsync must be answered all the same. */
+static int pids_full(char **argv)
+{
+	pthread_t t1, t2;
+
+	if (stalled_setup(argv[0]) || pipe(full_go))
+		return 1;
+	if (pthread_create(&t1, NULL, write_unprovided, NULL) != 0 || (usleep(200000),
+	    pthread_create(&t2, NULL, write_unprovided_later, NULL)) != 0)
+		return printf("no thread\n"), 0;
+	for (pid_t child; (child = fork()) >= 0;)
+		if (child == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			pause();
+			_exit(0);
+		}
+	if (write(full_go[1], "g", 1) != 1)
+		return 1;
 	usleep(300000);
 	printf("fsync %s\n", err(fsync(stalled_fd)));
 	_exit(0);
@@ -339,7 +384,7 @@ static const struct {
 	{"direct", 1, direct},         {"files", 2, files},
 	{"fdlimit", 1, fdlimit},       {"stalled", 1, stalled},
 	{"partial", 1, partial},       {"deny-seccomp", 1, deny_seccomp}, {"fsync-twice", 1, fsync_twice},
-	{"vsyscall", 0, vsyscall},     {"drop-group", 2, drop_group},
+	{"vsyscall", 0, vsyscall},     {"pids-full", 1, pids_full},     {"drop-group", 2, drop_group},
 };
 
 int main(int argc, char **argv)
