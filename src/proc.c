@@ -161,7 +161,9 @@ int caller_mapped(pid_t pid, unsigned long start, unsigned long end)
 	if (!(f = fopen(path, "re")))
 		return -1;
 	while (start < end && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo <= start && start < hi)
+		/* [vsyscall] is listed, but no mapping of the process's */
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo <= start && start < hi &&
+		    !strstr(line, " [vsyscall]\n"))
 			start = hi;
 		while (!strchr(line, '\n') && fgets(line, sizeof(line), f))
 			; /* the rest of a long line (a long path) */

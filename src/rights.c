@@ -21,48 +21,54 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define STATUS_MAX 2048
-
-static char my_status[STATUS_MAX];
+static char *my_status;
 static int my_filters;
 static int landlock_seen;
 
-/* The status lines that decide what a process may do, and its umask and
- * number of seccomp filters. */
-static int read_status(const char *pid, char *out, mode_t *umask_out, int *filters)
+/* The status lines that decide what a process may do, whole however long
+ * (Groups: holds up to 65536 ids), and its umask and number of seccomp
+ * filters; *out is to free.  -1 if any of it cannot be read. */
+static int read_status(const char *pid, char **out, mode_t *umask_out, int *filters)
 {
 	static const char *const keys[] = {"Uid:", "Gid:", "Groups:", "CapInh:", "CapPrm:",
 					   "CapEff:", "CapBnd:", "CapAmb:"};
-	char path[64], line[512];
-	size_t used = 0;
+	char path[64], *line = NULL;
+	size_t cap = 0, size;
 	unsigned um;
-	FILE *f;
+	FILE *f, *keep;
 
 	snprintf(path, sizeof(path), "/proc/%s/status", pid);
+	*out = NULL;
+	*filters = -1;
 	if (!(f = fopen(path, "re")))
 		return -1;
-	out[0] = '\0';
-	*filters = -1;
-	while (fgets(line, sizeof(line), f)) {
+	if (!(keep = open_memstream(out, &size))) {
+		fclose(f);
+		return -1;
+	}
+	while (getline(&line, &cap, f) > 0) {
 		if (umask_out && sscanf(line, "Umask: %o", &um) == 1)
 			*umask_out = um;
 		sscanf(line, "Seccomp_filters: %d", filters);
 		for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++)
-			if (!strncmp(line, keys[i], strlen(keys[i])) &&
-			    used + strlen(line) < STATUS_MAX)
-				used += strlen(strcpy(out + used, line));
+			if (!strncmp(line, keys[i], strlen(keys[i])))
+				fputs(line, keep);
 	}
+	free(line);
+	if (ferror(f) || fclose(keep) != 0)
+		*filters = -1;
 	fclose(f);
 	return *filters < 0 ? -1 : 0;
 }
 
 void rights_init(void)
 {
-	if (read_status("self", my_status, NULL, &my_filters) != 0)
+	if (read_status("self", &my_status, NULL, &my_filters) != 0)
 		my_filters = -1; /* then nothing is done on anyone's behalf */
 }
 
@@ -112,13 +118,16 @@ static int same_root(const char *pid)
 
 int same_rights(pid_t tid, mode_t *umask_out)
 {
-	char pid[16], theirs[STATUS_MAX];
-	int filters;
+	char pid[16], *theirs;
+	int filters, same;
 
 	snprintf(pid, sizeof(pid), "%d", tid);
-	return my_filters >= 0 && !__atomic_load_n(&landlock_seen, __ATOMIC_ACQUIRE) &&
-	       read_status(pid, theirs, umask_out, &filters) == 0 &&
-	       filters == my_filters + 1 && !strcmp(theirs, my_status) &&
-	       same_file_text(pid, "attr/current", 0) && same_file_text(pid, "ns/mnt", 1) &&
-	       same_file_text(pid, "ns/user", 1) && same_root(pid);
+	if (my_filters < 0 || !my_status || __atomic_load_n(&landlock_seen, __ATOMIC_ACQUIRE))
+		return 0;
+	same = read_status(pid, &theirs, umask_out, &filters) == 0 &&
+	       filters == my_filters + 1 && !strcmp(theirs, my_status);
+	free(theirs);
+	return same && same_file_text(pid, "attr/current", 0) &&
+	       same_file_text(pid, "ns/mnt", 1) && same_file_text(pid, "ns/user", 1) &&
+	       same_root(pid);
 }

@@ -186,7 +186,7 @@ static void send_fd(int sock, int fd)
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	if (sendmsg(sock, &msg, 0) != 1)
+	if (sendmsg(sock, &msg, MSG_NOSIGNAL) != 1)
 		die("cannot pass the seccomp listener: %s", strerror(errno));
 }
 
@@ -206,23 +206,41 @@ static int recv_fd(int sock)
 	return fd;
 }
 
+/* The command runs only once the supervisor answers: a byte on the socket
+ * (nothing: it died, and every durability request would fail). */
+static void wait_ready(int sock)
+{
+	char byte;
+	ssize_t n;
+
+	while ((n = read(sock, &byte, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1)
+		die("the seccomp supervisor did not start");
+}
+
 /* The supervisor: a grandchild, so that it is nobody's child in the tree,
  * in a session of its own, holding no descriptor of the tree's from the
  * start (a launcher that fails before sending the listener must not leave
  * behind a process holding its output open). */
 static void start_supervisor(int sock, const char *only)
 {
-	pid_t middle = fork();
-	int listener, null;
+	pid_t middle = fork(), grandchild;
+	int listener, null, status;
 
 	if (middle < 0)
 		die("cannot fork: %s", strerror(errno));
 	if (middle > 0) {
-		waitpid(middle, NULL, 0);
+		while (waitpid(middle, &status, 0) < 0)
+			if (errno != EINTR)
+				die("cannot start the seccomp supervisor: %s", strerror(errno));
+		if (!WIFEXITED(status) ||
+		    WEXITSTATUS(status) != 0)
+			die("cannot start the seccomp supervisor");
 		return;
 	}
-	if (fork() != 0)
-		_exit(0);
+	if ((grandchild = fork()) != 0)
+		_exit(grandchild < 0);
 	setsid();
 	sock = fcntl(sock, F_DUPFD_CLOEXEC, 10); /* above whatever stdio becomes */
 	null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -233,9 +251,10 @@ static void start_supervisor(int sock, const char *only)
 	listener = recv_fd(3);
 	if (listener < 0)
 		_exit(0);
-	dup2(listener, 3);
+	if ((sock = fcntl(3, F_DUPFD_CLOEXEC, 4)) < 0 || dup2(listener, 3) < 0)
+		_exit(1);
 	close(listener);
-	supervise(3, only);
+	supervise(3, sock, only);
 }
 
 /* Install the filter; the notified caller waits killably once the
@@ -272,5 +291,6 @@ void seccomp_install(const struct seccomp_options *opt)
 		die("cannot install the seccomp filter: %s", strerror(errno));
 	send_fd(sv[0], listener);
 	close(listener);
+	wait_ready(sv[0]);
 	close(sv[0]);
 }

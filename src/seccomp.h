@@ -22,8 +22,9 @@ int seccomp_wanted(const struct seccomp_options *opt, const char *file);
  * the tree. */
 void seccomp_install(const struct seccomp_options *opt);
 
-/* The supervisor's loop (supervisor.c): answers each notification, then
- * exits when no filtered process is left. */
-noreturn void supervise(int listener, const char *only);
+/* The supervisor's loop (supervisor.c): writes a byte to `ready` once it
+ * answers, answers each notification, then exits when no filtered process
+ * is left. */
+noreturn void supervise(int listener, int ready, const char *only);
 
 #endif

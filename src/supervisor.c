@@ -37,6 +37,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef SYS_landlock_restrict_self
@@ -162,12 +163,15 @@ static int answer(struct call *c, const char *only)
 
 /* The pool: each worker receives one notification and answers it.  Whoever
  * takes the last idle place starts another worker first, so that one is
- * always waiting while others may be blocked; surplus workers leave. */
+ * always waiting while others may be blocked; surplus workers leave.  One
+ * receives at a time (`receiving`): the main thread, which cannot block,
+ * knows a notification is nobody's when it can take that lock itself. */
 struct pool {
 	int listener;
 	const char *only;
 	struct seccomp_notif_sizes sizes;
 	int idle;
+	pthread_mutex_t receiving;
 };
 
 static void *worker(void *arg);
@@ -193,7 +197,9 @@ static int serve_one(struct pool *p, struct seccomp_notif *req, struct seccomp_n
 	int how, got;
 
 	memset(req, 0, p->sizes.seccomp_notif);
+	pthread_mutex_lock(&p->receiving);
 	got = ioctl(p->listener, SECCOMP_IOCTL_NOTIF_RECV, req) == 0;
+	pthread_mutex_unlock(&p->receiving);
 	if (__atomic_sub_fetch(&p->idle, 1, __ATOMIC_ACQ_REL) == 0 && got)
 		start_worker(p);
 	if (!got) /* ENOENT: the caller was interrupted or died meanwhile */
@@ -258,10 +264,36 @@ static void harden(void)
 		(void)0; /* keep no mount of the tree's busy */
 }
 
-void supervise(int listener, const char *only)
+/* No worker could be started (pids.max, RLIMIT_NPROC of the tree's user):
+ * a pending notification that no worker is receiving is let go on to the
+ * kernel, from here.  With the lock, RECV cannot block: POLLIN said that a
+ * notification waits, and no one else can take it meanwhile. */
+static void answer_unattended(struct pool *p)
 {
-	static struct pool p;
-	struct pollfd hup = {.fd = listener, .events = 0};
+	struct seccomp_notif *req = calloc(1, p->sizes.seccomp_notif);
+	struct seccomp_notif_resp *resp = calloc(1, p->sizes.seccomp_notif_resp);
+
+	if (req && resp && pthread_mutex_trylock(&p->receiving) == 0) {
+		/* else a worker is receiving: it will have it */
+		if (ioctl(p->listener, SECCOMP_IOCTL_NOTIF_RECV, req) == 0) {
+			resp->id = req->id;
+			resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+			ioctl(p->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
+		}
+		pthread_mutex_unlock(&p->receiving);
+	}
+	free(req);
+	free(resp);
+}
+
+/* Every notification is answered: by a worker, or here when none can be
+ * started (retried every poll).  POLLHUP: no process is left under the
+ * filter.  `ready` tells the launcher it may run the command. */
+void supervise(int listener, int ready, const char *only)
+{
+	static struct pool p = {.receiving = PTHREAD_MUTEX_INITIALIZER};
+	struct pollfd pfd = {.fd = listener, .events = POLLIN};
+	const struct timespec pause = {0, 1000000};
 
 	harden();
 	rights_init();
@@ -270,8 +302,21 @@ void supervise(int listener, const char *only)
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &p.sizes) != 0)
 		_exit(1);
 	start_worker(&p);
-	/* POLLHUP: no process is left under the filter. */
-	while (poll(&hup, 1, -1) < 0 || !(hup.revents & POLLHUP))
-		;
-	_exit(0);
+	if (write(ready, "", 1) != 1)
+		_exit(1);
+	close(ready);
+	for (;;) {
+		int n = poll(&pfd, 1, 100);
+
+		if (n > 0 && (pfd.revents & POLLHUP))
+			_exit(0);
+		if (__atomic_load_n(&p.idle, __ATOMIC_ACQUIRE) == 0)
+			start_worker(&p);
+		if (n > 0 && (pfd.revents & POLLIN)) {
+			if (__atomic_load_n(&p.idle, __ATOMIC_ACQUIRE) == 0)
+				answer_unattended(&p);
+			else
+				nanosleep(&pause, NULL); /* an idle worker is taking it */
+		}
+	}
 }

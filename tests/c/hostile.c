@@ -233,21 +233,66 @@ static void *write_unprovided(void *arg)
 	return NULL;
 }
 
-/* One thread's RWF_DSYNC write from memory that no one provides
- * (userfaultfd) while the main thread fsyncs: the fsync must not wait. */
-static int stalled(char **argv)
+/* stalled_mem: memory that no one provides (userfaultfd). */
+static int stalled_setup(const char *path)
 {
 	struct uffdio_api api = {.api = UFFD_API};
 	struct uffdio_register reg = {.mode = UFFDIO_REGISTER_MODE_MISSING};
 	int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
-	pthread_t t;
 
-	stalled_fd = open(argv[0], O_RDWR | O_CREAT | O_TRUNC, 0600);
+	stalled_fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	stalled_mem = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	reg.range = (struct uffdio_range){(unsigned long)stalled_mem, 4096};
 	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api) || ioctl(uffd, UFFDIO_REGISTER, &reg))
 		return perror("userfaultfd"), 1;
+	return 0;
+}
+
+/* One thread's RWF_DSYNC write from memory that no one provides while the
+ * main thread fsyncs: the fsync must not wait. */
+static int stalled(char **argv)
+{
+	pthread_t t;
+
+	if (stalled_setup(argv[0]))
+		return 1;
 	pthread_create(&t, NULL, write_unprovided, NULL);
+	usleep(300000);
+	printf("fsync %s\n", err(fsync(stalled_fd)));
+	_exit(0);
+}
+
+static int full_go[2];
+
+static void *write_unprovided_later(void *arg)
+{
+	char go;
+
+	if (read(full_go[0], &go, 1) == 1)
+		write_unprovided(arg);
+	return NULL;
+}
+
+/* Two threads' writes stuck in the supervisor (as in stalled), the second
+ * made once no process or thread can be started any more (pids.max): the
+ * main thread's fsync must be answered all the same. */
+static int pids_full(char **argv)
+{
+	pthread_t t1, t2;
+
+	if (stalled_setup(argv[0]) || pipe(full_go))
+		return 1;
+	if (pthread_create(&t1, NULL, write_unprovided, NULL) != 0 || (usleep(200000),
+	    pthread_create(&t2, NULL, write_unprovided_later, NULL)) != 0)
+		return printf("no thread\n"), 0;
+	for (pid_t child; (child = fork()) >= 0;)
+		if (child == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			pause();
+			_exit(0);
+		}
+	if (write(full_go[1], "g", 1) != 1)
+		return 1;
 	usleep(300000);
 	printf("fsync %s\n", err(fsync(stalled_fd)));
 	_exit(0);
@@ -265,6 +310,33 @@ static int partial(char **argv)
 	munmap(mem + 4096, 4096);
 	r = pwritev2(fd, iov, 2, 0, RWF_DSYNC);
 	printf("%zd %s\n", r, err(r));
+	return 0;
+}
+
+/* msync of the vsyscall page: listed in /proc/PID/maps, but no mapping
+ * of the process (ENOMEM natively). */
+static int vsyscall(char **argv)
+{
+	(void)argv;
+	printf("%s\n", err(msync((void *)0xffffffffff600000UL, 4096, MS_SYNC)));
+	return 0;
+}
+
+/* Drop the supplementary group argv[0] (kept: every other one, a list
+ * longer than a page line), then an O_SYNC open of argv[1], which only
+ * that group may read. */
+static int drop_group(char **argv)
+{
+	gid_t groups[65536], gone = (gid_t)atol(argv[0]);
+	int n = getgroups(65536, groups), kept = 0;
+
+	for (int i = 0; i < n; i++)
+		if (groups[i] != gone)
+			groups[kept++] = groups[i];
+	if (n < 0 || syscall(SYS_setgroups, kept, groups) != 0)
+		return perror("setgroups"), 1;
+	printf("plain %s\n", err(open(argv[1], O_RDONLY)));
+	printf("sync %s\n", err(open(argv[1], O_RDONLY | O_SYNC)));
 	return 0;
 }
 
@@ -312,6 +384,7 @@ static const struct {
 	{"direct", 1, direct},         {"files", 2, files},
 	{"fdlimit", 1, fdlimit},       {"stalled", 1, stalled},
 	{"partial", 1, partial},       {"deny-seccomp", 1, deny_seccomp}, {"fsync-twice", 1, fsync_twice},
+	{"vsyscall", 0, vsyscall},     {"pids-full", 1, pids_full},     {"drop-group", 2, drop_group},
 };
 
 int main(int argc, char **argv)

@@ -1,0 +1,121 @@
+# SPDX-License-Identifier: MIT
+"""The seccomp supervisor attacked a second time, by a hostile program and
+an unlucky environment: long status lines, the vsyscall page, files swapped
+under an open, worker threads that cannot start, registered io_uring rings.
+Each case runs natively too, and the program must see what it sees there."""
+import os
+import signal
+import shutil
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from conftest import EATMYDATA, TESTS, cmdline
+from test_supervisor import HOSTILE, same_as_native
+
+# Supplementary groups whose list in /proc/PID/status is longer than a
+# line buffer; the last one is the one dropped.
+MANY_GROUPS = list(range(100000, 100200))
+
+
+def test_vsyscall_page_is_not_mapped():
+    """msync of [vsyscall]: ENOMEM, as the kernel says, not 0."""
+    same_as_native(["vsyscall"], "ENOMEM\n")
+
+
+@pytest.fixture
+def public_dir():
+    """A directory every user can reach (pytest's own is root's alone)."""
+    d = tempfile.mkdtemp(prefix="emd-attack-")
+    os.chmod(d, 0o755)
+    yield d
+    shutil.rmtree(d)
+
+
+@pytest.mark.parametrize("dropped,expected", [
+    (MANY_GROUPS[0], "plain ok\nsync ok\n"),  # control: the file's group is kept
+    (MANY_GROUPS[-1], "plain EACCES\nsync EACCES\n"),
+], ids=["kept", "dropped"])
+def test_groups_past_a_long_line(public_dir, dropped, expected):
+    """A caller that dropped a supplementary group at the end of a long
+    Groups: line cannot have the supervisor open what only that group may
+    read (a CAP_SETGID user, as the launcher's user and the program's)."""
+    secret = os.path.join(public_dir, "secret")
+    with open(secret, "w") as f:
+        f.write("secret")
+    os.chown(secret, 0, MANY_GROUPS[-1])
+    os.chmod(secret, 0o040)
+    who = ["setpriv", "--reuid=nobody", "--regid=nogroup",
+           "--groups=" + ",".join(map(str, MANY_GROUPS)),
+           "--inh-caps=+setgid", "--ambient-caps=+setgid", "--"]
+    for prefix in [[], [EATMYDATA, "--seccomp=on"]]:
+        cmd = [*who, *prefix, HOSTILE, "drop-group", str(dropped), secret]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        assert r.stdout == expected, cmdline(cmd) + r.stderr
+
+
+@pytest.fixture
+def pids_cgroup():
+    """A pids cgroup (v1 or v2) of 24 tasks; whatever is left in it is
+    killed at the end."""
+    base = next((b for b in ["/sys/fs/cgroup/pids", "/sys/fs/cgroup"]
+                 if os.path.exists(os.path.join(b, "pids.max")) or
+                 os.path.exists(os.path.join(b, "tasks"))), None)
+    if base is None or not os.access(base, os.W_OK):
+        pytest.skip("no writable pids cgroup")
+    d = tempfile.mkdtemp(prefix="emd-attack-", dir=base)
+    with open(os.path.join(d, "pids.max"), "w") as f:
+        f.write("24")
+    yield d
+    empty(d)
+    os.rmdir(d)
+
+
+def empty(cgroup):
+    """Kill what is left in the cgroup and wait until it counts no task."""
+    for _ in range(100):
+        with open(os.path.join(cgroup, "cgroup.procs")) as f:
+            pids = [int(p) for p in f.read().split()]
+        with open(os.path.join(cgroup, "pids.current")) as f:
+            if not pids and f.read().strip() == "0":
+                return
+        for p in pids:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.05)
+    raise AssertionError(f"{cgroup} does not empty")
+
+
+def test_no_worker_can_start(scratch, pids_cgroup):
+    """Two threads' writes hold the supervisor's workers (memory no one
+    provides) and the tree has taken every task pids.max allows: the main
+    thread's fsync is still answered."""
+    for prefix in ["", f"{EATMYDATA} --seccomp=on"]:
+        script = (f"echo $$ > {pids_cgroup}/cgroup.procs && "
+                  f"exec {prefix} {HOSTILE} pids-full {scratch / 'f'}")
+        try:
+            r = subprocess.run(["sh", "-c", script], capture_output=True, text=True,
+                               timeout=20)
+        except subprocess.TimeoutExpired:
+            pytest.fail("hangs: " + cmdline(["sh", "-c", script]))
+        empty(pids_cgroup)
+        assert r.stdout == "fsync ok\n", cmdline(["sh", "-c", script]) + r.stderr
+
+
+@pytest.mark.parametrize("tasks", [1, 2, 3])
+def test_supervisor_cannot_start(scratch, pids_cgroup, tasks):
+    """With room for the command and nothing or little else, the launcher
+    runs the command with its requests answered, or says why not (125): it
+    never dies of a signal, never hangs."""
+    with open(os.path.join(pids_cgroup, "pids.max"), "w") as f:
+        f.write(str(tasks))
+    script = (f"echo $$ > {pids_cgroup}/cgroup.procs && "
+              f"exec {EATMYDATA} --seccomp=on {TESTS / 'entry-static'} fsync {scratch}")
+    r = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=20)
+    rerun = cmdline(["sh", "-c", script]) + r.stderr
+    assert r.returncode in (0, 125), rerun
+    assert r.returncode == 0 or r.stderr.startswith("eatmydata: cannot "), rerun
