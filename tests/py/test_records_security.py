@@ -82,7 +82,9 @@ def test_a_scribbled_header_does_not_hurt_the_program(tmp_path, shm_scratch):
                             env=dict(os.environ, EATMYDATA_RECORD_SLOTS="1000"))
     rerun = "EATMYDATA_RECORD_SLOTS=1000 " + cmdline(cmd)
     try:
-        while not (keep / "records").exists():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (
+                (keep / "records").exists() and (keep / "records").stat().st_size > 4096):
             time.sleep(0.001)
         with open(keep / "records", "r+b") as f, mmap.mmap(f.fileno(), 4096) as m:
             # Scribble until storm has ended, then leave a header the report
