@@ -30,6 +30,7 @@ static const char *const run_files[] = {"records", "command", "run", "tails", ".
 
 static char path_buf[PATH_MAX];
 static int dir_fd = -1, run_fd = -1;
+static pid_t temporary_owner; /* the launcher, while its temporary dir is there */
 
 /* A file in the record directory. */
 static const char *in_dir(const char *dir, const char *name)
@@ -96,6 +97,14 @@ static void open_keep_dir(const char *dir)
 			    dir, run_files[i]);
 }
 
+/* A temporary directory goes however the launcher ends (a report that
+ * fails exits 125), but not with the child forked to run the command. */
+static void remove_at_exit(void)
+{
+	if (temporary_owner && temporary_owner == getpid())
+		records_remove(path_buf);
+}
+
 /* No --keep: a new private directory, on tmpfs when there is one (the
  * records never touch a disk). */
 static void make_temporary_dir(void)
@@ -108,6 +117,8 @@ static void make_temporary_dir(void)
 	dir_fd = open(path_buf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dir_fd < 0)
 		die("cannot use %s: %s", path_buf, strerror(errno));
+	temporary_owner = getpid();
+	atexit(remove_at_exit);
 }
 
 /* The kept directory's absolute name, for the tree and the report. */
@@ -243,6 +254,7 @@ void records_save_run(const char *dir, int status, double wall_seconds)
 
 void records_remove(const char *dir)
 {
+	temporary_owner = 0;
 	for (size_t i = 0; i < RUN_FILES; i++)
 		unlinkat(dir_fd, run_files[i], 0);
 	if (rmdir(dir) != 0)

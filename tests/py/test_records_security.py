@@ -82,7 +82,9 @@ def test_a_scribbled_header_does_not_hurt_the_program(tmp_path, shm_scratch):
                             env=dict(os.environ, EATMYDATA_RECORD_SLOTS="1000"))
     rerun = "EATMYDATA_RECORD_SLOTS=1000 " + cmdline(cmd)
     try:
-        while not (keep / "records").exists():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (
+                (keep / "records").exists() and (keep / "records").stat().st_size > 4096):
             time.sleep(0.001)
         with open(keep / "records", "r+b") as f, mmap.mmap(f.fileno(), 4096) as m:
             # Scribble until storm has ended, then leave a header the report
@@ -317,3 +319,17 @@ def test_a_program_that_fills_dev_shm_costs_records(tmp_path, tool):
         "{ cat /dev/zero > /dev/shm/w/fill 2>/dev/null; "
         f"rm -f /dev/shm/w/storm-*; }}; {storm} threads 1 20000 /dev/shm/w")
     assert calls + lost == 25000 and 5000 <= calls < 6000, why
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_a_failed_report_leaves_no_directory_behind(tool):
+    """A process of the tree spoils the header: the report fails (125)
+    and the temporary directory is removed all the same (it stayed in
+    /dev/shm, its memory with it)."""
+    spoil = ('echo "$EATMYDATA_RECORD"; '
+             'printf "\\377" | dd of="$EATMYDATA_RECORD" bs=1 seek=12 conv=notrunc 2>/dev/null')
+    cmd = [*TOOLS[tool], "--", "sh", "-c", spoil]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    records = Path(r.stdout.strip())
+    assert r.returncode == 125 and f"{records}: " in r.stderr, cmdline(cmd) + "\n" + r.stderr
+    assert records.name == "records" and not records.parent.exists(), cmdline(cmd)
