@@ -41,10 +41,11 @@ def test_c_program_times_and_rusage_agree(probe):
     exe = TESTS / probe
     out = dict(line.split(" ", 1) for line in run_out([HIRESTIMES, exe]).splitlines())
     assert out["hz"] == "1000000"
-    for key, tolerance in [("elapsed", 0.0002), ("utime", 0.002), ("cutime", 0.002)]:
-        mine, _, kernel = out[key].split()
-        assert abs(float(mine) - float(kernel)) < tolerance, f"{key}: {out[key]}"
-    assert float(out["cutime"].split()[0]) > 0.02, "the child's CPU time is counted"
+    for key in ["elapsed", "utime", "cutime"]:
+        mine, before, after = map(float, out[key].split())
+        # A microsecond either side: each end of an interval is truncated.
+        assert before - 2e-6 <= mine <= after + 2e-6, f"{key}: {out[key]}"
+    assert float(out["cutime"].split()[0]) > 0.01, "the child's CPU time is counted"
 
 
 def test_bad_pointer_fails_as_natively(tmp_path):
