@@ -169,6 +169,8 @@ static inline long emd_rec_end(struct emd_rec *rec, long result)
  * every write syncs. */
 extern int emd_sync_fds;
 void emd_mark_sync_fd(int fd);
+/* Is fd marked and still open with a sync flag? */
+int emd_writes_sync(int fd);
 
 /* The address a wrapper returns to: the call site in the program. */
 #define EMD_CALLER __builtin_return_address(0)
@@ -229,6 +231,16 @@ static inline int emd_opened(int fd, int flags, const void *site)
 {
 	return (flags & EMD_OPEN_SYNC_FLAGS) ? emd_opened_sync(fd, site) : fd;
 }
+
+/* open.c: an open that syncs or may create, made, recorded and noted. */
+int emd_open(int dirfd, const char *path, int flags, mode_t mode,
+	     const void *site);
+
+/* write.c: pwritev2 with sync flags.  `a` holds the system call's
+ * arguments (fd, iov, cnt, pos_l, pos_h, flags); `real` makes the call with
+ * them the way the program asked (libc's pwritev2, pwritev64v2, syscall). */
+typedef long emd_pwritev2_fn(const long *a);
+long emd_pwritev2(long *a, emd_pwritev2_fn *real, const void *site);
 
 /* Does `name` (a program's name or path) match the comma-separated globs? */
 int emd_glob_list_match(const char *globs, const char *name);

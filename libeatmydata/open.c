@@ -21,10 +21,11 @@ int emd_opened_sync(int fd, const void *site)
 	return emd_rec_end(&rec, emd_done(fd, fd));
 }
 
-/* Out of line, so that the call-through path saves no registers. */
-__attribute__((noinline)) static int openat_slow(int dirfd, const char *path,
-						 int flags, mode_t mode,
-						 const void *site)
+/* Every open that syncs or may create, whichever way it was asked (the libc
+ * names, their 32-bit *64 forms, syscall()), comes here.  Out of line, so
+ * that the call-through path saves no registers. */
+__attribute__((noinline)) int emd_open(int dirfd, const char *path, int flags,
+				       mode_t mode, const void *site)
 {
 	unsigned long long before = emd_audit_before_open(flags);
 	int fd = dirfd == AT_FDCWD
@@ -50,7 +51,7 @@ EMD_EXPORT int open(const char *path, int flags, ...)
 		mode = va_arg(ap, mode_t);
 		va_end(ap);
 	}
-	return openat_slow(AT_FDCWD, path, flags, mode, EMD_CALLER);
+	return emd_open(AT_FDCWD, path, flags, mode, EMD_CALLER);
 }
 
 EMD_EXPORT int openat(int dirfd, const char *path, int flags, ...)
@@ -66,7 +67,7 @@ EMD_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 		mode = va_arg(ap, mode_t);
 		va_end(ap);
 	}
-	return openat_slow(dirfd, path, flags, mode, EMD_CALLER);
+	return emd_open(dirfd, path, flags, mode, EMD_CALLER);
 }
 
 /* The fortified entry points take no mode: glibc aborts the program when the
@@ -91,7 +92,7 @@ EMD_EXPORT int __open64_2(const char *, int) __attribute__((alias("__open_2")));
 EMD_EXPORT int __openat64_2(int, const char *, int)
 	__attribute__((alias("__openat_2")));
 #else
-/* On a 32-bit ABI the *64 names add O_LARGEFILE: call through to them. */
+/* On a 32-bit ABI the *64 names are the plain ones with O_LARGEFILE. */
 EMD_EXPORT int open64(const char *path, int flags, ...)
 {
 	mode_t mode = 0;
@@ -102,8 +103,7 @@ EMD_EXPORT int open64(const char *path, int flags, ...)
 		mode = va_arg(ap, mode_t);
 		va_end(ap);
 	}
-	return emd_opened(EMD_REAL(open64)(path, emd_open_flags(flags), mode),
-			  flags, EMD_CALLER);
+	return emd_open(AT_FDCWD, path, flags | O_LARGEFILE, mode, EMD_CALLER);
 }
 
 EMD_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
@@ -116,9 +116,7 @@ EMD_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 		mode = va_arg(ap, mode_t);
 		va_end(ap);
 	}
-	return emd_opened(EMD_REAL(openat64)(dirfd, path, emd_open_flags(flags),
-					     mode),
-			  flags, EMD_CALLER);
+	return emd_open(dirfd, path, flags | O_LARGEFILE, mode, EMD_CALLER);
 }
 
 EMD_EXPORT int __open64_2(const char *path, int flags)

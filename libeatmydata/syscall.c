@@ -17,24 +17,90 @@
 #define HOW_MAX 256
 
 /* The kernel copies open_how from the caller, so a bad pointer is EFAULT,
- * not a crash: read it the same way, and pass it through untouched if it
- * cannot be read. */
-static int eat_openat2(long *a, unsigned char *copy)
+ * not a crash: read it the same way.  NULL when it cannot be read or is of
+ * a size this library does not know; the call then goes through as asked. */
+static struct open_how *read_how(const long *a, unsigned char *copy)
 {
 	size_t size = (size_t)a[3];
 	struct iovec local = {copy, size}, remote = {(void *)a[2], size};
-	struct open_how *how = (struct open_how *)copy;
 
-	if (size < sizeof(*how) || size > HOW_MAX)
-		return 0;
+	if (size < sizeof(struct open_how) || size > HOW_MAX)
+		return NULL;
 	if (emd_syscall(SYS_process_vm_readv, getpid(), (long)&local, 1,
 			(long)&remote, 1, 0) != (long)size)
+		return NULL;
+	return (struct open_how *)copy;
+}
+
+static long real_syscall(long nr, const long *a)
+{
+	return EMD_REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+/* openat2 has no libc wrapper: this is the open path's for it. */
+static long open_how(long *a, const void *site)
+{
+	unsigned char copy[HOW_MAX];
+	struct open_how *how = read_how(a, copy);
+	unsigned long long before;
+	int flags, fd;
+
+	if (!how || !(how->flags & EMD_OPEN_SLOW_FLAGS))
+		return real_syscall(SYS_openat2, a);
+	flags = (int)how->flags;
+	before = emd_audit_before_open(flags);
+	if (emd_eating() && (flags & EMD_OPEN_SYNC_FLAGS)) {
+		how->flags &= ~(unsigned long long)EMD_OPEN_SYNC_FLAGS;
+		a[2] = (long)copy;
+	}
+	fd = (int)real_syscall(SYS_openat2, a);
+	if (before)
+		emd_audit_created(fd, (int)a[0], (const char *)a[1], before, site);
+	return emd_opened(fd, flags, site);
+}
+
+static long call_pwritev2(const long *a)
+{
+	return real_syscall(SYS_pwritev2, a);
+}
+
+/* Opens and writes that ask for durability take their libc wrapper's path,
+ * which records, marks and notes them: returns 1 with the result in *res
+ * when the call was made there. */
+static int route(long nr, long *a, const void *site, long *res)
+{
+	switch (nr) {
+#ifdef SYS_open
+	case SYS_open:
+		if (!(a[1] & EMD_OPEN_SLOW_FLAGS))
+			return 0;
+		*res = emd_open(AT_FDCWD, (const char *)a[0], (int)a[1],
+				(mode_t)a[2], site);
+		return 1;
+#endif
+#ifdef SYS_creat
+	case SYS_creat:
+		*res = emd_open(AT_FDCWD, (const char *)a[0],
+				O_CREAT | O_WRONLY | O_TRUNC, (mode_t)a[1], site);
+		return 1;
+#endif
+	case SYS_openat:
+		if (!(a[2] & EMD_OPEN_SLOW_FLAGS))
+			return 0;
+		*res = emd_open((int)a[0], (const char *)a[1], (int)a[2],
+				(mode_t)a[3], site);
+		return 1;
+	case SYS_openat2:
+		*res = open_how(a, site);
+		return 1;
+	case SYS_pwritev2:
+		if (!(a[EMD_PWRITEV2_FLAGS_ARG] & EMD_RWF_SYNC_FLAGS))
+			return 0;
+		*res = emd_pwritev2(a, call_pwritev2, site);
+		return 1;
+	default:
 		return 0;
-	if (!(how->flags & EMD_OPEN_SYNC_FLAGS))
-		return 0;
-	how->flags &= ~(unsigned long long)EMD_OPEN_SYNC_FLAGS;
-	a[2] = (long)copy;
-	return 1;
+	}
 }
 
 /* Clear the sync bits of one argument; what they would have synced is not
@@ -50,7 +116,7 @@ static int strip(long *arg, long bits)
 
 /* Rewrite the arguments of a durability request in place; returns 1 when the
  * call is answered here, with its result in *res. */
-static int eat(long nr, long *a, unsigned char *how, long *res)
+static int eat(long nr, long *a, long *res)
 {
 	switch (nr) {
 	case SYS_fsync:
@@ -76,21 +142,6 @@ static int eat(long nr, long *a, unsigned char *how, long *res)
 		if (a[2] != emd_msync_flags(a[2]))
 			emd_note_all();
 		a[2] = emd_msync_flags(a[2]);
-		return 0;
-#ifdef SYS_open
-	case SYS_open:
-		return strip(&a[1], EMD_OPEN_SYNC_FLAGS);
-#endif
-	case SYS_openat:
-		return strip(&a[2], EMD_OPEN_SYNC_FLAGS);
-	case SYS_openat2:
-		if (eat_openat2(a, how))
-			emd_note_all();
-		return 0;
-	case SYS_pwritev2:
-		if (a[EMD_PWRITEV2_FLAGS_ARG] & EMD_RWF_SYNC_FLAGS)
-			a[EMD_PWRITEV2_FLAGS_ARG] = emd_rwf_flags(
-				(int)a[0], (int)a[EMD_PWRITEV2_FLAGS_ARG]);
 		return 0;
 	default:
 		return 0;
@@ -124,9 +175,12 @@ static int request_kind(long nr, const long *a, int *fd, const void **addr)
 		*fd = -1;
 		*addr = (const void *)a[0];
 		return a[2] & MS_SYNC ? EMD_K_MSYNC : -1;
-	case SYS_pwritev2:
-		return a[EMD_PWRITEV2_FLAGS_ARG] & EMD_RWF_SYNC_FLAGS ? EMD_K_PWRITEV2_SYNC
-								     : -1;
+	case SYS_write:
+	case SYS_writev:
+	case SYS_pwrite64:
+	case SYS_pwritev:
+	case SYS_pwritev2: /* without sync flags: those were routed */
+		return emd_writes_sync(*fd) ? EMD_K_WRITE_SYNC : -1;
 	default:
 		return -1;
 	}
@@ -134,23 +188,22 @@ static int request_kind(long nr, const long *a, int *fd, const void **addr)
 
 static long call(long nr, long *a)
 {
-	unsigned char how[HOW_MAX];
 	long res;
 
-	if (emd_eating() && eat(nr, a, how, &res)) {
+	if (emd_eating() && eat(nr, a, &res)) {
 		if (res < 0) {
 			errno = -res;
 			return -1;
 		}
 		return res;
 	}
-	return EMD_REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	return real_syscall(nr, a);
 }
 
 EMD_EXPORT long syscall(long nr, ...)
 {
 	struct emd_rec rec;
-	long a[6];
+	long a[6], res;
 	va_list ap;
 	const void *addr;
 	int kind, fd;
@@ -159,6 +212,8 @@ EMD_EXPORT long syscall(long nr, ...)
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
+	if (route(nr, a, EMD_CALLER, &res))
+		return res;
 	if (EMD_LIKELY(!(emd_mode_now() & EMD_RECORD)) ||
 	    (kind = request_kind(nr, a, &fd, &addr)) < 0)
 		return call(nr, a);

@@ -61,6 +61,16 @@ static void write_page(int fd)
 		fail("write");
 }
 
+/* Five pages through syscall(), as a program making its own calls does. */
+static void write_pages_sys(int fd)
+{
+	static const char page[4096];
+
+	for (int i = 0; i < 5; i++)
+		if (syscall(SYS_write, fd, page, sizeof(page)) != sizeof(page))
+			fail("syscall write");
+}
+
 static void do_call(const char *call)
 {
 	struct iovec iov = {(void *)"data", 4};
@@ -124,7 +134,23 @@ static void do_call(const char *call)
 #endif
 	else if (!strcmp(call, "syscall-openat"))
 		write_page(syscall(SYS_openat, AT_FDCWD, name, O_WRONLY | O_CREAT | O_SYNC, 0644));
-	else if (!strcmp(call, "syscall-openat2")) {
+#ifdef SYS_open
+	else if (!strcmp(call, "syscall-open"))
+		write_page(syscall(SYS_open, name, O_WRONLY | O_CREAT | O_DSYNC, 0644));
+#endif
+	else if (!strcmp(call, "syscall-write")) {
+		char other[4200];
+
+		snprintf(other, sizeof(other), "%s-2", name);
+		write_pages_sys(syscall(SYS_openat, AT_FDCWD, name, O_WRONLY | O_CREAT | O_SYNC, 0644));
+		write_pages_sys(syscall(SYS_openat, AT_FDCWD, other, O_WRONLY | O_CREAT | O_DSYNC, 0644));
+	} else if (!strcmp(call, "syscall-msync")) {
+		char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (m == MAP_FAILED)
+			fail("mmap");
+		m[0] = 'x';
+		r = syscall(SYS_msync, m, 4096, MS_SYNC);
+	} else if (!strcmp(call, "syscall-openat2")) {
 		struct open_how how = {.flags = O_WRONLY | O_CREAT | O_SYNC, .mode = 0644};
 		write_page(syscall(SYS_openat2, AT_FDCWD, name, &how, sizeof(how)));
 	} else if (!strcmp(call, "syscall-pwritev2"))

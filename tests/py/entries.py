@@ -21,8 +21,8 @@ ENTRY_POINTS = {
     "pwritev2": [("entry", "pwritev2")],
     "pwritev64v2": [("entry", "pwritev64v2")],
     "syscall": [("entry", f"syscall-{c}") for c in (
-        "fsync", "fdatasync", "sync", "syncfs", "sync_file_range",
-        "openat", "openat2", "pwritev2")],
+        "fsync", "fdatasync", "sync", "syncfs", "sync_file_range", "msync",
+        "open", "openat", "openat2", "write", "pwritev2")],
 }
 
 REQUESTS = [(sym, prog, call) for sym, rows in ENTRY_POINTS.items()

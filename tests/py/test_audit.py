@@ -37,6 +37,16 @@ def test_each_mistake_once(scratch, tmp_path, mode, pattern, name):
     assert findings == expected
 
 
+@pytest.mark.parametrize("prog", ["entry", "entry32"])
+@pytest.mark.parametrize("call", ["open", "open64", "openat64", "syscall-openat",
+                                  "syscall-openat2"])
+def test_every_way_to_create_is_audited(scratch, tmp_path, prog, call):
+    """A file created and never followed by a sync of its directory, whether
+    through the libc names, their 32-bit *64 forms or syscall()."""
+    _, findings = audit([TESTS / prog, call, scratch], tmp_path)
+    assert [f[0] for f in findings] == ["dir-not-synced"], findings
+
+
 def test_report_of_kept_records_repeats_the_findings(scratch, tmp_path):
     keep = tmp_path / "kept"
     subprocess.run([SYNCSTAT, "--audit", "--keep", keep, "--output", "/dev/null", "--",

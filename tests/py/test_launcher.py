@@ -117,8 +117,11 @@ def test_only_eats_in_the_named_programs(scratch):
         assert r.counts == perl_only.counts, f"--only={only}" + r.why()
 
 
-def test_sync_on_exit_syncs_each_file_system_once(scratch):
-    cmd = [TESTS / "entry", "-t", "8", "-f", "fsync", scratch]
+@pytest.mark.parametrize("call", ["fsync", "open", "pwritev2", "syscall-fsync",
+                                  "syscall-openat", "syscall-openat2", "syscall-pwritev2"])
+def test_sync_on_exit_syncs_each_file_system_once(scratch, call):
+    """Whichever way a sync was asked and eaten, its file system is noted."""
+    cmd = [TESTS / "entry", "-t", "8", "-f", call, scratch]
     r = run([EATMYDATA, "--sync-on-exit"] + cmd)
     # One syncfs, which ext4 answers with two passes (no wait, then wait).
     assert r.counts["syscalls:sys_enter_syncfs"] == 1, r.why()
