@@ -19,11 +19,13 @@ HOSTILE = TESTS / "hostile-static"
 SYNCS = [("ext4:ext4_sync_file_enter", None)]
 
 
-def same_as_native(args, expected, cwd=None, events=SYNCS):
-    """Run hostile natively and eaten; both must print `expected`."""
-    native = run([HOSTILE, *args], cwd=cwd, events=events)
+def same_as_native(args, expected, cwd=None, events=SYNCS, program=False):
+    """Run hostile (or args itself: `program`) natively and eaten, under the
+    filter; both must print `expected`."""
+    cmd = args if program else [HOSTILE, *args]
+    native = run(cmd, cwd=cwd, events=events)
     assert native.stdout == expected, native.why()
-    under = eaten([HOSTILE, *args], cwd=cwd, events=events)
+    under = run([EATMYDATA, "--seccomp=on", *cmd], cwd=cwd, events=events)
     assert under.stdout == expected, under.why()
     return native, under
 

@@ -119,3 +119,12 @@ def test_supervisor_cannot_start(scratch, pids_cgroup, tasks):
     rerun = cmdline(["sh", "-c", script]) + r.stderr
     assert r.returncode in (0, 125), rerun
     assert r.returncode == 0 or r.stderr.startswith("eatmydata: cannot "), rerun
+
+
+def test_registered_ring_is_not_another(scratch):
+    """An io_uring_enter through a registered ring's index rewrites nothing
+    of another ring (the process's only ring descriptor); the other ring's
+    fsync is eaten when that ring itself submits it."""
+    native, under = same_as_native([TESTS / "uring-rings", scratch / "f"],
+                                   "B's SQE untouched\nB's fsync ok\n", program=True)
+    assert native.syncs > 0 and under.syncs == 0, under.why()
