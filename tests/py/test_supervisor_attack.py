@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from conftest import EATMYDATA, TESTS, cmdline
-from test_supervisor import HOSTILE, same_as_native
+from conftest import EATMYDATA, TESTS, cmdline, run
+from test_supervisor import HOSTILE, SYNCS, same_as_native
 
 # Supplementary groups whose list in /proc/PID/status is longer than a
 # line buffer; the last one is the one dropped.
@@ -128,3 +128,15 @@ def test_registered_ring_is_not_another(scratch):
     native, under = same_as_native([TESTS / "uring-rings", scratch / "f"],
                                    "B's SQE untouched\nB's fsync ok\n", program=True)
     assert native.syncs > 0 and under.syncs == 0, under.why()
+
+
+def test_file_swapped_for_a_fifo(scratch):
+    """A FIFO and a file exchange names while the program opens one of them
+    with O_SYNC: nothing but the program's own opens reaches the FIFO."""
+    for d in ["native", "eaten"]:
+        (scratch / d).mkdir()
+    native = run([HOSTILE, "swap", scratch / "native"], events=SYNCS)
+    under = run([EATMYDATA, "--seccomp=on", HOSTILE, "swap", scratch / "eaten"], events=SYNCS)
+    expected = "the FIFO opened as often as the program got it\n"
+    assert native.stdout == expected, native.why()
+    assert under.stdout == expected, under.why()
