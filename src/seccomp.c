@@ -242,7 +242,7 @@ static void start_supervisor(int sock, const char *only)
 	if ((grandchild = fork()) != 0)
 		_exit(grandchild < 0);
 	setsid();
-	sock = fcntl(sock, F_DUPFD_CLOEXEC, 10); /* above whatever stdio becomes */
+	sock = fcntl(sock, F_DUPFD_CLOEXEC, 3); /* above whatever stdio becomes, within ulimit -n */
 	null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (sock < 0 || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
 	    dup2(null, 2) < 0 || dup2(sock, 3) < 0)

@@ -140,3 +140,16 @@ def test_file_swapped_for_a_fifo(scratch):
     expected = "the FIFO opened as often as the program got it\n"
     assert native.stdout == expected, native.why()
     assert under.stdout == expected, under.why()
+
+
+@pytest.mark.parametrize("limit", [8, 10, 16])
+def test_small_descriptor_limit(scratch, limit):
+    """Under `ulimit -n` (soft and hard) the program runs as natively, and
+    its fsync is still eaten: the supervisor needs only a few descriptors."""
+    cmd = f"{TESTS / 'entry-static'} fsync {scratch}"
+    native = run(["sh", "-c", f"ulimit -n {limit}; exec {cmd}"], events=SYNCS)
+    assert native.syncs > 0, native.why()
+    under = run(["sh", "-c", f"ulimit -n {limit}; exec {EATMYDATA} --seccomp=on {cmd}"],
+                events=SYNCS)
+    assert under.returncode == 0 and under.stdout == native.stdout, under.why()
+    assert under.syncs == 0, under.why()
