@@ -142,7 +142,7 @@ def test_file_swapped_for_a_fifo(scratch):
     assert under.stdout == expected, under.why()
 
 
-@pytest.mark.parametrize("limit", [8, 10, 16])
+@pytest.mark.parametrize("limit", [6, 10, 16])
 def test_small_descriptor_limit(scratch, limit):
     """Under `ulimit -n` (soft and hard) the program runs as natively, and
     its fsync is still eaten: the supervisor needs only a few descriptors."""
