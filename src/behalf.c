@@ -129,7 +129,9 @@ static int reopen(int found, unsigned long long flags, mode_t mode)
 /* Open as asked, without the sync flags, never blocking, through no magic
  * link, with the caller's umask; -1 when this cannot be the caller's own
  * open (the kernel then makes it, and answers exactly: EEXIST, EISDIR,
- * ELOOP...).  A name that is not there yet is created exclusively. */
+ * ELOOP...).  A name that is not there yet is created exclusively.  An
+ * existing file is opened with O_CREAT only if it is the caller's own:
+ * otherwise fs.protected_regular may refuse it in a sticky directory. */
 static int open_here(int base, const char *path, struct open_how how, mode_t their_umask)
 {
 	struct stat st;
@@ -138,8 +140,8 @@ static int open_here(int base, const char *path, struct open_how how, mode_t the
 	int found = find_here(base, path, how.flags), fd = -1, nonblock = how.flags & O_NONBLOCK;
 	mode_t mine = umask(their_umask); /* this thread's own: see worker() */
 
-	if (found >= 0 && plain(found) && fstat(found, &st) == 0 &&
-	    !((how.flags & O_CREAT) && ((how.flags & O_EXCL) || S_ISDIR(st.st_mode))))
+	if (found >= 0 && plain(found) && fstat(found, &st) == 0 && !(how.flags & O_CREAT &&
+	    ((how.flags & O_EXCL) || S_ISDIR(st.st_mode) || st.st_uid != geteuid())))
 		fd = reopen(found, flags, (mode_t)how.mode);
 	if (found == -ENOENT && (how.flags & O_CREAT)) {
 		how.flags = flags | O_EXCL | O_NOFOLLOW;

@@ -153,3 +153,34 @@ def test_small_descriptor_limit(scratch, limit):
                 events=SYNCS)
     assert under.returncode == 0 and under.stdout == native.stdout, under.why()
     assert under.syncs == 0, under.why()
+
+
+@pytest.fixture
+def protected_regular():
+    """fs.protected_regular=1 for the test (Debian's default is 2 or 0)."""
+    path = "/proc/sys/fs/protected_regular"
+    with open(path) as f:
+        old = f.read().strip()
+    with open(path, "w") as f:
+        f.write("1")
+    yield
+    with open(path, "w") as f:
+        f.write(old)
+
+
+def test_create_in_a_sticky_directory(public_dir, protected_regular):
+    """O_CREAT of another user's file in a world-writable sticky directory:
+    EACCES (fs.protected_regular), for the supervisor's open too."""
+    sticky = os.path.join(public_dir, "sticky")
+    os.mkdir(sticky)
+    os.chmod(sticky, 0o1777)
+    victim = os.path.join(sticky, "victim")
+    with open(victim, "w"):
+        pass
+    os.chmod(victim, 0o666)
+    os.chown(victim, 12345, 12345)  # neither the directory's owner nor the caller
+    who = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
+    for prefix in [[], [EATMYDATA, "--seccomp=on"]]:
+        cmd = [*who, *prefix, HOSTILE, "create", victim]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        assert r.stdout == "EACCES\n", cmdline(cmd) + r.stderr
