@@ -112,7 +112,7 @@ $(B)/tests/%: tests/c/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< -lpthread -lrt $(TEST_LIBS)
 
-$(B)/tests/uring-sync: TEST_LIBS = -luring
+$(B)/tests/uring-sync $(B)/tests/uring-rings: TEST_LIBS = -luring
 
 $(B)/tests/%-fortify: tests/c/%.c
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O2 -D_FORTIFY_SOURCE=2 -o $@ $< -lpthread

@@ -100,30 +100,63 @@ static int plain(int fd)
 	       fstatfs(fd, &fs) == 0 && fs.f_type != PROC_SUPER_MAGIC;
 }
 
-/* Open as asked, without the sync flags, never blocking (a FIFO swapped in
- * meanwhile), through no magic link, with the caller's umask; -1 when this
- * cannot be the caller's own open. */
+/* The file the caller names, as an O_PATH descriptor: nothing is opened
+ * yet (no FIFO, no device, no inotify IN_OPEN), and what it is can be
+ * checked before it is.  O_CREAT|O_EXCL follows no final symlink. */
+static int find_here(int base, const char *path, unsigned long long flags)
+{
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC | (flags & (O_NOFOLLOW | O_DIRECTORY)),
+			       .resolve = RESOLVE_NO_MAGICLINKS};
+	int fd;
+
+	if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+		how.flags |= O_NOFOLLOW;
+	fd = (int)syscall(SYS_openat2, base, path, &how, sizeof(how));
+	return fd < 0 ? -errno : fd;
+}
+
+/* The file found, opened as asked through this process's own magic link
+ * to it, so that it is the very inode checked (O_TMPFILE: in it). */
+static int reopen(int found, unsigned long long flags, mode_t mode)
+{
+	char self[64];
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", found);
+	flags &= ~(unsigned long long)(O_CREAT | O_EXCL | O_NOFOLLOW);
+	return open(self, (int)flags, mode);
+}
+
+/* Open as asked, without the sync flags, never blocking, through no magic
+ * link, with the caller's umask; -1 when this cannot be the caller's own
+ * open (the kernel then makes it, and answers exactly: EEXIST, EISDIR,
+ * ELOOP...).  A name that is not there yet is created exclusively.  An
+ * existing file is opened with O_CREAT only if it is the caller's own:
+ * otherwise fs.protected_regular may refuse it in a sticky directory. */
 static int open_here(int base, const char *path, struct open_how how, mode_t their_umask)
 {
 	struct stat st;
-	int nonblock = how.flags & O_NONBLOCK, fd;
-	mode_t mine;
+	unsigned long long flags = (how.flags & ~(unsigned long long)SYNC_FLAGS) | O_NONBLOCK |
+				   O_NOCTTY | O_CLOEXEC;
+	int found = find_here(base, path, how.flags), fd = -1, nonblock = how.flags & O_NONBLOCK;
+	mode_t mine = umask(their_umask); /* this thread's own: see worker() */
 
-	if (fstatat(base, path, &st, how.flags & O_NOFOLLOW ? AT_SYMLINK_NOFOLLOW : 0) == 0 &&
-	    !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
-		return -1;
-	how.flags = (how.flags & ~(unsigned long long)SYNC_FLAGS) | O_NONBLOCK | O_NOCTTY |
-		    O_CLOEXEC;
-	how.resolve = RESOLVE_NO_MAGICLINKS;
-	mine = umask(their_umask); /* this thread's own: see worker() */
-	fd = (int)syscall(SYS_openat2, base, path, &how, sizeof(how));
+	if (found >= 0 && plain(found) && fstat(found, &st) == 0 && !(how.flags & O_CREAT &&
+	    ((how.flags & O_EXCL) || S_ISDIR(st.st_mode) || st.st_uid != geteuid())))
+		fd = reopen(found, flags, (mode_t)how.mode);
+	if (found == -ENOENT && (how.flags & O_CREAT)) {
+		how.flags = flags | O_EXCL | O_NOFOLLOW;
+		how.resolve = RESOLVE_NO_MAGICLINKS;
+		fd = (int)syscall(SYS_openat2, base, path, &how, sizeof(how));
+	}
 	umask(mine);
+	if (found >= 0)
+		close(found);
 	if (fd >= 0 && (!plain(fd) ||
 			(!nonblock && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0))) {
 		close(fd);
 		fd = -1;
 	}
-	return fd;
+	return fd < 0 ? -1 : fd;
 }
 
 /* Hand the new descriptor over; the caller's answer is the kernel's

@@ -242,12 +242,16 @@ static void start_supervisor(int sock, const char *only)
 	if ((grandchild = fork()) != 0)
 		_exit(grandchild < 0);
 	setsid();
-	sock = fcntl(sock, F_DUPFD_CLOEXEC, 10); /* above whatever stdio becomes */
-	null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (sock < 0 || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
-	    dup2(null, 2) < 0 || dup2(sock, 3) < 0)
+	/* The socket at 3, nothing else of the launcher's: a few descriptors
+	 * are enough (ulimit -n 6 runs).  Stdio is /dev/null. */
+	if (dup2(sock, 3) < 0)
 		_exit(1);
 	close_range(4, ~0U, 0);
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+		_exit(1);
+	if (null > 3)
+		close(null);
 	listener = recv_fd(3);
 	if (listener < 0)
 		_exit(0);

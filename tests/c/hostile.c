@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -340,6 +341,55 @@ static int drop_group(char **argv)
 	return 0;
 }
 
+static volatile int swapping;
+static char swap_name[4096], swap_fifo[4096];
+
+static void *swapper(void *arg)
+{
+	(void)arg;
+	while (__atomic_load_n(&swapping, __ATOMIC_RELAXED))
+		syscall(SYS_renameat2, AT_FDCWD, swap_name, AT_FDCWD, swap_fifo, RENAME_EXCHANGE);
+	return NULL;
+}
+
+/* In directory argv[0], a regular file and a FIFO keep exchanging names
+ * while the program opens one name O_RDONLY|O_NONBLOCK|O_SYNC, 3000
+ * times: the FIFO must be opened (inotify IN_OPEN) exactly as often as the
+ * program got it, no open of it made and dropped by someone else (each
+ * open is followed by a close: inotify merges only like events). */
+static int swap(char **argv)
+{
+	char ev[65536];
+	int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), got = 0, seen = 0, fd;
+	pthread_t t;
+	struct stat st;
+	ssize_t n;
+
+	snprintf(swap_name, sizeof(swap_name), "%s/name", argv[0]);
+	snprintf(swap_fifo, sizeof(swap_fifo), "%s/fifo", argv[0]);
+	if ((fd = open(swap_name, O_WRONLY | O_CREAT | O_EXCL, 0600)) < 0 ||
+	    mkfifo(swap_fifo, 0600) || in < 0 || inotify_add_watch(in, swap_fifo, IN_OPEN | IN_CLOSE) < 0)
+		return perror("swap"), 1;
+	close(fd);
+	swapping = 1;
+	pthread_create(&t, NULL, swapper, NULL);
+	for (int i = 0; i < 3000; i++)
+		if ((fd = open(swap_name, O_RDONLY | O_NONBLOCK | O_SYNC)) >= 0) {
+			fstat(fd, &st);
+			got += S_ISFIFO(st.st_mode);
+			close(fd);
+		}
+	swapping = 0;
+	pthread_join(t, NULL);
+	while ((n = read(in, ev, sizeof(ev))) > 0)
+		for (char *e = ev; e < ev + n; e += sizeof(struct inotify_event) +
+						   ((struct inotify_event *)e)->len)
+			seen += !!(((struct inotify_event *)e)->mask & IN_OPEN);
+	printf("%s\n", got == seen ? "the FIFO opened as often as the program got it"
+				   : "the FIFO opened behind the program's back");
+	return 0;
+}
+
 /* Run argv with seccomp() refused, as some container runtimes do. */
 static int deny_seccomp(char **argv)
 {
@@ -384,7 +434,7 @@ static const struct {
 	{"direct", 1, direct},         {"files", 2, files},
 	{"fdlimit", 1, fdlimit},       {"stalled", 1, stalled},
 	{"partial", 1, partial},       {"deny-seccomp", 1, deny_seccomp}, {"fsync-twice", 1, fsync_twice},
-	{"vsyscall", 0, vsyscall},     {"pids-full", 1, pids_full},     {"drop-group", 2, drop_group},
+	{"vsyscall", 0, vsyscall},     {"swap", 1, swap},     {"pids-full", 1, pids_full},     {"drop-group", 2, drop_group},
 };
 
 int main(int argc, char **argv)

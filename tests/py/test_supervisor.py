@@ -8,6 +8,7 @@ the program must see the same thing eaten as natively."""
 import os
 import signal
 import subprocess
+import threading
 import time
 import uuid
 
@@ -19,11 +20,13 @@ HOSTILE = TESTS / "hostile-static"
 SYNCS = [("ext4:ext4_sync_file_enter", None)]
 
 
-def same_as_native(args, expected, cwd=None, events=SYNCS):
-    """Run hostile natively and eaten; both must print `expected`."""
-    native = run([HOSTILE, *args], cwd=cwd, events=events)
+def same_as_native(args, expected, cwd=None, events=SYNCS, program=False):
+    """Run hostile (or args itself: `program`) natively and eaten, under the
+    filter; both must print `expected`."""
+    cmd = args if program else [HOSTILE, *args]
+    native = run(cmd, cwd=cwd, events=events)
     assert native.stdout == expected, native.why()
-    under = eaten([HOSTILE, *args], cwd=cwd, events=events)
+    under = run([EATMYDATA, "--seccomp=on", *cmd], cwd=cwd, events=events)
     assert under.stdout == expected, under.why()
     return native, under
 
@@ -143,6 +146,17 @@ def test_refused_seccomp_leaves_nothing_behind():
     assert r.stderr.startswith("eatmydata: cannot install the seccomp filter"), r.stderr
 
 
+def first_line(proc, timeout=30):
+    """proc's first line of output; the process is killed if none comes
+    within `timeout` seconds (then the line is empty)."""
+    timer = threading.Timer(timeout, proc.kill)
+    timer.start()
+    try:
+        return proc.stdout.readline()
+    finally:
+        timer.cancel()
+
+
 def supervisor_of(proc):
     """The supervisor a launcher started: an eatmydata process forked just
     after it, holding a seccomp listener."""
@@ -167,7 +181,7 @@ def test_supervisor_and_signals(scratch, sig, expected):
     p = subprocess.Popen([EATMYDATA, HOSTILE, "fsync-twice", scratch / "f"], text=True,
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
-        assert p.stdout.readline() == "first ok\n"
+        assert first_line(p) == "first ok\n"
         sup = supervisor_of(p)
         for s in sig:
             os.kill(sup, s)
@@ -181,10 +195,13 @@ def test_supervisor_and_signals(scratch, sig, expected):
 def test_supervisor_leaves_with_the_tree(scratch):
     p = subprocess.Popen([EATMYDATA, HOSTILE, "fsync-twice", scratch / "f"], text=True,
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    assert p.stdout.readline() == "first ok\n"
-    sup = supervisor_of(p)
-    p.communicate("\n", timeout=30)
-    for _ in range(100):
+    try:
+        assert first_line(p) == "first ok\n"
+        sup = supervisor_of(p)
+        p.communicate("\n", timeout=30)
+    finally:
+        p.kill()
+    for _ in range(200):
         if not os.path.exists(f"/proc/{sup}") or \
                 open(f"/proc/{sup}/stat").read().split()[2] == "Z":
             return

@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from conftest import EATMYDATA, TESTS, cmdline
-from test_supervisor import HOSTILE, same_as_native
+from conftest import EATMYDATA, TESTS, cmdline, run
+from test_supervisor import HOSTILE, SYNCS, same_as_native
 
 # Supplementary groups whose list in /proc/PID/status is longer than a
 # line buffer; the last one is the one dropped.
@@ -119,3 +119,68 @@ def test_supervisor_cannot_start(scratch, pids_cgroup, tasks):
     rerun = cmdline(["sh", "-c", script]) + r.stderr
     assert r.returncode in (0, 125), rerun
     assert r.returncode == 0 or r.stderr.startswith("eatmydata: cannot "), rerun
+
+
+def test_registered_ring_is_not_another(scratch):
+    """An io_uring_enter through a registered ring's index rewrites nothing
+    of another ring (the process's only ring descriptor); the other ring's
+    fsync is eaten when that ring itself submits it."""
+    native, under = same_as_native([TESTS / "uring-rings", scratch / "f"],
+                                   "B's SQE untouched\nB's fsync ok\n", program=True)
+    assert native.syncs > 0 and under.syncs == 0, under.why()
+
+
+def test_file_swapped_for_a_fifo(scratch):
+    """A FIFO and a file exchange names while the program opens one of them
+    with O_SYNC: nothing but the program's own opens reaches the FIFO."""
+    for d in ["native", "eaten"]:
+        (scratch / d).mkdir()
+    native = run([HOSTILE, "swap", scratch / "native"], events=SYNCS)
+    under = run([EATMYDATA, "--seccomp=on", HOSTILE, "swap", scratch / "eaten"], events=SYNCS)
+    expected = "the FIFO opened as often as the program got it\n"
+    assert native.stdout == expected, native.why()
+    assert under.stdout == expected, under.why()
+
+
+@pytest.mark.parametrize("limit", [6, 10, 16])
+def test_small_descriptor_limit(scratch, limit):
+    """Under `ulimit -n` (soft and hard) the program runs as natively, and
+    its fsync is still eaten: the supervisor needs only a few descriptors."""
+    cmd = f"{TESTS / 'entry-static'} fsync {scratch}"
+    native = run(["sh", "-c", f"ulimit -n {limit}; exec {cmd}"], events=SYNCS)
+    assert native.syncs > 0, native.why()
+    under = run(["sh", "-c", f"ulimit -n {limit}; exec {EATMYDATA} --seccomp=on {cmd}"],
+                events=SYNCS)
+    assert under.returncode == 0 and under.stdout == native.stdout, under.why()
+    assert under.syncs == 0, under.why()
+
+
+@pytest.fixture
+def protected_regular():
+    """fs.protected_regular=1 for the test (Debian's default is 2 or 0)."""
+    path = "/proc/sys/fs/protected_regular"
+    with open(path) as f:
+        old = f.read().strip()
+    with open(path, "w") as f:
+        f.write("1")
+    yield
+    with open(path, "w") as f:
+        f.write(old)
+
+
+def test_create_in_a_sticky_directory(public_dir, protected_regular):
+    """O_CREAT of another user's file in a world-writable sticky directory:
+    EACCES (fs.protected_regular), for the supervisor's open too."""
+    sticky = os.path.join(public_dir, "sticky")
+    os.mkdir(sticky)
+    os.chmod(sticky, 0o1777)
+    victim = os.path.join(sticky, "victim")
+    with open(victim, "w"):
+        pass
+    os.chmod(victim, 0o666)
+    os.chown(victim, 12345, 12345)  # neither the directory's owner nor the caller
+    who = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
+    for prefix in [[], [EATMYDATA, "--seccomp=on"]]:
+        cmd = [*who, *prefix, HOSTILE, "create", victim]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        assert r.stdout == "EACCES\n", cmdline(cmd) + r.stderr
