@@ -69,7 +69,7 @@ $(foreach t,$(TOOLS),$(eval $(call preload_library,$(t))))
 
 BINS = $(LAUNCHERS:%=$(B)/bin/%)
 REPORT_OBJS = $(B)/cli/records.o $(B)/cli/report.o $(B)/cli/report_text.o \
-	$(B)/cli/report_json.o $(B)/cli/audit.o
+	$(B)/cli/report_json.o $(B)/cli/audit.o $(B)/cli/keymap.o
 FLOOR = $(B)/bench/libfloor.so
 
 TEST_C = $(wildcard tests/c/*.c)

@@ -169,8 +169,22 @@ static inline long emd_rec_end(struct emd_rec *rec, long result)
  * every write syncs. */
 extern int emd_sync_fds;
 void emd_mark_sync_fd(int fd);
-/* Is fd marked and still open with a sync flag? */
-int emd_writes_sync(int fd);
+/* EMD_K_WRITE_SYNC or EMD_K_WRITE_DSYNC if fd is marked and still open
+ * with that flag, else -1: one load on every write while nothing is. */
+int emd_sync_kind(int fd);
+
+static inline int emd_write_kind(int fd)
+{
+	if (EMD_LIKELY(!__atomic_load_n(&emd_sync_fds, __ATOMIC_RELAXED)))
+		return -1;
+	return emd_sync_kind(fd);
+}
+
+/* O_SYNC is O_DSYNC plus a bit of its own. */
+static inline int emd_open_kind(int flags)
+{
+	return (flags & O_SYNC) == O_SYNC ? EMD_K_OPEN_SYNC : EMD_K_OPEN_DSYNC;
+}
 
 /* The address a wrapper returns to: the call site in the program. */
 #define EMD_CALLER __builtin_return_address(0)
@@ -225,11 +239,11 @@ static inline int emd_open_flags(int flags)
 
 /* An open's result, noted for --sync-on-exit and recorded when it had sync
  * flags; `site` is the open's caller. */
-int emd_opened_sync(int fd, const void *site);
+int emd_opened_sync(int fd, int flags, const void *site);
 
 static inline int emd_opened(int fd, int flags, const void *site)
 {
-	return (flags & EMD_OPEN_SYNC_FLAGS) ? emd_opened_sync(fd, site) : fd;
+	return (flags & EMD_OPEN_SYNC_FLAGS) ? emd_opened_sync(fd, flags, site) : fd;
 }
 
 /* open.c: an open that syncs or may create, made, recorded and noted. */

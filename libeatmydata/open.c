@@ -10,12 +10,12 @@
 
 #include <stdarg.h>
 
-int emd_opened_sync(int fd, const void *site)
+int emd_opened_sync(int fd, int flags, const void *site)
 {
 	struct emd_rec rec;
 
 	/* The open has happened: what is recorded is that it asked. */
-	emd_rec_begin(&rec, EMD_K_OPEN_SYNC, fd, NULL, site);
+	emd_rec_begin(&rec, emd_open_kind(flags), fd, NULL, site);
 	if (rec.slot && fd >= 0 && !emd_eating())
 		emd_mark_sync_fd(fd);
 	return emd_rec_end(&rec, emd_done(fd, fd));

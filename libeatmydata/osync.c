@@ -27,55 +27,53 @@ void emd_mark_sync_fd(int fd)
 	__atomic_store_n(&emd_sync_fds, 1, __ATOMIC_RELAXED);
 }
 
-/* Is fd (still) a descriptor whose writes sync? */
-static int syncs(int fd)
+/* How fd's writes sync, if it is (still) a descriptor whose writes do:
+ * EMD_K_WRITE_SYNC or EMD_K_WRITE_DSYNC, else -1. */
+int emd_sync_kind(int fd)
 {
 	int saved = errno;
 	long flags;
 
 	if (fd < 0 || fd >= MARKED_FDS || !(WORD(fd) & BIT(fd)))
-		return 0;
+		return -1;
 	flags = emd_syscall(SYS_fcntl, fd, F_GETFL, 0, 0, 0, 0);
 	errno = saved;
 	if (flags >= 0 && (flags & EMD_OPEN_SYNC_FLAGS))
-		return 1;
+		return (flags & O_SYNC) == O_SYNC ? EMD_K_WRITE_SYNC : EMD_K_WRITE_DSYNC;
 	__atomic_fetch_and(&WORD(fd), ~BIT(fd), __ATOMIC_RELAXED);
-	return 0;
-}
-
-int emd_writes_sync(int fd)
-{
-	return EMD_UNLIKELY(__atomic_load_n(&emd_sync_fds, __ATOMIC_RELAXED)) &&
-	       syncs(fd);
+	return -1;
 }
 
 EMD_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
 	struct emd_rec rec;
+	int kind = emd_write_kind(fd);
 
-	if (EMD_LIKELY(!emd_writes_sync(fd)))
+	if (EMD_LIKELY(kind < 0))
 		return EMD_REAL(write)(fd, buf, n);
-	emd_rec_begin(&rec, EMD_K_WRITE_SYNC, fd, NULL, EMD_CALLER);
+	emd_rec_begin(&rec, kind, fd, NULL, EMD_CALLER);
 	return emd_rec_end(&rec, EMD_REAL(write)(fd, buf, n));
 }
 
 EMD_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
 	struct emd_rec rec;
+	int kind = emd_write_kind(fd);
 
-	if (EMD_LIKELY(!emd_writes_sync(fd)))
+	if (EMD_LIKELY(kind < 0))
 		return EMD_REAL(writev)(fd, iov, cnt);
-	emd_rec_begin(&rec, EMD_K_WRITE_SYNC, fd, NULL, EMD_CALLER);
+	emd_rec_begin(&rec, kind, fd, NULL, EMD_CALLER);
 	return emd_rec_end(&rec, EMD_REAL(writev)(fd, iov, cnt));
 }
 
 EMD_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 {
 	struct emd_rec rec;
+	int kind = emd_write_kind(fd);
 
-	if (EMD_LIKELY(!emd_writes_sync(fd)))
+	if (EMD_LIKELY(kind < 0))
 		return EMD_REAL(pwrite64)(fd, buf, n, off);
-	emd_rec_begin(&rec, EMD_K_WRITE_SYNC, fd, NULL, EMD_CALLER);
+	emd_rec_begin(&rec, kind, fd, NULL, EMD_CALLER);
 	return emd_rec_end(&rec, EMD_REAL(pwrite64)(fd, buf, n, off));
 }
 
@@ -83,10 +81,11 @@ EMD_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt,
 			     off64_t off)
 {
 	struct emd_rec rec;
+	int kind = emd_write_kind(fd);
 
-	if (EMD_LIKELY(!emd_writes_sync(fd)))
+	if (EMD_LIKELY(kind < 0))
 		return EMD_REAL(pwritev64)(fd, iov, cnt, off);
-	emd_rec_begin(&rec, EMD_K_WRITE_SYNC, fd, NULL, EMD_CALLER);
+	emd_rec_begin(&rec, kind, fd, NULL, EMD_CALLER);
 	return emd_rec_end(&rec, EMD_REAL(pwritev64)(fd, iov, cnt, off));
 }
 

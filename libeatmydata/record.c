@@ -392,7 +392,8 @@ void emd_rec_close(struct emd_rec *rec, long result)
 	s->result = result;
 	s->error = result < 0 ? saved : 0;
 	/* What a synced write made durable is the file as it left it. */
-	if (s->kind == EMD_K_WRITE_SYNC || s->kind == EMD_K_PWRITEV2_SYNC)
+	if (s->kind == EMD_K_WRITE_SYNC || s->kind == EMD_K_WRITE_DSYNC ||
+	    s->kind == EMD_K_PWRITEV2_SYNC || s->kind == EMD_K_PWRITEV2_DSYNC)
 		emd_rec_stat(rec->fd, "", AT_EMPTY_PATH, &s->file);
 	__atomic_store_n(&s->state, EMD_REC_DONE, __ATOMIC_RELEASE);
 	errno = saved;

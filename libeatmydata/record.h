@@ -35,8 +35,11 @@
 	X(SYNC_FILE_RANGE, "sync_file_range")                                  \
 	X(MSYNC, "msync")                                                      \
 	X(PWRITEV2_SYNC, "pwritev2(RWF_SYNC)")                                 \
+	X(PWRITEV2_DSYNC, "pwritev2(RWF_DSYNC)")                               \
 	X(OPEN_SYNC, "open(O_SYNC)")                                           \
+	X(OPEN_DSYNC, "open(O_DSYNC)")                                         \
 	X(WRITE_SYNC, "write(O_SYNC)")                                         \
+	X(WRITE_DSYNC, "write(O_DSYNC)")                                       \
 	X(CREATE, "create")                                                    \
 	X(RENAME, "rename")                                                    \
 	X(LINK, "link")

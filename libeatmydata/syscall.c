@@ -180,7 +180,7 @@ static int request_kind(long nr, const long *a, int *fd, const void **addr)
 	case SYS_pwrite64:
 	case SYS_pwritev:
 	case SYS_pwritev2: /* without sync flags: those were routed */
-		return emd_writes_sync(*fd) ? EMD_K_WRITE_SYNC : -1;
+		return emd_write_kind(*fd);
 	default:
 		return -1;
 	}

@@ -19,7 +19,8 @@ long emd_pwritev2(long *a, emd_pwritev2_fn *real, const void *site)
 	int fd = (int)a[0], flags = (int)a[EMD_PWRITEV2_FLAGS_ARG];
 	struct emd_rec rec;
 
-	emd_rec_begin(&rec, EMD_K_PWRITEV2_SYNC, fd, NULL, site);
+	emd_rec_begin(&rec, flags & RWF_SYNC ? EMD_K_PWRITEV2_SYNC : EMD_K_PWRITEV2_DSYNC,
+		      fd, NULL, site);
 	if (!emd_eating())
 		return emd_rec_end(&rec, real(a));
 	a[EMD_PWRITEV2_FLAGS_ARG] = emd_rwf_flags(fd, flags);
@@ -30,10 +31,11 @@ long emd_pwritev2(long *a, emd_pwritev2_fn *real, const void *site)
 static long plain(const long *a, emd_pwritev2_fn *real, const void *site)
 {
 	struct emd_rec rec;
+	int kind = emd_write_kind((int)a[0]);
 
-	if (EMD_LIKELY(!emd_writes_sync((int)a[0])))
+	if (EMD_LIKELY(kind < 0))
 		return real(a);
-	emd_rec_begin(&rec, EMD_K_WRITE_SYNC, (int)a[0], NULL, site);
+	emd_rec_begin(&rec, kind, (int)a[0], NULL, site);
 	return emd_rec_end(&rec, real(a));
 }
 

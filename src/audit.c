@@ -9,7 +9,10 @@
  */
 #include "common.h"
 #include "audit.h"
+#include "keymap.h"
+#include "records.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -37,7 +40,8 @@ static int data_sync(const struct emd_rec_slot *s)
 {
 	return s->state == EMD_REC_DONE && s->result >= 0 && S_ISREG(s->file.mode) &&
 	       (s->kind == EMD_K_FSYNC || s->kind == EMD_K_FDATASYNC ||
-		s->kind == EMD_K_WRITE_SYNC || s->kind == EMD_K_PWRITEV2_SYNC);
+		s->kind == EMD_K_WRITE_SYNC || s->kind == EMD_K_WRITE_DSYNC ||
+		s->kind == EMD_K_PWRITEV2_SYNC || s->kind == EMD_K_PWRITEV2_DSYNC);
 }
 
 static int dir_sync(const struct emd_rec_slot *s)
@@ -53,17 +57,47 @@ static int barrier(const struct emd_rec_slot *s, unsigned long long dev)
 	       (s->kind == EMD_K_SYNC || (s->kind == EMD_K_SYNCFS && s->file.dev == dev));
 }
 
+/* What one pass over the records learns; every index is stored plus one, so
+ * that 0 means "none". */
+struct file_key {
+	unsigned long long dev, ino, btime_ns;
+};
+struct file_state {
+	size_t last_sync;  /* its last data sync */
+	size_t last_move;  /* its last rename or link */
+	size_t last_over;  /* the same, over an existing name */
+};
+struct synced_key {
+	struct file_key file;
+	long long pid;
+};
+struct dir_key {
+	unsigned long long dev, ino;
+};
+struct pass {
+	struct keymap files, synced, dirs, syncfs;
+	size_t sync_all; /* the last sync(2) */
+};
+
+struct finding_key {
+	int pattern;
+	char program[32], site[112];
+};
+static struct keymap finding_index = KEYMAP_INIT(struct finding_key, size_t);
+
 static void add(struct findings *out, enum audit_pattern p, const char *program,
 		const char *site, const char *path)
 {
+	struct finding_key k = {.pattern = p};
 	struct finding *f;
+	size_t *place;
 
-	for (size_t i = 0; i < out->n; i++) {
-		f = &out->f[i];
-		if (f->pattern == p && !strcmp(f->program, program) && !strcmp(f->site, site)) {
-			f->count++;
-			return;
-		}
+	snprintf(k.program, sizeof(k.program), "%s", program);
+	snprintf(k.site, sizeof(k.site), "%s", site);
+	place = keymap_get(&finding_index, &k, 1);
+	if (*place) {
+		out->f[*place - 1].count++;
+		return;
 	}
 	if (out->n == out->cap) {
 		out->cap = out->cap ? 2 * out->cap : 16;
@@ -71,158 +105,204 @@ static void add(struct findings *out, enum audit_pattern p, const char *program,
 			die("out of memory");
 	}
 	f = &out->f[out->n++];
+	*place = out->n;
 	*f = (struct finding){.pattern = p, .count = 1};
-	snprintf(f->program, sizeof(f->program), "%s", program);
-	snprintf(f->site, sizeof(f->site), "%s", site);
+	memcpy(f->program, k.program, sizeof(f->program));
+	memcpy(f->site, k.site, sizeof(f->site));
 	snprintf(f->example, sizeof(f->example), "%s", path);
 }
 
-/* The last data sync of s's file before index `before`, or NULL. */
-static const struct emd_rec_slot *last_sync(const struct emd_rec_slot *slots,
-					    size_t before, const struct emd_rec_file *f)
+static struct file_state *file_state(struct pass *ps, const struct emd_rec_file *f,
+				     int create)
 {
-	while (before-- > 0)
-		if (data_sync(&slots[before]) && same_file(&slots[before].file, f))
-			return &slots[before];
-	return NULL;
+	struct file_key k = {f->dev, f->ino, f->btime_ns};
+
+	return keymap_get(&ps->files, &k, create);
 }
 
-/* Is there a sync of everything on dev between indexes from and to? */
-static int barrier_between(const struct emd_rec_slot *slots, size_t from,
-			   size_t to, unsigned long long dev)
+static int synced_by(struct pass *ps, const struct emd_rec_slot *s)
 {
-	for (size_t i = from; i < to; i++)
-		if (barrier(&slots[i], dev))
-			return 1;
-	return 0;
+	struct synced_key k = {{s->file.dev, s->file.ino, s->file.btime_ns}, s->pid};
+
+	return keymap_get(&ps->synced, &k, 0) != NULL;
+}
+
+/* The last sync of everything on dev so far (plus one), or 0. */
+static size_t last_barrier(struct pass *ps, unsigned long long dev)
+{
+	size_t *fs = keymap_get(&ps->syncfs, &dev, 0);
+
+	return fs && *fs > ps->sync_all ? *fs : ps->sync_all;
+}
+
+/* Slot i, learnt. */
+static void learn(struct pass *ps, const struct emd_rec_slot *s, size_t i)
+{
+	struct synced_key k = {{s->file.dev, s->file.ino, s->file.btime_ns}, s->pid};
+	struct dir_key d = {s->file.dev, s->file.ino};
+
+	if (data_sync(s)) {
+		file_state(ps, &s->file, 1)->last_sync = i + 1;
+		*(char *)keymap_get(&ps->synced, &k, 1) = 1;
+	}
+	if (s->kind == EMD_K_RENAME || s->kind == EMD_K_LINK) {
+		struct file_state *f = file_state(ps, &s->file, 1);
+
+		f->last_move = i + 1;
+		if (s->flags & EMD_REC_EXISTED)
+			f->last_over = i + 1;
+	}
+	if (dir_sync(s))
+		*(size_t *)keymap_get(&ps->dirs, &d, 1) = i + 1;
+	if (barrier(s, s->file.dev))
+		*(s->kind == EMD_K_SYNC ? &ps->sync_all
+					: (size_t *)keymap_get(&ps->syncfs, &s->file.dev, 1)) = i + 1;
 }
 
 /* 1. A rename over an existing name of a file whose contents are not those
- * of its last sync (or that was never synced). */
-static void renames(const struct emd_rec_slot *slots, size_t n, struct findings *out)
+ * of its last sync (or that was never synced), with no sync of everything
+ * since: judged on what the pass has learnt before it. */
+static void rename_over(struct pass *ps, const struct emd_rec_slot *slots,
+			size_t i, struct findings *out)
 {
-	for (size_t i = 0; i < n; i++) {
-		const struct emd_rec_slot *r = &slots[i], *s;
+	const struct emd_rec_slot *r = &slots[i], *s = NULL;
+	struct file_state *f = file_state(ps, &r->file, 0);
+	size_t since;
 
-		if (r->kind != EMD_K_RENAME || !(r->flags & EMD_REC_EXISTED))
-			continue;
-		s = last_sync(slots, i, &r->file);
-		if (s && s->file.mtime_ns == r->file.mtime_ns && s->file.size == r->file.size)
-			continue;
-		if (barrier_between(slots, s ? (size_t)(s - slots) : 0, i, r->file.dev))
-			continue;
-		add(out, AUDIT_RENAME_UNSYNCED, r->program, r->site, r->path);
-	}
-}
-
-/* Is the file given another name after index i?  Then the entry at i is
- * not how it is reached in the end. */
-static int renamed_later(const struct emd_rec_slot *slots, size_t n, size_t i,
-			 int existed)
-{
-	for (size_t j = i + 1; j < n; j++)
-		if ((slots[j].kind == EMD_K_RENAME || slots[j].kind == EMD_K_LINK) &&
-		    same_file(&slots[j].file, &slots[i].file) &&
-		    (!existed || (slots[j].flags & EMD_REC_EXISTED)))
-			return 1;
-	return 0;
+	if (r->kind != EMD_K_RENAME || !(r->flags & EMD_REC_EXISTED))
+		return;
+	if (f && f->last_sync)
+		s = &slots[f->last_sync - 1];
+	if (s && s->file.mtime_ns == r->file.mtime_ns && s->file.size == r->file.size)
+		return;
+	since = last_barrier(ps, r->file.dev);
+	if (since && (!s || since > f->last_sync))
+		return;
+	add(out, AUDIT_RENAME_UNSYNCED, r->program, r->site, r->path);
 }
 
 /* 2. The last entry made for a file its process syncs, in a directory
  * nobody syncs afterwards. */
-static void entries(const struct emd_rec_slot *slots, size_t n, struct findings *out)
+static void entry_not_durable(struct pass *ps, const struct emd_rec_slot *e,
+			      size_t i, struct findings *out)
 {
-	for (size_t i = 0; i < n; i++) {
-		const struct emd_rec_slot *e = &slots[i];
-		int synced = 0, durable = 0;
+	struct file_state *f = file_state(ps, &e->file, 0);
+	struct dir_key d = {e->dir_dev, e->dir_ino};
+	size_t *dir;
 
-		if ((e->kind != EMD_K_CREATE && e->kind != EMD_K_RENAME &&
-		     e->kind != EMD_K_LINK) || renamed_later(slots, n, i, 0))
-			continue;
-		for (size_t j = 0; j < n && !synced; j++)
-			synced = data_sync(&slots[j]) && slots[j].pid == e->pid &&
-				 same_file(&slots[j].file, &e->file);
-		for (size_t j = i + 1; j < n && synced && !durable; j++)
-			durable = (dir_sync(&slots[j]) && slots[j].file.dev == e->dir_dev &&
-				   slots[j].file.ino == e->dir_ino) ||
-				  barrier(&slots[j], e->dir_dev);
-		if (synced && !durable)
-			add(out, AUDIT_DIR_NOT_SYNCED, e->program, e->site, e->path);
+	if (e->kind != EMD_K_CREATE && e->kind != EMD_K_RENAME && e->kind != EMD_K_LINK)
+		return;
+	if ((f && f->last_move > i + 1) || !synced_by(ps, e))
+		return;
+	dir = keymap_get(&ps->dirs, &d, 0);
+	if ((dir && *dir > i + 1) || last_barrier(ps, e->dir_dev) > i + 1)
+		return;
+	add(out, AUDIT_DIR_NOT_SYNCED, e->program, e->site, e->path);
+}
+
+static void pass_free(struct pass *ps)
+{
+	keymap_free(&ps->files);
+	keymap_free(&ps->synced);
+	keymap_free(&ps->dirs);
+	keymap_free(&ps->syncfs);
+}
+
+static void pass_run(struct pass *ps, const struct emd_rec_slot *slots, size_t n,
+		     struct findings *out)
+{
+	*ps = (struct pass){.files = KEYMAP_INIT(struct file_key, struct file_state),
+			    .synced = KEYMAP_INIT(struct synced_key, char),
+			    .dirs = KEYMAP_INIT(struct dir_key, size_t),
+			    .syncfs = KEYMAP_INIT(unsigned long long, size_t)};
+	for (size_t i = 0; i < n; i++) {
+		if (out)
+			rename_over(ps, slots, i, out);
+		learn(ps, &slots[i], i);
 	}
 }
 
 void audit_records(const struct emd_rec_slot *slots, size_t n, struct findings *out)
 {
-	renames(slots, n, out);
-	entries(slots, n, out);
+	struct pass ps;
+
+	pass_run(&ps, slots, n, out);
+	for (size_t i = 0; i < n; i++)
+		entry_not_durable(&ps, &slots[i], i, out);
+	pass_free(&ps);
 }
 
-/* The newest name a file had in the records (a rename or link moves it). */
-static const char *newest_path(const struct emd_rec_slot *slots, size_t n,
-			       const struct emd_rec_slot *s)
+/* The file s synced as it is now, if it is still that file under the name
+ * it was last given; 0 if it is gone. */
+static int now_of(const char *path, struct emd_rec_file *now)
 {
-	const char *path = s->path;
+	struct statx stx;
 
-	for (size_t i = s - slots + 1; i < n; i++)
-		if ((slots[i].kind == EMD_K_RENAME || slots[i].kind == EMD_K_LINK) &&
-		    same_file(&slots[i].file, &s->file))
-			path = slots[i].path;
-	return path;
+	if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW,
+		  STATX_INO | STATX_BTIME | STATX_MTIME | STATX_SIZE, &stx) != 0)
+		return 0;
+	*now = (struct emd_rec_file){
+		.dev = (unsigned long long)stx.stx_dev_major << 32 | stx.stx_dev_minor,
+		.ino = stx.stx_ino,
+		.btime_ns = stx.stx_btime.tv_sec * 1000000000ULL + stx.stx_btime.tv_nsec,
+		.mtime_ns = stx.stx_mtime.tv_sec * 1000000000ULL + stx.stx_mtime.tv_nsec,
+		.size = stx.stx_size};
+	return 1;
 }
 
 /* 3. A file as it is now, unlike at its last sync; not one renamed over a
- * name since, which pattern 1 reports. */
+ * name since, which pattern 1 reports.  DIR/tails holds one finding per
+ * three NUL-terminated fields (program, site, path): a name may hold any
+ * byte but NUL. */
 void audit_tails(const char *dir, const struct emd_rec_slot *slots, size_t n)
 {
 	char file[PATH_MAX + 16];
 	struct emd_rec_file now;
+	struct pass ps;
 	FILE *out;
+	int fd;
 
 	snprintf(file, sizeof(file), "%s/tails", dir);
-	if (!(out = fopen(file, "we")))
-		die("cannot write %s", file);
+	fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || !(out = fdopen(fd, "w")))
+		die("cannot write %s: %s", file, strerror(errno));
+	pass_run(&ps, slots, n, NULL);
 	for (size_t i = 0; i < n; i++) {
 		const struct emd_rec_slot *s = &slots[i];
+		struct file_state *f = file_state(&ps, &s->file, 0);
 		const char *path;
-		struct statx stx;
 
-		if (!data_sync(s) || last_sync(slots + i + 1, n - i - 1, &s->file) ||
-		    barrier_between(slots, i + 1, n, s->file.dev) ||
-		    renamed_later(slots, n, i, 1))
+		if (!data_sync(s) || f->last_sync != i + 1 || f->last_over > i + 1 ||
+		    last_barrier(&ps, s->file.dev) > i + 1)
 			continue;
-		path = newest_path(slots, n, s);
-		if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW,
-			  STATX_INO | STATX_BTIME | STATX_MTIME | STATX_SIZE, &stx) != 0)
-			continue;
-		now = (struct emd_rec_file){
-			.dev = (unsigned long long)stx.stx_dev_major << 32 | stx.stx_dev_minor,
-			.ino = stx.stx_ino,
-			.btime_ns = stx.stx_btime.tv_sec * 1000000000ULL + stx.stx_btime.tv_nsec,
-			.mtime_ns = stx.stx_mtime.tv_sec * 1000000000ULL + stx.stx_mtime.tv_nsec,
-			.size = stx.stx_size};
-		if (same_file(&now, &s->file) &&
+		path = f->last_move > i + 1 ? slots[f->last_move - 1].path : s->path;
+		if (now_of(path, &now) && same_file(&now, &s->file) &&
 		    (now.mtime_ns != s->file.mtime_ns || now.size != s->file.size))
-			fprintf(out, "%s\t%s\t%s\n", s->program, s->site, path);
+			fprintf(out, "%s%c%s%c%s%c", s->program, 0, s->site, 0, path, 0);
 	}
+	pass_free(&ps);
 	if (fclose(out) != 0)
 		die("cannot write %s", file);
 }
 
 void audit_load_tails(const char *dir, struct findings *out)
 {
-	char file[PATH_MAX + 16], line[1024], *site, *path;
-	FILE *in;
+	char file[PATH_MAX + 16], *text, *field[3];
+	size_t len, at = 0;
 
 	snprintf(file, sizeof(file), "%s/tails", dir);
-	if (!(in = fopen(file, "re")))
+	if (!(text = records_read_input(file, (size_t)1 << 30, &len)))
 		return; /* the run did not finish: nothing to compare */
-	while (fgets(line, sizeof(line), in)) {
-		line[strcspn(line, "\n")] = '\0';
-		if (!(site = strchr(line, '\t')) || !(path = strchr(site + 1, '\t')))
-			die("%s: corrupt line \"%s\"", file, line);
-		*site++ = '\0';
-		*path++ = '\0';
-		add(out, AUDIT_TAIL_NOT_SYNCED, line, site, path);
+	while (at < len) {
+		for (int k = 0; k < 3; k++) {
+			size_t end = at + strnlen(text + at, len - at);
+
+			if (end == len)
+				die("%s: corrupt (a finding cut short)", file);
+			field[k] = text + at;
+			at = end + 1;
+		}
+		add(out, AUDIT_TAIL_NOT_SYNCED, field[0], field[1], field[2]);
 	}
-	fclose(in);
+	free(text);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* records.c -- a run's record directory: DIR/records (slots the library
- * fills), DIR/command (one argument a line), DIR/run ("status N\nwall S").
+ * fills), DIR/command (the arguments, NUL-terminated), DIR/run ("status
+ * N\nwall S").
  *
  * The records are the user's and their tree's alone.  The directory is made
  * 0700, or is an existing one of the user's that no one else can write in;
@@ -201,14 +202,14 @@ static FILE *create_stream(const char *dir, const char *name)
 	return f;
 }
 
-/* DIR/command, one argument a line, written before the command runs: a
- * killed run's directory names it too. */
+/* DIR/command, each argument NUL-terminated, written before the command
+ * runs: a killed run's directory names it too. */
 static void save_command(char *const argv[])
 {
 	FILE *f = create_stream(path_buf, "command");
 
 	for (; f && *argv; argv++)
-		fprintf(f, "%s\n", *argv);
+		fwrite(*argv, 1, strlen(*argv) + 1, f);
 	if (f && fclose(f) != 0)
 		warn("cannot write %s", in_dir(path_buf, "command"));
 }
@@ -266,4 +267,42 @@ void records_check_version(const char *file, unsigned version)
 	if (version != EMD_REC_VERSION)
 		die("%s: format version %u, this %s reads version %u", file, version,
 		    tool_name, EMD_REC_VERSION);
+}
+
+int records_open_input(const char *file)
+{
+	int fd = open(file, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0 && errno == ENOENT)
+		return -1;
+	if (fd < 0 && errno == ELOOP)
+		die("%s: a symbolic link, not followed", file);
+	if (fd < 0 || fstat(fd, &st) != 0)
+		die("%s: %s", file, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		die("%s: not a regular file", file);
+	return fd;
+}
+
+char *records_read_input(const char *file, size_t max, size_t *len)
+{
+	int fd = records_open_input(file);
+	struct stat st;
+	char *text;
+	ssize_t n;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) != 0 || (unsigned long long)st.st_size > max)
+		die("%s: larger than %zu bytes", file, max);
+	if (!(text = malloc((size_t)st.st_size + 1)))
+		die("out of memory");
+	n = pread(fd, text, (size_t)st.st_size, 0);
+	if (n < 0)
+		die("%s: %s", file, strerror(errno));
+	close(fd);
+	text[n] = '\0';
+	*len = (size_t)n;
+	return text;
 }

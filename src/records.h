@@ -4,6 +4,8 @@
 #ifndef EMD_RECORDS_H
 #define EMD_RECORDS_H
 
+#include <stddef.h>
+
 /* Make `dir` (or, if NULL, a private temporary directory) ready for a run
  * of argv, with the record file's EMD_REC_* flags (eaten, audit), and leave
  * the record file open for the tree (EATMYDATA_RECORD, EATMYDATA_RECORD_FD);
@@ -15,6 +17,15 @@ void records_save_run(const char *dir, int status, double wall_seconds);
 
 /* Die unless a record file's format `version` is the one this build reads. */
 void records_check_version(const char *file, unsigned version);
+
+/* A file of a record directory, for reading: a descriptor, or -1 with
+ * errno ENOENT if there is none.  Dies unless it is a regular file (a FIFO
+ * must not hang the report, a link not lead it elsewhere). */
+int records_open_input(const char *file);
+
+/* The whole of such a file, NUL-terminated, its size in *len; NULL if there
+ * is none.  Dies if it is larger than `max`. */
+char *records_read_input(const char *file, size_t max, size_t *len);
 
 /* Remove a temporary record directory. */
 void records_remove(const char *dir);

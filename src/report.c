@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +22,16 @@ const char *const report_kind_names[] = {EMD_REC_KINDS(KIND_NAME)};
 
 static struct group *group_of(struct groups *gs, const char *key, int kind)
 {
+	struct group_key k = {.kind = kind};
+	size_t *place;
 	struct group *g;
 
-	for (size_t i = 0; i < gs->n; i++)
-		if (gs->g[i].kind == kind && strcmp(gs->g[i].key, key) == 0)
-			return &gs->g[i];
+	snprintf(k.key, sizeof(k.key), "%s", key);
+	if (!gs->index.key_size)
+		gs->index = (struct keymap)KEYMAP_INIT(struct group_key, size_t);
+	place = keymap_get(&gs->index, &k, 1);
+	if (*place)
+		return &gs->g[*place - 1];
 	if (gs->n == gs->cap) {
 		gs->cap = gs->cap ? 2 * gs->cap : 64;
 		gs->g = realloc(gs->g, gs->cap * sizeof(*gs->g));
@@ -33,8 +39,9 @@ static struct group *group_of(struct groups *gs, const char *key, int kind)
 			die("out of memory");
 	}
 	g = &gs->g[gs->n++];
+	*place = gs->n;
 	*g = (struct group){.kind = kind};
-	snprintf(g->key, sizeof(g->key), "%s", key);
+	memcpy(g->key, k.key, sizeof(g->key));
 	return g;
 }
 
@@ -72,7 +79,7 @@ static const struct emd_rec_header *map_records(const char *file)
 {
 	const struct emd_rec_header *h;
 	struct stat st;
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	int fd = records_open_input(file);
 
 	if (fd < 0 || fstat(fd, &st) != 0)
 		corrupt(file, strerror(errno));
@@ -85,8 +92,9 @@ static const struct emd_rec_header *map_records(const char *file)
 	if (memcmp(h->magic, EMD_REC_MAGIC, 8) != 0)
 		corrupt(file, "not an eatmydata record file (bad magic)");
 	records_check_version(file, h->version);
+	/* Divided, not multiplied: a crafted count must not wrap. */
 	if (h->slot_size != sizeof(struct emd_rec_slot) ||
-	    (unsigned long long)st.st_size < EMD_REC_HEADER + h->slots * h->slot_size)
+	    h->slots > ((unsigned long long)st.st_size - EMD_REC_HEADER) / h->slot_size)
 		corrupt(file, "truncated or corrupt header");
 	return h;
 }
@@ -134,33 +142,43 @@ static void load_records(struct run *run)
 	}
 }
 
-/* DIR/command and DIR/run, written when the command ended: a directory
- * from a killed run has neither, and the report says so. */
+/* DIR/command: the arguments, each NUL-terminated (any other byte may be
+ * in one); a directory from before the command started has none. */
+static void load_command(struct run *run)
+{
+	char file[PATH_MAX + 16], *text;
+	size_t len, n = 0;
+
+	snprintf(file, sizeof(file), "%s/command", run->dir);
+	if (!(text = records_read_input(file, (size_t)16 << 20, &len)))
+		len = 0;
+	if (len && text[len - 1] != '\0')
+		corrupt(file, "an argument cut short");
+	run->argv = calloc(len + 1, sizeof(char *));
+	if (!run->argv)
+		die("out of memory");
+	for (size_t at = 0; at < len; at += strlen(text + at) + 1)
+		run->argv[n++] = text + at;
+}
+
+/* DIR/run, written when the command ended: a directory from a killed run
+ * has none, and the report says so. */
 static void load_run(struct run *run)
 {
-	char file[PATH_MAX + 16], line[4096];
-	size_t n = 0;
-	FILE *f;
+	char file[PATH_MAX + 16], *text, end;
+	size_t len;
 
 	run->status = -1;
 	run->wall = -1;
-	snprintf(file, sizeof(file), "%s/command", run->dir);
-	run->argv = calloc(1, sizeof(char *));
-	if ((f = fopen(file, "re"))) {
-		while (fgets(line, sizeof(line), f)) {
-			line[strcspn(line, "\n")] = '\0';
-			run->argv = realloc(run->argv, (n + 2) * sizeof(char *));
-			run->argv[n++] = strdup(line);
-			run->argv[n] = NULL;
-		}
-		fclose(f);
-	}
+	load_command(run);
 	snprintf(file, sizeof(file), "%s/run", run->dir);
-	if ((f = fopen(file, "re"))) {
-		if (fscanf(f, "status %d\nwall %lf", &run->status, &run->wall) != 2)
-			corrupt(file, "expected \"status N\" and \"wall SECONDS\"");
-		fclose(f);
-	}
+	if (!(text = records_read_input(file, 4096, &len)))
+		return;
+	if (sscanf(text, "status %d\nwall %lf%c", &run->status, &run->wall, &end) != 3 ||
+	    end != '\n' || run->status < 0 || run->status > 255 ||
+	    !isfinite(run->wall) || run->wall < 0)
+		corrupt(file, "expected \"status N\" (0 to 255) and \"wall SECONDS\"");
+	free(text);
 }
 
 static int cmp_ull(const void *a, const void *b)
@@ -171,13 +189,32 @@ static int cmp_ull(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static int cmp3(unsigned long long x1, unsigned long long y1,
+		unsigned long long x2, unsigned long long y2, const char *kx,
+		const char *ky)
+{
+	if (x1 != y1)
+		return x1 < y1 ? 1 : -1;
+	if (x2 != y2)
+		return x2 < y2 ? 1 : -1;
+	return strcmp(kx, ky);
+}
+
+/* Most time first (then most calls, then by name): the order of the
+ * report's lists when calls were timed. */
 static int by_total(const void *a, const void *b)
 {
 	const struct group *x = a, *y = b;
 
-	if (x->total != y->total)
-		return x->total < y->total ? 1 : -1;
-	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
+	return cmp3(x->total, y->total, x->count, y->count, x->key, y->key);
+}
+
+/* Most calls first: when they were eaten, their time says nothing. */
+static int by_count(const void *a, const void *b)
+{
+	const struct group *x = a, *y = b;
+
+	return cmp3(x->count, y->count, x->total, y->total, x->key, y->key);
 }
 
 unsigned long long report_percentile(const struct group *g, int pct)
@@ -192,12 +229,15 @@ static void sort_all(struct run *run)
 	struct groups *all[] = {&run->by_kind, &run->by_file, &run->by_site,
 				&run->by_process};
 
+	/* qsort is never given a NULL array, even of no elements. */
 	for (size_t k = 0; k < sizeof(all) / sizeof(*all); k++) {
 		for (size_t i = 0; i < all[k]->n; i++)
-			qsort(all[k]->g[i].lat, all[k]->g[i].timed,
-			      sizeof(unsigned long long), cmp_ull);
-		if (all[k] != &run->by_process)
-			qsort(all[k]->g, all[k]->n, sizeof(struct group), by_total);
+			if (all[k]->g[i].timed > 1)
+				qsort(all[k]->g[i].lat, all[k]->g[i].timed,
+				      sizeof(unsigned long long), cmp_ull);
+		if (all[k] != &run->by_process && all[k]->n > 1)
+			qsort(all[k]->g, all[k]->n, sizeof(struct group),
+			      run->eaten ? by_count : by_total);
 	}
 }
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "audit.h"
+#include "keymap.h"
 #include "report.h"
 
 /* What an eaten call costs: the one validating system call. */
@@ -21,9 +22,16 @@ struct group {
 	unsigned long long *lat; /* the timed calls' latencies */
 };
 
+/* A group's key in the index: its kind and key, zero-padded. */
+struct group_key {
+	int kind;
+	char key[300];
+};
+
 struct groups {
 	struct group *g;
 	size_t n, cap;
+	struct keymap index; /* group_key -> 1 + its place in g */
 };
 
 struct run {

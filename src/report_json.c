@@ -3,18 +3,53 @@
  * (documented in syncstat(1) and the README). */
 #include "report_data.h"
 
-static void json_string(FILE *out, const char *s)
+/* The length of the well-formed UTF-8 sequence at s (RFC 3629: no
+ * overlong forms, no surrogates, nothing past U+10FFFF), or 0. */
+static int utf8_length(const unsigned char *s)
 {
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	unsigned c = s[0], n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+	unsigned lo = 0x80, hi = 0xbf;
 
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
+	if (c < 0xc2 || c > 0xf4)
+		return 0;
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (unsigned i = 2; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return (int)n;
+}
+
+/* A file name is bytes, JSON text is Unicode: a byte that is not part of
+ * valid UTF-8 becomes U+FFFD, so the document always parses. */
+static void json_string(FILE *out, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	int n;
+
+	fputc('"', out);
+	while (*s) {
+		if (*s == '"' || *s == '\\')
+			fprintf(out, "\\%c", *s++);
+		else if (*s < 0x20)
+			fprintf(out, "\\u%04x", *s++);
+		else if (*s < 0x80)
+			fputc(*s++, out);
+		else if ((n = utf8_length(s)) > 0) {
+			fwrite(s, 1, n, out);
+			s += n;
+		} else {
+			fputs("\\ufffd", out);
+			s++;
+		}
 	}
 	fputc('"', out);
 }

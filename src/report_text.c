@@ -25,11 +25,43 @@ static const char *duration(unsigned long long ns)
 	return b;
 }
 
+/* An argument as a shell would take it back: bare when it is plain, in
+ * single quotes when it holds no control character, else in bash's $'...'
+ * (a newline in a name must not start a line of the report). */
+static void shell_word(FILE *out, const char *a)
+{
+	int plain = *a != '\0', control = 0;
+
+	for (const unsigned char *c = (const unsigned char *)a; *c; c++) {
+		plain &= !!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				  "0123456789_@%+=:,./-", *c);
+		control |= *c < 0x20 || *c == 0x7f;
+	}
+	if (plain) {
+		fputs(a, out);
+		return;
+	}
+	fputs(control ? "$'" : "'", out);
+	for (const unsigned char *c = (const unsigned char *)a; *c; c++) {
+		if (!control && *c == '\'')
+			fputs("'\\''", out);
+		else if (control && (*c == '\'' || *c == '\\'))
+			fprintf(out, "\\%c", *c);
+		else if (control && (*c < 0x20 || *c == 0x7f))
+			fprintf(out, "\\x%02x", *c);
+		else
+			fputc(*c, out);
+	}
+	fputc('\'', out);
+}
+
 static void summary(FILE *out, const struct run *run, int eaten)
 {
 	fprintf(out, "%s:", eaten ? "eatmydata --stats" : "syncstat");
-	for (char **a = run->argv; a && *a; a++)
-		fprintf(out, " %s", *a);
+	for (char **a = run->argv; a && *a; a++) {
+		fputc(' ', out);
+		shell_word(out, *a);
+	}
 	fputc('\n', out);
 	if (run->status >= 0)
 		fprintf(out, "  exit status %d, wall time %.3f s\n", run->status,
@@ -41,8 +73,9 @@ static void summary(FILE *out, const struct run *run, int eaten)
 		fprintf(out, ", all eaten\n");
 	} else {
 		fprintf(out, "; the process tree spent %.3f s in them", run->total / 1e9);
+		/* A sum over every thread: parallel calls add up past 100%. */
 		if (run->wall > 0)
-			fprintf(out, " (%.1f%% of the wall time)",
+			fprintf(out, " (summed over its threads: %.1f%% of the wall time)",
 				100 * run->total / 1e9 / run->wall);
 		fprintf(out, "\n  eatmydata would answer them in about %s: %.3f s saved\n",
 			duration(run->calls * EATEN_NS),

@@ -51,7 +51,7 @@ def test_another_format_version_is_refused(tmp_path):
     d = tmp_path / "old"
     write_records(d, [slot(1000)], version=1)
     (d / "run").write_text("status 0\nwall 0.1\n")
-    (d / "command").write_text("prog\n")
+    (d / "command").write_bytes(b"prog\0")
     for args in ([], ["--json"]):
         r = subprocess.run([SYNCSTAT, "report", *args, d], capture_output=True, text=True,
                            timeout=60)
