@@ -390,6 +390,23 @@ static int swap(char **argv)
 	return 0;
 }
 
+/* argv[2] fsyncs of argv[0] under a signal every argv[1] us whose handler
+ * does not restart calls: how many failed, and with what. */
+static int fsync_storm(char **argv)
+{
+	struct sigaction sa = {.sa_handler = tick};
+	struct itimerval it = {{0, atol(argv[1])}, {0, atol(argv[1])}};
+	int fd = open(argv[0], O_WRONLY | O_CREAT, 0600), failed = 0, last = 0;
+
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	for (int i = 0; i < atoi(argv[2]); i++)
+		if (fsync(fd) != 0)
+			failed++, last = errno;
+	printf("%d failed%s%s\n", failed, failed ? " " : "", failed ? strerrorname_np(last) : "");
+	return 0;
+}
+
 /* Run argv with seccomp() refused, as some container runtimes do. */
 static int deny_seccomp(char **argv)
 {
@@ -434,7 +451,7 @@ static const struct {
 	{"direct", 1, direct},         {"files", 2, files},
 	{"fdlimit", 1, fdlimit},       {"stalled", 1, stalled},
 	{"partial", 1, partial},       {"deny-seccomp", 1, deny_seccomp}, {"fsync-twice", 1, fsync_twice},
-	{"vsyscall", 0, vsyscall},     {"swap", 1, swap},     {"pids-full", 1, pids_full},     {"drop-group", 2, drop_group},
+	{"vsyscall", 0, vsyscall},     {"fsync-storm", 3, fsync_storm},     {"swap", 1, swap},     {"pids-full", 1, pids_full},     {"drop-group", 2, drop_group},
 };
 
 int main(int argc, char **argv)
