@@ -24,6 +24,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -39,6 +40,8 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
+
+#define X32_BIT 0x40000000
 
 #ifndef SYS_landlock_restrict_self
 #define SYS_landlock_restrict_self 446
@@ -129,11 +132,12 @@ static int mapping_sync(struct call *c)
 
 static int answer(struct call *c, const char *only)
 {
-	if (c->req->data.nr == SYS_landlock_restrict_self) {
+	/* Through any entry: i386 has the same number, x32 sets a bit. */
+	if ((c->req->data.nr & ~X32_BIT) == SYS_landlock_restrict_self) {
 		rights_note_landlock();
 		return CONTINUE;
 	}
-	if (!caller_eats(c->req->pid, only))
+	if (c->req->data.arch != AUDIT_ARCH_X86_64 || !caller_eats(c->req->pid, only))
 		return CONTINUE;
 	switch (c->req->data.nr) {
 	case SYS_fsync:
