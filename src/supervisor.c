@@ -305,10 +305,12 @@ void supervise(int listener, int ready, const char *only)
 	p.only = only;
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &p.sizes) != 0)
 		_exit(1);
-	start_worker(&p);
+	/* Requests made meanwhile wait in the kernel for the first worker;
+	 * the socket is closed first, for a descriptor of its own. */
 	if (write(ready, "", 1) != 1)
 		_exit(1);
 	close(ready);
+	start_worker(&p);
 	for (;;) {
 		int n = poll(&pfd, 1, 100);
 
