@@ -4,7 +4,8 @@
  *
  * - the same user and group ids (real, effective, saved, file system),
  *   groups and capability sets: /proc/TID/status, per thread;
- * - the same LSM label (/proc/TID/attr/current: SELinux, AppArmor, Smack);
+ * - the same LSM label (/proc/TID/attr/current: SELinux, AppArmor, Smack),
+ *   and the same label for the files it creates (attr/fscreate, SELinux);
  * - no seccomp filter of its own: only the one eatmydata installed on top
  *   of what the supervisor has (Seccomp_filters);
  * - no Landlock domain of its own: the filter reports every
@@ -128,6 +129,7 @@ int same_rights(pid_t tid, mode_t *umask_out)
 	       filters == my_filters + 1 && !strcmp(theirs, my_status);
 	free(theirs);
 	return same && same_file_text(pid, "attr/current", 0) &&
+	       same_file_text(pid, "attr/fscreate", 0) &&
 	       same_file_text(pid, "ns/mnt", 1) && same_file_text(pid, "ns/user", 1) &&
 	       same_root(pid);
 }

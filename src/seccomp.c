@@ -39,6 +39,7 @@
 #define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
 #endif
 
+#define X32_BIT 0x40000000
 #define ARG_LO(i) (offsetof(struct seccomp_data, args) + 8 * (i))
 #define NOTIFY SECCOMP_RET_USER_NOTIF
 #define ALLOW SECCOMP_RET_ALLOW
@@ -88,14 +89,22 @@ static void notify_unless_negative(struct filter *f, int nr)
 
 static void build(struct filter *f, const struct seccomp_options *opt)
 {
-	/* Only this ABI's numbers are known; x32 and i386 calls pass. */
+	/* Only this ABI's durability requests are known; x32 and i386 ones
+	 * pass.  But a Landlock domain entered through any entry must be
+	 * reported: i386 and x32 share the number (x32 with its bit). */
 	emit(f, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 					     offsetof(struct seccomp_data, arch)));
 	emit(f, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-					     AUDIT_ARCH_X86_64, 1, 0));
+					     AUDIT_ARCH_X86_64, 4, 0));
+	emit(f, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					     offsetof(struct seccomp_data, nr)));
+	rule(f, SYS_landlock_restrict_self, 1);
+	ret(f, NOTIFY);
 	ret(f, ALLOW);
 	emit(f, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 					     offsetof(struct seccomp_data, nr)));
+	rule(f, SYS_landlock_restrict_self | X32_BIT, 1);
+	ret(f, NOTIFY);
 	notify_unless_negative(f, SYS_fsync);
 	notify_unless_negative(f, SYS_fdatasync);
 	notify_unless_negative(f, SYS_syncfs);

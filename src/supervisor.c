@@ -24,6 +24,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -39,6 +40,8 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
+
+#define X32_BIT 0x40000000
 
 #ifndef SYS_landlock_restrict_self
 #define SYS_landlock_restrict_self 446
@@ -129,11 +132,12 @@ static int mapping_sync(struct call *c)
 
 static int answer(struct call *c, const char *only)
 {
-	if (c->req->data.nr == SYS_landlock_restrict_self) {
+	/* Through any entry: i386 has the same number, x32 sets a bit. */
+	if ((c->req->data.nr & ~X32_BIT) == SYS_landlock_restrict_self) {
 		rights_note_landlock();
 		return CONTINUE;
 	}
-	if (!caller_eats(c->req->pid, only))
+	if (c->req->data.arch != AUDIT_ARCH_X86_64 || !caller_eats(c->req->pid, only))
 		return CONTINUE;
 	switch (c->req->data.nr) {
 	case SYS_fsync:
@@ -301,10 +305,12 @@ void supervise(int listener, int ready, const char *only)
 	p.only = only;
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &p.sizes) != 0)
 		_exit(1);
-	start_worker(&p);
+	/* Requests made meanwhile wait in the kernel for the first worker;
+	 * the socket is closed first, for a descriptor of its own. */
 	if (write(ready, "", 1) != 1)
 		_exit(1);
 	close(ready);
+	start_worker(&p);
 	for (;;) {
 		int n = poll(&pfd, 1, 100);
 

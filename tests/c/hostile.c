@@ -49,6 +49,32 @@ static int landlock(char **argv)
 	return 0;
 }
 
+/* landlock_restrict_self(rs, 0) through the i386 entry (int 0x80), which
+ * a filter of x86_64 numbers does not see. */
+static long restrict_self_i386(int rs)
+{
+	long r;
+
+	__asm__ volatile("int $0x80" : "=a"(r) : "a"(446L), "b"((long)rs), "c"(0L) : "memory");
+	return r;
+}
+
+/* As landlock, but the domain is entered through the i386 entry. */
+static int landlock32(char **argv)
+{
+	struct landlock_ruleset_attr attr = {.handled_access_fs = LANDLOCK_ACCESS_FS_READ_FILE};
+	struct landlock_path_beneath_attr usr = {.allowed_access = LANDLOCK_ACCESS_FS_READ_FILE};
+	int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+
+	usr.parent_fd = open("/usr", O_PATH | O_CLOEXEC);
+	if (rs < 0 || syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &usr, 0) ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || restrict_self_i386(rs) != 0)
+		return perror("landlock"), 1;
+	printf("plain %s\n", err(open(argv[0], O_RDONLY)));
+	printf("sync %s\n", err(open(argv[0], O_RDONLY | O_SYNC)));
+	return 0;
+}
+
 /* /proc/self through an O_SYNC open: whose status is it? */
 static int proc_status(char **argv)
 {
@@ -390,6 +416,23 @@ static int swap(char **argv)
 	return 0;
 }
 
+/* argv[2] fsyncs of argv[0] under a signal every argv[1] us whose handler
+ * does not restart calls: how many failed, and with what. */
+static int fsync_storm(char **argv)
+{
+	struct sigaction sa = {.sa_handler = tick};
+	struct itimerval it = {{0, atol(argv[1])}, {0, atol(argv[1])}};
+	int fd = open(argv[0], O_WRONLY | O_CREAT, 0600), failed = 0, last = 0;
+
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	for (int i = 0; i < atoi(argv[2]); i++)
+		if (fsync(fd) != 0)
+			failed++, last = errno;
+	printf("%d failed%s%s\n", failed, failed ? " " : "", failed ? strerrorname_np(last) : "");
+	return 0;
+}
+
 /* Run argv with seccomp() refused, as some container runtimes do. */
 static int deny_seccomp(char **argv)
 {
@@ -427,14 +470,14 @@ static const struct {
 	int args;
 	int (*run)(char **);
 } commands[] = {
-	{"landlock", 1, landlock},     {"proc-status", 0, proc_status},
+	{"landlock", 1, landlock},     {"landlock32", 1, landlock32},     {"proc-status", 0, proc_status},
 	{"proc-mem", 0, proc_mem},     {"create", 1, create},
 	{"chroot-create", 2, chroot_create}, {"appends", 3, appends},
 	{"exclusive", 2, exclusive},   {"fsize", 1, fsize},
 	{"direct", 1, direct},         {"files", 2, files},
 	{"fdlimit", 1, fdlimit},       {"stalled", 1, stalled},
 	{"partial", 1, partial},       {"deny-seccomp", 1, deny_seccomp}, {"fsync-twice", 1, fsync_twice},
-	{"vsyscall", 0, vsyscall},     {"swap", 1, swap},     {"pids-full", 1, pids_full},     {"drop-group", 2, drop_group},
+	{"vsyscall", 0, vsyscall},     {"fsync-storm", 3, fsync_storm},     {"swap", 1, swap},     {"pids-full", 1, pids_full},     {"drop-group", 2, drop_group},
 };
 
 int main(int argc, char **argv)

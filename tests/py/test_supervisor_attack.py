@@ -184,3 +184,25 @@ def test_create_in_a_sticky_directory(public_dir, protected_regular):
         cmd = [*who, *prefix, HOSTILE, "create", victim]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
         assert r.stdout == "EACCES\n", cmdline(cmd) + r.stderr
+
+
+@pytest.mark.xfail(strict=True, reason="a request the supervisor has not taken yet is "
+                   "interruptible in the kernel: EINTR without SA_RESTART (README, Security)")
+def test_signals_without_restart():
+    """fsync under a 30 µs signal whose handler does not restart calls:
+    natively none fails; filtered, a signal that comes before the supervisor
+    takes the request makes it fail with EINTR, which nothing outside the
+    kernel can prevent."""
+    with tempfile.TemporaryDirectory(dir="/dev/shm") as d:
+        args = [HOSTILE, "fsync-storm", os.path.join(d, "f"), "30", "5000"]
+        native = subprocess.run(args, capture_output=True, text=True, timeout=60)
+        assert native.stdout == "0 failed\n", cmdline(args)
+        under = subprocess.run([EATMYDATA, "--seccomp=on", *args], capture_output=True,
+                               text=True, timeout=60)
+        assert under.stdout == "0 failed\n", cmdline([EATMYDATA, "--seccomp=on", *args])
+
+
+def test_landlock_through_the_i386_entry():
+    """A Landlock domain entered with int 0x80 (i386 numbers, which the
+    filter's x86_64 rules do not match) is seen all the same."""
+    same_as_native(["landlock32", "/etc/shadow"], "plain EACCES\nsync EACCES\n")
