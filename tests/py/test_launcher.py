@@ -2,6 +2,7 @@
 """The eatmydata launcher: exit statuses like env(1), LD_PRELOAD kept, symlink
 mode, --only and --sync-on-exit."""
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -167,3 +168,89 @@ def test_every_launcher_prepends_its_library(tool):
     assert entries[1:] == [env["LD_PRELOAD"]]
     r = subprocess.run([str(BUILD / "bin" / tool), "--version"], capture_output=True, text=True)
     assert r.stdout.startswith(f"{tool} ")
+
+
+def native_fsync_control(scratch):
+    """The fsync the tests below have eaten reaches the disk natively."""
+    native = run([TESTS / "entry", "fsync", scratch])
+    assert native.counts["ext4:ext4_sync_file_enter"] > 0, native.why()
+
+
+def assert_made_good(r):
+    """The fsync was eaten, and the file system synced at the end."""
+    assert r.counts["ext4:ext4_sync_file_enter"] == 0, r.why()
+    assert r.counts["syscalls:sys_enter_syncfs"] == 1, "not made good" + r.why()
+    assert r.counts["ext4:ext4_sync_fs"] == 2, r.why()
+
+
+def test_sync_on_exit_reaches_a_private_tmp(tmp_path, scratch):
+    """A process in a mount namespace whose $TMPDIR is a fresh tmpfs still
+    notes what it ate: the note directory is inherited, not looked up."""
+    native_fsync_control(scratch)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    script = f'mount -t tmpfs none "$TMPDIR" && exec {TESTS / "entry"} fsync {scratch}'
+    r = run([EATMYDATA, "--sync-on-exit", "unshare", "-m", "sh", "-c", script],
+            env={"TMPDIR": str(tmp)})
+    assert_made_good(r)
+    assert list(tmp.iterdir()) == [], "note directory left behind"
+
+
+def make_chroot(root):
+    """A root with the entry program, libc and our library at their paths."""
+    lib = next(BUILD.glob("lib*/**/libeatmydata.so"))
+    libs = subprocess.run(["ldd", str(TESTS / "entry")], capture_output=True,
+                          text=True, check=True).stdout
+    needed = [line.split()[-2] if "=>" in line else line.split()[0]
+              for line in libs.splitlines() if "/" in line]
+    for path in needed + [str(lib), str(TESTS / "entry")]:
+        dest = root / path.lstrip("/")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, dest)
+    (root / "w").mkdir()
+    return root
+
+
+def test_sync_on_exit_reaches_a_chroot(tmp_path, scratch):
+    native_fsync_control(scratch)
+    root = make_chroot(tmp_path / "root")
+    r = run([EATMYDATA, "--sync-on-exit", "chroot", root,
+             TESTS / "entry", "fsync", "/w"], env={"TMPDIR": str(tmp_path)})
+    assert_made_good(r)
+    assert list((root / "w").iterdir()), "nothing was written in the chroot"
+
+
+def test_sync_on_exit_with_a_relative_tmpdir(tmp_path, scratch):
+    native_fsync_control(scratch)
+    (tmp_path / "t").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    script = f"cd {tmp_path / 'elsewhere'} && exec {TESTS / 'entry'} fsync {scratch}"
+    r = run([EATMYDATA, "--sync-on-exit", "sh", "-c", script],
+            env={"TMPDIR": "t"}, cwd=tmp_path)
+    assert_made_good(r)
+    assert list((tmp_path / "t").iterdir()) == [], "note directory left behind"
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+@pytest.mark.parametrize("lose", ["closed", "reused"])
+def test_sync_on_exit_without_its_directory_syncs_at_once(tmp_path, scratch, lose):
+    """A process that has lost the note directory (a closed descriptor, or
+    its number reused for a file, and no path to it) does not eat at all."""
+    native_fsync_control(scratch)
+    redirect = ">&-" if lose == "closed" else f">{tmp_path}/other"
+    script = (f'eval "exec $EATMYDATA_SYNC_FD{redirect}"; unset EATMYDATA_SYNC_DIR; '
+              f"exec {TESTS / 'entry'} fsync {scratch}")
+    r = run([EATMYDATA, "--sync-on-exit", "bash", "-c", script],
+            env={"TMPDIR": str(tmp_path)})
+    assert r.counts["ext4:ext4_sync_file_enter"] > 0, "eaten, never made good" + r.why()
+
+
+def test_sync_on_exit_notes_for_a_static_program(tmp_path, scratch):
+    """The seccomp supervisor, which closes every descriptor it does not
+    need, keeps the note directory: one syncfs at the end, not one per
+    request (what it falls back to when it cannot note)."""
+    native = run([TESTS / "entry-static", "fsync", scratch])
+    assert native.counts["ext4:ext4_sync_file_enter"] > 0, native.why()
+    r = run([EATMYDATA, "--sync-on-exit", "--seccomp=on", TESTS / "entry-static",
+             "-t", "8", "fsync", scratch], env={"TMPDIR": str(tmp_path)})
+    assert_made_good(r)
