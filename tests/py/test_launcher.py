@@ -20,7 +20,8 @@ FSYNC_PL = ("open(my $f, '>', $ARGV[0]) or die; print $f 'x'; $f->flush; "
 def launch(args, **kw):
     cmd = [str(a) for a in [EATMYDATA] + args]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60, **kw)
-    r.why = f"\nrerun: {cmdline(cmd)}\nstderr: {r.stderr}"
+    changed = {k: v for k, v in kw.get("env", {}).items() if os.environ.get(k) != v}
+    r.why = f"\nrerun: {cmdline(cmd, changed, kw.get('cwd'))}\nstderr: {r.stderr}"
     return r
 
 
@@ -264,3 +265,13 @@ def test_sync_on_exit_notes_for_a_static_program(tmp_path, scratch):
     r = run([EATMYDATA, "--sync-on-exit", "--seccomp=on", TESTS / "entry-static",
              "-t", "8", "fsync", scratch], env={"TMPDIR": str(tmp_path)})
     assert_made_good(r)
+
+
+def test_rerun_command_has_the_env_and_cwd(tmp_path):
+    """The command a failure prints does what the test did when pasted."""
+    script = 'test "$EMD_PROBE" = "a b" && test "$(pwd)" = "$0"'
+    r = run(["sh", "-c", script, tmp_path], env={"EMD_PROBE": "a b"}, cwd=tmp_path)
+    rerun = r.why().split("rerun: ")[1].split("\n")[0]
+    assert rerun.startswith(f"cd {tmp_path} && EMD_PROBE="), rerun
+    again = subprocess.run(["sh", "-c", rerun], cwd="/", env=os.environ, timeout=60)
+    assert again.returncode == 0, rerun
