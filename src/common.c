@@ -133,13 +133,15 @@ void preload_prepend(const char *entry)
 
 void exec_command(const char *file, char *const argv[])
 {
+	int err;
+
 	if (strchr(file, '/'))
 		execv(file, argv);
 	else
 		execvp(file, argv);
-	warn("cannot run %s: %s", file, strerror(errno));
-	exit(errno == ENOENT || errno == ENOTDIR ? EXIT_NOT_FOUND
-						  : EXIT_CANNOT_RUN);
+	err = errno; /* before printing, which may change it */
+	warn("cannot run %s: %s", file, strerror(err));
+	exit(err == ENOENT || err == ENOTDIR ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
 }
 
 /* The first executable regular file `name` in PATH, other than `skip`. */
@@ -185,19 +187,37 @@ static void forward(int sig)
 		kill(child, sig);
 }
 
+/* A terminal's SIGINT and SIGQUIT reach the whole process group, the child
+ * included; the rest are sent to this pid and passed on. */
+static const int passed_on[] = {SIGHUP, SIGTERM, SIGUSR1, SIGUSR2};
+
+/* Blocked from before the fork until the handlers are in place, so that
+ * none is lost in between (as tini does). */
+static void block_passed_on(sigset_t *old)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(passed_on) / sizeof(*passed_on); i++)
+		sigaddset(&set, passed_on[i]);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &set, old);
+}
+
 int run_and_wait(char *const argv[], void (*before_exec)(const void *),
 		 const void *arg)
 {
-	/* A terminal's SIGINT and SIGQUIT reach the whole process group, the
-	 * child included; the rest are sent to this pid and passed on. */
-	static const int passed_on[] = {SIGHUP, SIGTERM, SIGUSR1, SIGUSR2};
 	struct sigaction sa = {.sa_handler = forward};
+	sigset_t old;
 	int status;
 
+	block_passed_on(&old);
 	child = fork();
 	if (child < 0)
 		die("cannot fork: %s", strerror(errno));
 	if (child == 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		if (before_exec)
 			before_exec(arg);
 		exec_command(argv[0], argv);
@@ -206,9 +226,11 @@ int run_and_wait(char *const argv[], void (*before_exec)(const void *),
 		sigaction(passed_on[i], &sa, NULL);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	while (waitpid(child, &status, 0) < 0)
 		if (errno != EINTR)
 			die("cannot wait for %s: %s", argv[0], strerror(errno));
+	child = 0; /* reaped: its pid may be another's now */
 	return status;
 }
 
@@ -224,6 +246,27 @@ void exit_like(int status)
 	exit(WEXITSTATUS(status));
 }
 
+/* "-x ..." or "-yx": a cluster of short options that holds c. */
+static int in_cluster(const char *arg, int c)
+{
+	return arg && arg[0] == '-' && arg[1] && arg[1] != '-' && strchr(arg + 1, c);
+}
+
+/* The option getopt refused: a short one is still in argv[optind] when
+ * more of its cluster follows ("-xh"), already behind it otherwise. */
+static const char *bad_option(char **argv)
+{
+	static char name[3] = "-";
+	const char *prev = optind > 0 ? argv[optind - 1] : "";
+
+	if (optopt > 0 && optopt < 128 &&
+	    (in_cluster(prev, optopt) || in_cluster(argv[optind], optopt))) {
+		name[1] = (char)optopt;
+		return name;
+	}
+	return prev;
+}
+
 void common_option(int c, char **argv, const char *usage)
 {
 	if (c == 'h') {
@@ -235,7 +278,7 @@ void common_option(int c, char **argv, const char *usage)
 		exit(0);
 	}
 	die("unknown or incomplete option '%s'; try '%s --help'",
-	    argv[optind - 1], tool_name);
+	    bad_option(argv), tool_name);
 }
 
 void simple_launcher(int argc, char **argv, const char *usage,

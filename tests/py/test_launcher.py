@@ -154,6 +154,9 @@ def test_sync_on_exit_keeps_the_status(scratch):
 @pytest.mark.parametrize("tool", ["eatmydata", "nocache", "hirestimes", "syncstat"])
 @pytest.mark.parametrize("args,status,message", [
     (["--bogus", "true"], 125, "{tool}: unknown or incomplete option '--bogus'"),
+    (["-xh", "true"], 125, "{tool}: unknown or incomplete option '-x'"),
+    (["-V", "-hx", "true"], 0, ""),
+    (["-", "true"], 127, "{tool}: cannot run -"),
     ([], 125, "{tool}: no command given"),
     (["--"], 125, "{tool}: no command given"),
     (["no-such-command-xyz"], 127, "{tool}: cannot run no-such-command-xyz"),
@@ -275,3 +278,52 @@ def test_rerun_command_has_the_env_and_cwd(tmp_path):
     assert rerun.startswith(f"cd {tmp_path} && EMD_PROBE="), rerun
     again = subprocess.run(["sh", "-c", rerun], cwd="/", env=os.environ, timeout=60)
     assert again.returncode == 0, rerun
+
+
+@pytest.mark.parametrize("tool", ["eatmydata", "nocache", "syncstat"])
+def test_status_kept_when_stderr_is_closed(tool):
+    """The status says why the command could not run even when saying it
+    on stderr fails."""
+    cmd = [str(BUILD / "bin" / tool), "no-such-command-xyz"]
+    r = subprocess.run(cmd, stderr=subprocess.DEVNULL, timeout=60,
+                       preexec_fn=lambda: os.close(2))
+    assert r.returncode == 127, cmdline(cmd) + " 2>&-"
+
+
+SIGNAL_IN_FORK = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+/* The launcher gets SIGTERM right after fork returns in it, before it
+ * could install a handler. */
+pid_t fork(void)
+{
+	pid_t (*real)(void) = (pid_t (*)(void))dlsym(RTLD_NEXT, "fork");
+	pid_t pid = real();
+
+	if (pid > 0 && strcmp(program_invocation_short_name, "eatmydata") == 0)
+		kill(getpid(), SIGTERM);
+	return pid;
+}
+"""
+
+
+def test_signal_right_after_fork_is_passed_on(tmp_path):
+    """A SIGTERM that reaches the launcher between fork and its handlers is
+    passed on to the command, not lost with the launcher (the command left
+    running on its own)."""
+    src = tmp_path / "sigfork.c"
+    src.write_text(SIGNAL_IN_FORK)
+    shim = tmp_path / "libsigfork.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", shim, src, "-ldl"], check=True)
+    done = tmp_path / "done"
+    cmd = [str(EATMYDATA), "--sync-on-exit", "sh", "-c", f"sleep 1; touch {done}"]
+    r = subprocess.run(cmd, env=dict(os.environ, LD_PRELOAD=str(shim)),
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == -signal.SIGTERM, cmdline(cmd) + r.stderr
+    subprocess.run(["sleep", "1.5"])
+    assert not done.exists(), "the command never got the signal: " + cmdline(
+        cmd, {"LD_PRELOAD": shim})
