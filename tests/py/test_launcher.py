@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import BUILD, EATMYDATA, TESTS, cmdline, eaten, run
+from conftest import BUILD, EATMYDATA, LIB_DIRS, ROOT, TESTS, cmdline, eaten, run
 
 FSYNC_PY = ("import os, sys; f = open(sys.argv[1], 'w'); f.write('x'); f.flush(); "
             "os.fsync(f.fileno())")
@@ -327,3 +327,33 @@ def test_signal_right_after_fork_is_passed_on(tmp_path):
     subprocess.run(["sleep", "1.5"])
     assert not done.exists(), "the command never got the signal: " + cmdline(
         cmd, {"LD_PRELOAD": shim})
+
+
+PLANTED = r"""
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+__attribute__((constructor)) static void planted(void)
+{
+	close(open(getenv("EMD_PLANTED_MARK"), O_WRONLY | O_CREAT, 0600));
+}
+"""
+
+
+def test_relative_libdir_is_made_absolute(tmp_path):
+    """EATMYDATA_LIBDIR=build from the source tree: after the command's
+    `cd`, a library planted at build/$LIB/ of the new directory is not the
+    one loaded."""
+    plant = tmp_path / "plant"
+    src = tmp_path / "planted.c"
+    src.write_text(PLANTED)
+    for d in LIB_DIRS:
+        (plant / d).mkdir(parents=True)
+        subprocess.run(["cc", "-shared", "-fPIC", "-o", plant / d / "libeatmydata.so", src],
+                       check=True)
+    mark = tmp_path / "mark"
+    env = {"EATMYDATA_LIBDIR": "build", "EMD_PLANTED_MARK": str(mark)}
+    r = run([EATMYDATA, "sh", "-c", f"cd {plant} && sh -c 'echo $LD_PRELOAD'"],
+            env=env, cwd=ROOT)
+    assert r.stdout.split()[0] == f"{BUILD}/$LIB/libeatmydata.so", r.why()
+    assert not mark.exists(), "the planted library was loaded" + r.why()
