@@ -144,39 +144,71 @@ void exec_command(const char *file, char *const argv[])
 	exit(err == ENOENT || err == ENOTDIR ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
 }
 
-/* The first executable regular file `name` in PATH, other than `skip`. */
-static char *search_path(const char *name, const struct stat *skip)
+/* Is st one of the `n` files in skip? */
+static int skipped(const struct stat *st, const struct stat *skip, size_t n)
 {
-	static char cand[PATH_MAX];
-	const char *path = getenv("PATH");
-	struct stat st;
-
-	for (const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin"; *p;
-	     p += (*p == ':')) {
-		size_t n = strcspn(p, ":");
-
-		snprintf(cand, sizeof(cand), "%.*s/%s", (int)n, n ? p : ".", name);
-		p += n;
-		if (stat(cand, &st) != 0 || !S_ISREG(st.st_mode) ||
-		    access(cand, X_OK) != 0)
-			continue;
-		if (skip && st.st_dev == skip->st_dev && st.st_ino == skip->st_ino)
-			continue;
-		return cand;
-	}
-	return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (st->st_dev == skip[i].st_dev && st->st_ino == skip[i].st_ino)
+			return 1;
+	return 0;
 }
 
+/* The first executable regular file `name` in PATH, other than the `n`
+ * files in skip.  An empty element is the working directory, as for
+ * execvp, and passes the same checks as any other. */
+static char *search_path(const char *name, const struct stat *skip, size_t n)
+{
+	static char cand[PATH_MAX];
+	const char *p = getenv("PATH");
+	struct stat st;
+
+	for (p = p ? p : "/usr/local/bin:/usr/bin:/bin";; p++) {
+		size_t len = strcspn(p, ":");
+		int size = len ? snprintf(cand, sizeof(cand), "%.*s/%s", (int)len, p, name)
+			       : snprintf(cand, sizeof(cand), "./%s", name);
+
+		if (size < (int)sizeof(cand) && stat(cand, &st) == 0 &&
+		    S_ISREG(st.st_mode) && access(cand, X_OK) == 0 &&
+		    !skipped(&st, skip, n))
+			return cand;
+		p += len;
+		if (!*p)
+			return NULL;
+	}
+}
+
+/* Link mode with two copies of the launcher in PATH (each linked as `name`)
+ * would have each run the other forever: every launcher passed through
+ * adds itself to EATMYDATA_LINKS ("DEV:INO,..."), and all are skipped. */
+#define MAX_LINKS 16
 char *find_in_path_skipping_self(const char *name)
 {
-	struct stat self;
+	struct stat skip[MAX_LINKS];
+	const char *seen = getenv("EATMYDATA_LINKS");
+	unsigned long long dev, ino;
+	char list[MAX_LINKS * 42] = "";
+	size_t n = 0;
+	int used;
 
-	return stat("/proc/self/exe", &self) == 0 ? search_path(name, &self) : NULL;
+	if (stat("/proc/self/exe", &skip[n++]) != 0)
+		return NULL;
+	while (seen && n < MAX_LINKS && sscanf(seen, "%llu:%llu%n", &dev, &ino, &used) == 2) {
+		skip[n].st_dev = (dev_t)dev;
+		skip[n++].st_ino = (ino_t)ino;
+		seen = seen[used] == ',' ? seen + used + 1 : NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%llu:%llu",
+			 i ? "," : "", (unsigned long long)skip[i].st_dev,
+			 (unsigned long long)skip[i].st_ino);
+	if (setenv("EATMYDATA_LINKS", list, 1) != 0)
+		die("cannot set EATMYDATA_LINKS: %s", strerror(errno));
+	return search_path(name, skip, n);
 }
 
 const char *find_command(const char *name)
 {
-	return strchr(name, '/') ? name : search_path(name, NULL);
+	return strchr(name, '/') ? name : search_path(name, NULL, 0);
 }
 
 static pid_t child;

@@ -357,3 +357,51 @@ def test_relative_libdir_is_made_absolute(tmp_path):
             env=env, cwd=ROOT)
     assert r.stdout.split()[0] == f"{BUILD}/$LIB/libeatmydata.so", r.why()
     assert not mark.exists(), "the planted library was loaded" + r.why()
+
+
+def link_dirs(tmp_path, copies):
+    """Directories each holding `fsync-test`, a link to its own copy of the
+    launcher, then one with the real program under that name."""
+    dirs = []
+    for i in range(copies):
+        d = tmp_path / f"link{i}"
+        d.mkdir()
+        shutil.copy(EATMYDATA, d / "eatmydata")
+        (d / "fsync-test").symlink_to(d / "eatmydata")
+        dirs.append(d)
+    real = tmp_path / "real"
+    real.mkdir()
+    shutil.copy(TESTS / "entry", real / "fsync-test")
+    return dirs, real
+
+
+def test_two_launchers_in_path_do_not_run_each_other(tmp_path, scratch):
+    dirs, real = link_dirs(tmp_path, 3)
+    env = {"PATH": ":".join(map(str, dirs + [real])) + ":/usr/bin:/bin",
+           "EATMYDATA_LIBDIR": str(BUILD)}
+    cmd = ["fsync-test", "fsync", scratch]
+    try:
+        subprocess.run(cmd, env=dict(os.environ, **env), timeout=20, capture_output=True)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the launchers ran each other forever: " + cmdline(cmd, env))
+    native = run([real / "fsync-test", "fsync", scratch])
+    assert native.counts["ext4:ext4_sync_file_enter"] > 0, native.why()
+    r = run(cmd, env=env)
+    assert r.syncs == 0, r.why()
+
+
+@pytest.mark.parametrize("path", ["{link}::/usr/bin:/bin", "{link}:.:/usr/bin:/bin",
+                                  "{link}:/usr/bin:/bin:"])
+def test_working_directory_in_path_is_searched_like_the_rest(tmp_path, scratch, path):
+    """An empty PATH element or "." is the working directory: the link
+    there is skipped like any other, the program there is run like any
+    other (eaten)."""
+    dirs, real = link_dirs(tmp_path, 1)
+    env = {"PATH": path.format(link=dirs[0]), "EATMYDATA_LIBDIR": str(BUILD)}
+    r = run(["fsync-test", "fsync", scratch], env=env, cwd=real)
+    assert r.syncs == 0, r.why()
+    native = run([real / "fsync-test", "fsync", scratch], cwd=real)
+    assert native.counts["ext4:ext4_sync_file_enter"] > 0, native.why()
+    r = run(["fsync-test", "fsync", scratch], env=env, cwd=dirs[0], check=False)
+    assert r.returncode == 127, r.why()
+    assert "fsync-test: command not found in PATH" in r.stderr, r.why()
