@@ -14,8 +14,10 @@
  * A process started without the descriptor (sudo closes them all) opens the
  * path again, if it leads to the same directory; if not, it eats nothing.
  * A note refused later (the descriptor closed or reused since, ENOSPC, a
- * user without write access) is replaced by a sync at once.  Either way the
- * run is durable at its end, as --sync-on-exit claims.
+ * process now of a user without write access) is replaced by a sync at
+ * once, and the process eats nothing from then on (an O_SYNC file it opens
+ * later keeps its flag).  Either way the run is durable at its end, as
+ * --sync-on-exit claims.
  */
 #include "emd.h"
 
@@ -104,6 +106,18 @@ static int note_name(const char *name)
 	return ok ? 0 : -1;
 }
 
+/* The note was refused: make good now what it stood for, and stop eating. */
+static void cannot_note(int fd)
+{
+	int mode = __atomic_load_n(&emd_mode, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&emd_mode, (mode & ~EMD_EAT) | EMD_PASS, __ATOMIC_RELAXED);
+	if (fd >= 0)
+		emd_syscall(SYS_syncfs, fd, 0, 0, 0, 0, 0);
+	else
+		emd_syscall(SYS_sync, 0, 0, 0, 0, 0, 0);
+}
+
 /* Decimal digits of v at p; returns the end. */
 static char *put_uint(char *p, unsigned v)
 {
@@ -138,7 +152,7 @@ void emd_note_fd(int fd)
 	*p++ = ':';
 	*put_uint(p, minor(st.st_dev)) = '\0';
 	if (note_name(name) != 0) {
-		emd_syscall(SYS_syncfs, fd, 0, 0, 0, 0, 0);
+		cannot_note(fd);
 		return;
 	}
 	seen[seen_next++ % SEEN_SLOTS] = st.st_dev;
@@ -147,5 +161,5 @@ void emd_note_fd(int fd)
 void emd_note_all(void)
 {
 	if (note_wanted && emd_eating() && note_name("all") != 0)
-		emd_syscall(SYS_sync, 0, 0, 0, 0, 0, 0);
+		cannot_note(-1);
 }

@@ -6,6 +6,8 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -405,3 +407,21 @@ def test_working_directory_in_path_is_searched_like_the_rest(tmp_path, scratch, 
     r = run(["fsync-test", "fsync", scratch], env=env, cwd=dirs[0], check=False)
     assert r.returncode == 127, r.why()
     assert "fsync-test: command not found in PATH" in r.stderr, r.why()
+
+
+def test_sync_on_exit_for_a_process_of_another_user(tmp_path):
+    """The note directory is private to the launcher's user: a process of
+    the tree running as another user cannot note, so it syncs at once the
+    file system of what it ate, and eats nothing after that."""
+    data = Path(tempfile.mkdtemp(prefix="emd-nobody-", dir="/tmp"))
+    try:
+        data.chmod(0o777)
+        native_fsync_control(data)
+        as_nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
+        r = run([EATMYDATA, "--sync-on-exit"] + as_nobody + [TESTS / "entry", "fsync", data],
+                env={"TMPDIR": str(tmp_path)})
+    finally:
+        shutil.rmtree(data)
+    assert r.counts["ext4:ext4_sync_file_enter"] == 0, r.why()
+    assert r.counts["syscalls:sys_enter_syncfs"] == 1, "not made good" + r.why()
+    assert list(tmp_path.glob("eatmydata-sync.*")) == [], r.why()
