@@ -218,10 +218,12 @@ static inline int emd_msync_flags(int flags)
 }
 
 /* --sync-on-exit bookkeeping (note.c): remember the file system behind an
- * eaten request, or that every file system needs a sync. */
+ * eaten request, or that every file system needs a sync; where that cannot
+ * be remembered, sync it now.  emd_note_init is -1 when --sync-on-exit was
+ * asked but this process cannot note: it must not eat at all. */
 void emd_note_fd(int fd);
 void emd_note_all(void);
-void emd_note_init(void);
+int emd_note_init(void);
 
 /* Pass a call's result through, noting fd's file system when it succeeded. */
 static inline long emd_done(int fd, long r)

@@ -30,31 +30,44 @@ static int match_class(const char **pat, char c)
 	return hit != negate;
 }
 
-/* Does str match pat, which ends at pat_end? */
+/* The element at pat (one character, '?' or a bracket expression) against
+ * c: the element after it, or NULL when c does not match. */
+static const char *match_element(const char *pat, const char *pat_end, char c)
+{
+	if (*pat == '[' && memchr(pat + 1, ']', pat_end - pat - 1))
+		return match_class(&pat, c) ? pat : NULL;
+	return *pat == '?' || *pat == c ? pat + 1 : NULL;
+}
+
+/* Does str match pat, which ends at pat_end?  On a mismatch, only the last
+ * '*' seen takes one more character: what an earlier '*' could take instead
+ * the last one can take too, so trying it again is wasted.  That keeps the
+ * match O(len(pat) * len(str)) where recursion is exponential in the '*'s,
+ * and this runs at every start of every program of the tree. */
 static int match(const char *pat, const char *pat_end, const char *str)
 {
-	while (pat < pat_end) {
-		if (*pat == '*') {
-			for (pat++;; str++) {
-				if (match(pat, pat_end, str))
-					return 1;
-				if (!*str)
-					return 0;
-			}
-		}
-		if (!*str)
-			return 0;
-		if (*pat == '[' && memchr(pat + 1, ']', pat_end - pat - 1)) {
-			if (!match_class(&pat, *str++))
-				return 0;
+	const char *star = NULL, *resume = NULL, *next;
+
+	while (*str) {
+		if (pat < pat_end && *pat == '*') {
+			star = ++pat;
+			resume = str;
 			continue;
 		}
-		if (*pat != '?' && *pat != *str)
+		next = pat < pat_end ? match_element(pat, pat_end, *str) : NULL;
+		if (next) {
+			pat = next;
+			str++;
+		} else if (star) {
+			pat = star;
+			str = ++resume;
+		} else {
 			return 0;
-		pat++;
-		str++;
+		}
 	}
-	return !*str;
+	while (pat < pat_end && *pat == '*')
+		pat++;
+	return pat == pat_end;
 }
 
 /* A glob with a '/' is matched against the whole path, others against its

@@ -65,7 +65,8 @@ int emd_init(void)
 	int saved = errno;
 	int mode = decide_mode();
 
-	emd_note_init();
+	if (emd_note_init() != 0)
+		mode = EMD_PASS;
 	if (emd_record_init())
 		mode |= EMD_RECORD;
 	__atomic_store_n(&emd_mode, mode, __ATOMIC_RELEASE);

@@ -133,48 +133,82 @@ void preload_prepend(const char *entry)
 
 void exec_command(const char *file, char *const argv[])
 {
+	int err;
+
 	if (strchr(file, '/'))
 		execv(file, argv);
 	else
 		execvp(file, argv);
-	warn("cannot run %s: %s", file, strerror(errno));
-	exit(errno == ENOENT || errno == ENOTDIR ? EXIT_NOT_FOUND
-						  : EXIT_CANNOT_RUN);
+	err = errno; /* before printing, which may change it */
+	warn("cannot run %s: %s", file, strerror(err));
+	exit(err == ENOENT || err == ENOTDIR ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
 }
 
-/* The first executable regular file `name` in PATH, other than `skip`. */
-static char *search_path(const char *name, const struct stat *skip)
+/* Is st one of the `n` files in skip? */
+static int skipped(const struct stat *st, const struct stat *skip, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (st->st_dev == skip[i].st_dev && st->st_ino == skip[i].st_ino)
+			return 1;
+	return 0;
+}
+
+/* The first executable regular file `name` in PATH, other than the `n`
+ * files in skip.  An empty element is the working directory, as for
+ * execvp, and passes the same checks as any other. */
+static char *search_path(const char *name, const struct stat *skip, size_t n)
 {
 	static char cand[PATH_MAX];
-	const char *path = getenv("PATH");
+	const char *p = getenv("PATH");
 	struct stat st;
 
-	for (const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin"; *p;
-	     p += (*p == ':')) {
-		size_t n = strcspn(p, ":");
+	for (p = p ? p : "/usr/local/bin:/usr/bin:/bin";; p++) {
+		size_t len = strcspn(p, ":");
+		int size = len ? snprintf(cand, sizeof(cand), "%.*s/%s", (int)len, p, name)
+			       : snprintf(cand, sizeof(cand), "./%s", name);
 
-		snprintf(cand, sizeof(cand), "%.*s/%s", (int)n, n ? p : ".", name);
-		p += n;
-		if (stat(cand, &st) != 0 || !S_ISREG(st.st_mode) ||
-		    access(cand, X_OK) != 0)
-			continue;
-		if (skip && st.st_dev == skip->st_dev && st.st_ino == skip->st_ino)
-			continue;
-		return cand;
+		if (size < (int)sizeof(cand) && stat(cand, &st) == 0 &&
+		    S_ISREG(st.st_mode) && access(cand, X_OK) == 0 &&
+		    !skipped(&st, skip, n))
+			return cand;
+		p += len;
+		if (!*p)
+			return NULL;
 	}
-	return NULL;
 }
 
+/* Link mode with two copies of the launcher in PATH (each linked as `name`)
+ * would have each run the other forever: every launcher passed through
+ * adds itself to EATMYDATA_LINKS ("DEV:INO,..."), and all are skipped. */
+#define MAX_LINKS 16
 char *find_in_path_skipping_self(const char *name)
 {
-	struct stat self;
+	struct stat skip[MAX_LINKS];
+	const char *seen = getenv("EATMYDATA_LINKS");
+	unsigned long long dev, ino;
+	char list[MAX_LINKS * 42] = "";
+	size_t n = 0;
+	int used;
 
-	return stat("/proc/self/exe", &self) == 0 ? search_path(name, &self) : NULL;
+	if (stat("/proc/self/exe", &skip[n++]) != 0)
+		return NULL;
+	while (seen && n < MAX_LINKS && sscanf(seen, "%llu:%llu%n", &dev, &ino, &used) == 2) {
+		skip[n].st_dev = (dev_t)dev;
+		skip[n++].st_ino = (ino_t)ino;
+		seen = seen[used] == ',' ? seen + used + 1 : NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%llu:%llu",
+			 i ? "," : "", (unsigned long long)skip[i].st_dev,
+			 (unsigned long long)skip[i].st_ino);
+	if (setenv("EATMYDATA_LINKS", list, 1) != 0)
+		die("cannot set EATMYDATA_LINKS: %s", strerror(errno));
+	return search_path(name, skip, n);
 }
 
 const char *find_command(const char *name)
 {
-	return strchr(name, '/') ? name : search_path(name, NULL);
+	return strchr(name, '/') ? name : search_path(name, NULL, 0);
 }
 
 static pid_t child;
@@ -185,19 +219,37 @@ static void forward(int sig)
 		kill(child, sig);
 }
 
+/* A terminal's SIGINT and SIGQUIT reach the whole process group, the child
+ * included; the rest are sent to this pid and passed on. */
+static const int passed_on[] = {SIGHUP, SIGTERM, SIGUSR1, SIGUSR2};
+
+/* Blocked from before the fork until the handlers are in place, so that
+ * none is lost in between (as tini does). */
+static void block_passed_on(sigset_t *old)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(passed_on) / sizeof(*passed_on); i++)
+		sigaddset(&set, passed_on[i]);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &set, old);
+}
+
 int run_and_wait(char *const argv[], void (*before_exec)(const void *),
 		 const void *arg)
 {
-	/* A terminal's SIGINT and SIGQUIT reach the whole process group, the
-	 * child included; the rest are sent to this pid and passed on. */
-	static const int passed_on[] = {SIGHUP, SIGTERM, SIGUSR1, SIGUSR2};
 	struct sigaction sa = {.sa_handler = forward};
+	sigset_t old;
 	int status;
 
+	block_passed_on(&old);
 	child = fork();
 	if (child < 0)
 		die("cannot fork: %s", strerror(errno));
 	if (child == 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		if (before_exec)
 			before_exec(arg);
 		exec_command(argv[0], argv);
@@ -206,9 +258,11 @@ int run_and_wait(char *const argv[], void (*before_exec)(const void *),
 		sigaction(passed_on[i], &sa, NULL);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	while (waitpid(child, &status, 0) < 0)
 		if (errno != EINTR)
 			die("cannot wait for %s: %s", argv[0], strerror(errno));
+	child = 0; /* reaped: its pid may be another's now */
 	return status;
 }
 
@@ -224,6 +278,27 @@ void exit_like(int status)
 	exit(WEXITSTATUS(status));
 }
 
+/* "-x ..." or "-yx": a cluster of short options that holds c. */
+static int in_cluster(const char *arg, int c)
+{
+	return arg && arg[0] == '-' && arg[1] && arg[1] != '-' && strchr(arg + 1, c);
+}
+
+/* The option getopt refused: a short one is still in argv[optind] when
+ * more of its cluster follows ("-xh"), already behind it otherwise. */
+static const char *bad_option(char **argv)
+{
+	static char name[3] = "-";
+	const char *prev = optind > 0 ? argv[optind - 1] : "";
+
+	if (optopt > 0 && optopt < 128 &&
+	    (in_cluster(prev, optopt) || in_cluster(argv[optind], optopt))) {
+		name[1] = (char)optopt;
+		return name;
+	}
+	return prev;
+}
+
 void common_option(int c, char **argv, const char *usage)
 {
 	if (c == 'h') {
@@ -235,7 +310,7 @@ void common_option(int c, char **argv, const char *usage)
 		exit(0);
 	}
 	die("unknown or incomplete option '%s'; try '%s --help'",
-	    argv[optind - 1], tool_name);
+	    bad_option(argv), tool_name);
 }
 
 void simple_launcher(int argc, char **argv, const char *usage,

@@ -33,8 +33,9 @@ void preload_prepend(const char *entry);
  * 127 when it is not found, 126 when it cannot be run. */
 noreturn void exec_command(const char *file, char *const argv[]);
 
-/* The first `name` in PATH that is not this very executable, or NULL:
- * symlink mode, where `dpkg` is a link to the launcher early in PATH. */
+/* The first `name` in PATH that is not this very executable nor a launcher
+ * that ran this one in link mode, or NULL: symlink mode, where `dpkg` is a
+ * link to the launcher early in PATH. */
 char *find_in_path_skipping_self(const char *name);
 
 /* Run argv in a child and wait for it, passing on the signals a terminal or

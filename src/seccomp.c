@@ -11,6 +11,7 @@
  */
 #include "common.h"
 #include "seccomp.h"
+#include "sync_on_exit.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -255,7 +256,7 @@ static void start_supervisor(int sock, const char *only)
 	 * are enough (ulimit -n 6 runs).  Stdio is /dev/null. */
 	if (dup2(sock, 3) < 0)
 		_exit(1);
-	close_range(4, ~0U, 0);
+	close_range(sync_on_exit_keep(4), ~0U, 0); /* --sync-on-exit's directory kept */
 	null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
 		_exit(1);

@@ -21,6 +21,7 @@
 #include "common.h"
 #include "seccomp.h"
 #include "supervisor.h"
+#include "sync_on_exit.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -60,17 +61,7 @@ int still_pending(const struct call *c)
 
 void note(int fd)
 {
-	const char *dir = getenv("EATMYDATA_SYNC_DIR");
-	char path[4096];
-	struct stat st;
-
-	if (!dir || !*dir)
-		return;
-	if (fd >= 0 && fstat(fd, &st) == 0)
-		snprintf(path, sizeof(path), "%s/%u:%u", dir, major(st.st_dev), minor(st.st_dev));
-	else
-		snprintf(path, sizeof(path), "%s/all", dir);
-	mkdir(path, 0700);
+	sync_on_exit_note(fd);
 }
 
 /* fsync, fdatasync, syncfs; `espipe` is the answer for pipes and sockets. */

@@ -4,6 +4,11 @@
  * Each process of the tree makes an entry "MAJOR:MINOR" (or "all") in a
  * directory for every file system whose durability it had eaten (see
  * libeatmydata/note.c).  At the end, one syncfs per entry makes all that durable.
+ *
+ * The tree reaches the directory through a descriptor it inherits
+ * (EATMYDATA_SYNC_FD, checked against EATMYDATA_SYNC_ID, "DEV:INO"), not by
+ * its path: a process in a chroot or in a mount namespace with its own /tmp
+ * could not follow the path.  A process that cannot note syncs at once.
  */
 #include "common.h"
 #include "sync_on_exit.h"
@@ -16,22 +21,105 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 static char note_dir[PATH_MAX];
+static int note_fd = -1;
+
+/* mkdtemp in $TMPDIR, made absolute: the tree may change directory. */
+static void make_note_dir(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	char abs[PATH_MAX];
+
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	if (!realpath(tmp, abs))
+		die("cannot use TMPDIR %s: %s", tmp, strerror(errno));
+	if (snprintf(note_dir, sizeof(note_dir), "%s/eatmydata-sync.XXXXXX", abs) >=
+	    (int)sizeof(note_dir))
+		die("TMPDIR too long: %s", abs);
+	if (!mkdtemp(note_dir))
+		die("cannot create %s: %s", note_dir, strerror(errno));
+}
 
 void sync_on_exit_prepare(void)
 {
-	const char *tmp = getenv("TMPDIR");
+	struct stat st;
+	char number[16], id[48];
+	int fd;
 
-	snprintf(note_dir, sizeof(note_dir), "%s/eatmydata-sync.XXXXXX",
-		 tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(note_dir))
-		die("cannot create %s: %s", note_dir, strerror(errno));
-	/* Processes of the tree that change user must still leave a note. */
-	if (chmod(note_dir, 01733) != 0 ||
+	make_note_dir();
+	/* Inherited (no O_CLOEXEC), and above the low numbers that shell
+	 * scripts take for themselves (debconf's 3). */
+	fd = open(note_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW);
+	if (fd < 0 || fstat(fd, &st) != 0)
+		die("cannot open %s: %s", note_dir, strerror(errno));
+	note_fd = fcntl(fd, F_DUPFD, 100);
+	if (note_fd < 0)
+		note_fd = fd;
+	else
+		close(fd);
+	snprintf(number, sizeof(number), "%d", note_fd);
+	snprintf(id, sizeof(id), "%llu:%llu", (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino);
+	if (setenv("EATMYDATA_SYNC_FD", number, 1) != 0 ||
+	    setenv("EATMYDATA_SYNC_ID", id, 1) != 0 ||
 	    setenv("EATMYDATA_SYNC_DIR", note_dir, 1) != 0)
 		die("cannot set up %s: %s", note_dir, strerror(errno));
+}
+
+/* The directory the environment names, if the descriptor is still it. */
+static int inherited_dir(void)
+{
+	const char *number = getenv("EATMYDATA_SYNC_FD");
+	const char *id = getenv("EATMYDATA_SYNC_ID");
+	char want[48];
+	struct stat st;
+	int fd;
+
+	if (!number || !id || !*id)
+		return -1;
+	fd = atoi(number);
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode))
+		return -1;
+	snprintf(want, sizeof(want), "%llu:%llu", (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino);
+	return strcmp(want, id) == 0 ? fd : -1;
+}
+
+int sync_on_exit_keep(int at)
+{
+	int fd = inherited_dir();
+	char number[16];
+
+	if (fd < 0 || (fd != at && dup2(fd, at) < 0))
+		return at;
+	snprintf(number, sizeof(number), "%d", at);
+	setenv("EATMYDATA_SYNC_FD", number, 1);
+	return at + 1;
+}
+
+void sync_on_exit_note(int fd)
+{
+	int dir = inherited_dir(), saved = errno;
+	char name[32];
+	struct stat st;
+
+	if (!getenv("EATMYDATA_SYNC_ID"))
+		return;
+	if (fd >= 0 && fstat(fd, &st) == 0)
+		snprintf(name, sizeof(name), "%u:%u", major(st.st_dev), minor(st.st_dev));
+	else
+		snprintf(name, sizeof(name), "all");
+	if (dir < 0 || (mkdirat(dir, name, 0700) != 0 && errno != EEXIST)) {
+		if (fd >= 0)
+			syncfs(fd);
+		else
+			sync();
+	}
+	errno = saved;
 }
 
 /* Undo the escapes mountinfo puts in a path (\040 for a space...). */
@@ -89,18 +177,17 @@ static int sync_one(const char *dev)
 
 void sync_on_exit_finish(void)
 {
-	DIR *dir = opendir(note_dir);
+	int fd = openat(note_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *d;
 	int all = !dir;
-	char path[PATH_MAX + 256];
 
 	while (dir && (d = readdir(dir))) {
 		if (d->d_name[0] == '.')
 			continue;
 		if (!all && (strcmp(d->d_name, "all") == 0 || !sync_one(d->d_name)))
 			all = 1;
-		snprintf(path, sizeof(path), "%s/%s", note_dir, d->d_name);
-		rmdir(path);
+		unlinkat(dirfd(dir), d->d_name, AT_REMOVEDIR);
 	}
 	if (all)
 		sync();

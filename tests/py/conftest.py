@@ -49,9 +49,12 @@ def tool(name):
     return found
 
 
-def cmdline(cmd, env_diff=None):
-    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in (env_diff or {}).items())
-    return (env + " " if env else "") + " ".join(shlex.quote(str(c)) for c in cmd)
+def cmdline(cmd, env_diff=None, cwd=None):
+    """A shell command line doing what cmd did with env_diff over the test's
+    environment, in cwd."""
+    env = " ".join(f"{k}={shlex.quote(str(v))}" for k, v in (env_diff or {}).items())
+    cd = f"cd {shlex.quote(str(cwd))} && " if cwd else ""
+    return cd + (env + " " if env else "") + " ".join(shlex.quote(str(c)) for c in cmd)
 
 
 @dataclass
@@ -61,6 +64,8 @@ class Run:
     stdout: str
     stderr: str
     counts: dict
+    env: dict = None
+    cwd: str = None
 
     @property
     def syncs(self):
@@ -68,7 +73,7 @@ class Run:
         return sum(self.counts.values())
 
     def why(self):
-        return (f"\nrerun: {cmdline(self.cmd)}\nexit {self.returncode}\n"
+        return (f"\nrerun: {cmdline(self.cmd, self.env, self.cwd)}\nexit {self.returncode}\n"
                 f"counts {self.counts}\nstderr:\n{self.stderr[-3000:]}")
 
 
@@ -89,7 +94,8 @@ def run(cmd, *, env=None, cwd=None, events=SYNC_EVENTS, check=True, input=None):
         fields = line.split("\x1f")
         if len(fields) > 2 and fields[2] in dict(events):
             counts[fields[2]] = int(fields[0]) if fields[0].isdigit() else 0
-    result = Run(cmd, proc.returncode, out, err, counts)
+    changed = {k: str(v) for k, v in (env or {}).items() if os.environ.get(k) != str(v)}
+    result = Run(cmd, proc.returncode, out, err, counts, changed, cwd)
     assert set(counts) == {e for e, _ in events}, "perf counted nothing" + result.why()
     if check:
         assert proc.returncode == 0, result.why()

@@ -29,6 +29,8 @@ def test_install_and_uninstall(tmp_path, scratch):
         assert f"lib/x86_64-linux-gnu/lib{tool}.so" in libs and len(libs) == 2, installed
 
     for entry in ["entry", "entry32"]:
+        native = run([TESTS / entry, "fsync", scratch])
+        assert native.counts["ext4:ext4_sync_file_enter"] > 0, native.why()
         r = run([prefix / "bin" / "eatmydata", TESTS / entry, "fsync", scratch])
         assert r.syncs == 0, r.why()
     hz = subprocess.run([prefix / "bin" / "hirestimes", "getconf", "CLK_TCK"],

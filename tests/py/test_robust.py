@@ -57,5 +57,8 @@ def test_alongside_other_preloads(scratch, other, ours_first):
     for cmd in ([TESTS / "entry", "-t", "16", "-f", "fsync", scratch],
                 ["python3", "-c", "import os; f = open('%s/p', 'w'); f.write('x'); "
                  "f.flush(); os.fsync(f.fileno()); print('ok')" % scratch]):
+        # The other library alone lets the fsync reach the disk.
+        native = run(["env", f"LD_PRELOAD={lib}"] + cmd, env=extra_env)
+        assert native.counts["ext4:ext4_sync_file_enter"] > 0, native.why()
         r = run(["env", f"LD_PRELOAD={preload}"] + cmd, env=extra_env)
         assert r.syncs == 0, r.why()
