@@ -103,12 +103,13 @@ int sync_on_exit_keep(int at)
 
 void sync_on_exit_note(int fd)
 {
-	int dir = inherited_dir(), saved = errno;
+	int saved = errno, dir;
 	char name[32];
 	struct stat st;
 
 	if (!getenv("EATMYDATA_SYNC_ID"))
 		return;
+	dir = inherited_dir();
 	if (fd >= 0 && fstat(fd, &st) == 0)
 		snprintf(name, sizeof(name), "%u:%u", major(st.st_dev), minor(st.st_dev));
 	else
