@@ -230,7 +230,8 @@ static void start_supervisor(int sock, const char *only)
 	if (sock < 0 || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
 	    dup2(null, 2) < 0 || dup2(sock, 3) < 0)
 		_exit(1);
-	close_range(sync_on_exit_keep(4), ~0U, 0); /* --sync-on-exit's directory kept */
+	/* All but --sync-on-exit's note directory. */
+	close_range(sync_on_exit_keep(4), ~0U, 0);
 	listener = recv_fd(3);
 	if (listener < 0)
 		_exit(0);
