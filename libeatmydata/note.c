@@ -78,7 +78,8 @@ static int reopen_by_path(void)
 	/* Not open(): this library's own wrapper, and this runs in its
 	 * constructor. */
 	note_fd = (int)emd_syscall(SYS_openat, AT_FDCWD, (long)dir,
-				   O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, 0, 0);
+				   O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+				   0, 0, 0);
 	return note_dir_ok();
 }
 
@@ -101,7 +102,8 @@ static int note_name(const char *name)
 {
 	int saved = errno, ok;
 
-	ok = note_dir_ok() && (mkdirat(note_fd, name, 0700) == 0 || errno == EEXIST);
+	ok = note_dir_ok() &&
+	     (mkdirat(note_fd, name, 0700) == 0 || errno == EEXIST);
 	errno = saved;
 	return ok ? 0 : -1;
 }
@@ -111,7 +113,8 @@ static void cannot_note(int fd)
 {
 	int mode = __atomic_load_n(&emd_mode, __ATOMIC_RELAXED);
 
-	__atomic_store_n(&emd_mode, (mode & ~EMD_EAT) | EMD_PASS, __ATOMIC_RELAXED);
+	__atomic_store_n(&emd_mode, (mode & ~EMD_EAT) | EMD_PASS,
+			 __ATOMIC_RELAXED);
 	if (fd >= 0)
 		emd_syscall(SYS_syncfs, fd, 0, 0, 0, 0, 0);
 	else

@@ -164,7 +164,8 @@ static char *search_path(const char *name, const struct stat *skip, size_t n)
 
 	for (p = p ? p : "/usr/local/bin:/usr/bin:/bin";; p++) {
 		size_t len = strcspn(p, ":");
-		int size = len ? snprintf(cand, sizeof(cand), "%.*s/%s", (int)len, p, name)
+		int size = len ? snprintf(cand, sizeof(cand), "%.*s/%s",
+					  (int)len, p, name)
 			       : snprintf(cand, sizeof(cand), "./%s", name);
 
 		if (size < (int)sizeof(cand) && stat(cand, &st) == 0 &&
@@ -192,14 +193,16 @@ char *find_in_path_skipping_self(const char *name)
 
 	if (stat("/proc/self/exe", &skip[n++]) != 0)
 		return NULL;
-	while (seen && n < MAX_LINKS && sscanf(seen, "%llu:%llu%n", &dev, &ino, &used) == 2) {
+	while (seen && n < MAX_LINKS &&
+	       sscanf(seen, "%llu:%llu%n", &dev, &ino, &used) == 2) {
 		skip[n].st_dev = (dev_t)dev;
 		skip[n++].st_ino = (ino_t)ino;
 		seen = seen[used] == ',' ? seen + used + 1 : NULL;
 	}
 	for (size_t i = 0; i < n; i++)
-		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%llu:%llu",
-			 i ? "," : "", (unsigned long long)skip[i].st_dev,
+		snprintf(list + strlen(list), sizeof(list) - strlen(list),
+			 "%s%llu:%llu", i ? "," : "",
+			 (unsigned long long)skip[i].st_dev,
 			 (unsigned long long)skip[i].st_ino);
 	if (setenv("EATMYDATA_LINKS", list, 1) != 0)
 		die("cannot set EATMYDATA_LINKS: %s", strerror(errno));
@@ -281,7 +284,8 @@ void exit_like(int status)
 /* "-x ..." or "-yx": a cluster of short options that holds c. */
 static int in_cluster(const char *arg, int c)
 {
-	return arg && arg[0] == '-' && arg[1] && arg[1] != '-' && strchr(arg + 1, c);
+	return arg && arg[0] == '-' && arg[1] && arg[1] != '-' &&
+	       strchr(arg + 1, c);
 }
 
 /* The option getopt refused: a short one is still in argv[optind] when

@@ -256,7 +256,8 @@ static void start_supervisor(int sock, const char *only)
 	 * are enough (ulimit -n 6 runs).  Stdio is /dev/null. */
 	if (dup2(sock, 3) < 0)
 		_exit(1);
-	close_range(sync_on_exit_keep(4), ~0U, 0); /* --sync-on-exit's directory kept */
+	/* All but --sync-on-exit's note directory. */
+	close_range(sync_on_exit_keep(4), ~0U, 0);
 	null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
 		_exit(1);

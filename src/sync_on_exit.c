@@ -37,8 +37,8 @@ static void make_note_dir(void)
 		tmp = "/tmp";
 	if (!realpath(tmp, abs))
 		die("cannot use TMPDIR %s: %s", tmp, strerror(errno));
-	if (snprintf(note_dir, sizeof(note_dir), "%s/eatmydata-sync.XXXXXX", abs) >=
-	    (int)sizeof(note_dir))
+	if (snprintf(note_dir, sizeof(note_dir), "%s/eatmydata-sync.XXXXXX",
+		     abs) >= (int)sizeof(note_dir))
 		die("TMPDIR too long: %s", abs);
 	if (!mkdtemp(note_dir))
 		die("cannot create %s: %s", note_dir, strerror(errno));
@@ -103,14 +103,16 @@ int sync_on_exit_keep(int at)
 
 void sync_on_exit_note(int fd)
 {
-	int dir = inherited_dir(), saved = errno;
+	int saved = errno, dir;
 	char name[32];
 	struct stat st;
 
 	if (!getenv("EATMYDATA_SYNC_ID"))
 		return;
+	dir = inherited_dir();
 	if (fd >= 0 && fstat(fd, &st) == 0)
-		snprintf(name, sizeof(name), "%u:%u", major(st.st_dev), minor(st.st_dev));
+		snprintf(name, sizeof(name), "%u:%u", major(st.st_dev),
+			 minor(st.st_dev));
 	else
 		snprintf(name, sizeof(name), "all");
 	if (dir < 0 || (mkdirat(dir, name, 0700) != 0 && errno != EEXIST)) {

@@ -423,8 +423,16 @@ def test_sync_on_exit_for_a_process_of_another_user(tmp_path):
         as_nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
         r = run([EATMYDATA, "--sync-on-exit"] + as_nobody + [TESTS / "entry", "fsync", data],
                 env={"TMPDIR": str(tmp_path)})
+        twice = FSYNC_PY + "; g = open(sys.argv[2], 'w'); g.write('y'); g.flush(); " \
+            "os.fsync(g.fileno())"
+        r2 = run([EATMYDATA, "--sync-on-exit"] + as_nobody +
+                 ["python3", "-c", twice, data / "a", data / "b"],
+                 env={"TMPDIR": str(tmp_path)})
     finally:
         shutil.rmtree(data)
     assert r.counts["ext4:ext4_sync_file_enter"] == 0, r.why()
     assert r.counts["syscalls:sys_enter_syncfs"] == 1, "not made good" + r.why()
     assert list(tmp_path.glob("eatmydata-sync.*")) == [], r.why()
+    # The first fsync becomes a syncfs; the second one is real.
+    assert r2.counts["syscalls:sys_enter_syncfs"] == 1, r2.why()
+    assert r2.counts["ext4:ext4_sync_file_enter"] == 1, r2.why()
