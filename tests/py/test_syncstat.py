@@ -43,9 +43,15 @@ def test_counts_equal_the_kernels(scratch, tmp_path, storm):
     kernel = r.counts["syscalls:sys_enter_fsync"]
     assert kernel > 0
     fsyncs = sum(g["count"] for g in data["groups"] if g["kind"] == "fsync")
-    assert fsyncs == data["calls"] == kernel, r.why()
+    assert fsyncs == data["calls"], r.why()
     assert data["lost"] == 0
-    assert data["incomplete"] == (1 if storm == "child killed mid-run" else 0)
+    if storm == "child killed mid-run":
+        # SIGKILL lands anywhere: a call recorded as started may or may not
+        # have entered the kernel, or the child may be between calls.
+        assert data["incomplete"] <= 1, r.why()
+        assert data["calls"] - data["incomplete"] <= kernel <= data["calls"], r.why()
+    else:
+        assert data["incomplete"] == 0 and data["calls"] == kernel, r.why()
     pids = {p["pid"] for p in data["processes"]}
     expected_pids = {"16 threads": 1, "100 children, half _exit": 100,
                      "child killed mid-run": 1, "exec chain": 1}[storm]
