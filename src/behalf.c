@@ -38,6 +38,8 @@
 #define WRITE_MAX (64 << 20)
 #define IOV_MAX_HERE 64
 #define DIRECT_ALIGN 4096
+#define ZFS_SUPER_MAGIC 0x2fc12fc1UL
+#define BCACHEFS_SUPER_MAGIC 0xca451a4eUL
 
 /* The open the caller asked for, as openat2 arguments; 0 if there are no
  * sync flags after all or the request cannot be read (the kernel will
@@ -90,14 +92,35 @@ static int base_dir(const struct call *c, int dirfd)
 	return fd < 0 ? -errno : fd;
 }
 
-/* Is what was opened a regular file or a directory, not on procfs? */
+/* Does the file live on a file system of plain files, where opening and
+ * writing mean the same whoever does it?  Pseudo file systems do not: "0"
+ * written to cgroup.procs moves the writer, procfs and cgroupfs files keep
+ * the opener's task or namespace.  Unknown ones are left to the kernel. */
+static int plain_file_system(int fd)
+{
+	static const unsigned long known[] = {
+		EXT4_SUPER_MAGIC, XFS_SUPER_MAGIC, BTRFS_SUPER_MAGIC, F2FS_SUPER_MAGIC,
+		TMPFS_MAGIC, RAMFS_MAGIC, OVERLAYFS_SUPER_MAGIC, FUSE_SUPER_MAGIC,
+		MSDOS_SUPER_MAGIC, EXFAT_SUPER_MAGIC, NFS_SUPER_MAGIC, CIFS_SUPER_MAGIC,
+		SMB2_SUPER_MAGIC, CEPH_SUPER_MAGIC, V9FS_MAGIC, ZFS_SUPER_MAGIC,
+		BCACHEFS_SUPER_MAGIC};
+	struct statfs fs;
+
+	if (fstatfs(fd, &fs) != 0)
+		return 0;
+	for (size_t i = 0; i < sizeof(known) / sizeof(*known); i++)
+		if ((unsigned long)fs.f_type == known[i])
+			return 1;
+	return 0;
+}
+
+/* Is what was opened a regular file or a directory, on such a file system? */
 static int plain(int fd)
 {
 	struct stat st;
-	struct statfs fs;
 
 	return fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) &&
-	       fstatfs(fd, &fs) == 0 && fs.f_type != PROC_SUPER_MAGIC;
+	       plain_file_system(fd);
 }
 
 /* The file the caller names, as an O_PATH descriptor: nothing is opened
@@ -255,9 +278,9 @@ static int write_here(const struct call *c, int fd, const struct iovec *remote, 
 	return done;
 }
 
-/* pwritev2 with RWF_SYNC or RWF_DSYNC on a file.  Pipes and sockets go on:
- * the flags sync nothing there, and what the kernel answers depends on
- * them. */
+/* pwritev2 with RWF_SYNC or RWF_DSYNC on a file of a plain file system.
+ * Pipes and sockets go on: the flags sync nothing there, and what the
+ * kernel answers depends on them. */
 int write_on_behalf(struct call *c)
 {
 	struct iovec remote[IOV_MAX_HERE];
@@ -269,7 +292,7 @@ int write_on_behalf(struct call *c)
 		return CONTINUE;
 	if ((fd = their_fd(c, (int)c->req->data.args[0])) < 0)
 		return CONTINUE;
-	if (syscall(SYS_sync_file_range, fd, 0L, 0L, 0U) == 0 &&
+	if (syscall(SYS_sync_file_range, fd, 0L, 0L, 0U) == 0 && plain(fd) &&
 	    read_iovecs(c, fd, remote, cnt, &total))
 		done = write_here(c, fd, remote, cnt, total, &r);
 	if (done && r >= 0)

@@ -433,6 +433,25 @@ static int fsync_storm(char **argv)
 	return 0;
 }
 
+/* "0" written with RWF_DSYNC to argv[0], a cgroup's cgroup.procs: it moves
+ * the writer.  Is this process in cgroup argv[1] then? */
+static int cgroup_zero(char **argv)
+{
+	struct iovec iov = {"0", 1};
+	char line[4096];
+	int fd = open(argv[0], O_WRONLY), in = 0;
+	FILE *f;
+
+	if (fd < 0 || pwritev2(fd, &iov, 1, 0, RWF_DSYNC) != 1)
+		return perror("cgroup.procs"), 1;
+	if (!(f = fopen("/proc/self/cgroup", "r")))
+		return perror("/proc/self/cgroup"), 1;
+	while (fgets(line, sizeof(line), f))
+		in |= strstr(line, argv[1]) != NULL;
+	printf("%s\n", in ? "moved itself" : "not moved");
+	return 0;
+}
+
 /* Run argv with seccomp() refused, as some container runtimes do. */
 static int deny_seccomp(char **argv)
 {
@@ -477,7 +496,7 @@ static const struct {
 	{"direct", 1, direct},         {"files", 2, files},
 	{"fdlimit", 1, fdlimit},       {"stalled", 1, stalled},
 	{"partial", 1, partial},       {"deny-seccomp", 1, deny_seccomp}, {"fsync-twice", 1, fsync_twice},
-	{"vsyscall", 0, vsyscall},     {"fsync-storm", 3, fsync_storm},     {"swap", 1, swap},     {"pids-full", 1, pids_full},     {"drop-group", 2, drop_group},
+	{"vsyscall", 0, vsyscall},     {"cgroup-zero", 2, cgroup_zero},     {"fsync-storm", 3, fsync_storm},     {"swap", 1, swap},     {"pids-full", 1, pids_full},     {"drop-group", 2, drop_group},
 };
 
 int main(int argc, char **argv)

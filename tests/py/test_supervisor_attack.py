@@ -206,3 +206,11 @@ def test_landlock_through_the_i386_entry():
     """A Landlock domain entered with int 0x80 (i386 numbers, which the
     filter's x86_64 rules do not match) is seen all the same."""
     same_as_native(["landlock32", "/etc/shadow"], "plain EACCES\nsync EACCES\n")
+
+
+def test_write_to_cgroup_procs(pids_cgroup):
+    """"0" written to cgroup.procs moves the writer: the program, never the
+    supervisor (a frozen or full cgroup would stall every request)."""
+    procs = os.path.join(pids_cgroup, "cgroup.procs")
+    name = os.path.basename(pids_cgroup)
+    same_as_native(["cgroup-zero", procs, name], "moved itself\n")
