@@ -95,12 +95,13 @@ static int base_dir(const struct call *c, int dirfd)
 /* Does the file live on a file system of plain files, where opening and
  * writing mean the same whoever does it?  Pseudo file systems do not: "0"
  * written to cgroup.procs moves the writer, procfs and cgroupfs files keep
- * the opener's task or namespace.  Unknown ones are left to the kernel. */
+ * the opener's task or namespace; a FUSE server may answer by the pid that
+ * asks (lxcfs does).  Unknown ones are left to the kernel. */
 static int plain_file_system(int fd)
 {
 	static const unsigned long known[] = {
 		EXT4_SUPER_MAGIC, XFS_SUPER_MAGIC, BTRFS_SUPER_MAGIC, F2FS_SUPER_MAGIC,
-		TMPFS_MAGIC, RAMFS_MAGIC, OVERLAYFS_SUPER_MAGIC, FUSE_SUPER_MAGIC,
+		TMPFS_MAGIC, RAMFS_MAGIC, OVERLAYFS_SUPER_MAGIC,
 		MSDOS_SUPER_MAGIC, EXFAT_SUPER_MAGIC, NFS_SUPER_MAGIC, CIFS_SUPER_MAGIC,
 		SMB2_SUPER_MAGIC, CEPH_SUPER_MAGIC, V9FS_MAGIC, ZFS_SUPER_MAGIC,
 		BCACHEFS_SUPER_MAGIC};
