@@ -452,6 +452,27 @@ static int cgroup_zero(char **argv)
 	return 0;
 }
 
+/* Move into the memory cgroup whose cgroup.procs is argv[0], write 8 MiB
+ * to argv[1] with RWF_DSYNC: is the page cache charged to that cgroup
+ * (argv[2]: its memory.stat)? */
+static int memcg_write(char **argv)
+{
+	size_t n = 8 << 20;
+	char *buf = calloc(1, n), line[256];
+	struct iovec iov = {buf, n};
+	int procs = open(argv[0], O_WRONLY), fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	unsigned long long cache = 0;
+	FILE *f;
+
+	if (procs < 0 || write(procs, "0", 1) != 1 || fd < 0 ||
+	    pwritev2(fd, &iov, 1, 0, RWF_DSYNC) != (ssize_t)n || !(f = fopen(argv[2], "r")))
+		return perror("memcg"), 1;
+	while (fgets(line, sizeof(line), f))
+		sscanf(line, "cache %llu", &cache);
+	printf("%s\n", cache >= n / 2 ? "charged to its cgroup" : "charged elsewhere");
+	return 0;
+}
+
 /* Run argv with seccomp() refused, as some container runtimes do. */
 static int deny_seccomp(char **argv)
 {
@@ -496,7 +517,7 @@ static const struct {
 	{"direct", 1, direct},         {"files", 2, files},
 	{"fdlimit", 1, fdlimit},       {"stalled", 1, stalled},
 	{"partial", 1, partial},       {"deny-seccomp", 1, deny_seccomp}, {"fsync-twice", 1, fsync_twice},
-	{"vsyscall", 0, vsyscall},     {"cgroup-zero", 2, cgroup_zero},     {"fsync-storm", 3, fsync_storm},     {"swap", 1, swap},     {"pids-full", 1, pids_full},     {"drop-group", 2, drop_group},
+	{"vsyscall", 0, vsyscall},     {"memcg-write", 3, memcg_write},     {"cgroup-zero", 2, cgroup_zero},     {"fsync-storm", 3, fsync_storm},     {"swap", 1, swap},     {"pids-full", 1, pids_full},     {"drop-group", 2, drop_group},
 };
 
 int main(int argc, char **argv)

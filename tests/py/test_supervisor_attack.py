@@ -214,3 +214,27 @@ def test_write_to_cgroup_procs(pids_cgroup):
     procs = os.path.join(pids_cgroup, "cgroup.procs")
     name = os.path.basename(pids_cgroup)
     same_as_native(["cgroup-zero", procs, name], "moved itself\n")
+
+
+@pytest.fixture
+def memory_cgroup():
+    """A memory cgroup (v1) of the test's own."""
+    base = "/sys/fs/cgroup/memory"
+    if not os.access(base, os.W_OK):
+        pytest.skip("no writable memory cgroup")
+    d = tempfile.mkdtemp(prefix="emd-attack-", dir=base)
+    yield d
+    for _ in range(100):
+        try:
+            os.rmdir(d)
+            return
+        except OSError:
+            time.sleep(0.05)
+
+
+def test_write_charged_to_the_callers_cgroup(scratch, memory_cgroup):
+    """A program that moved itself into a memory cgroup: what it writes
+    with RWF_DSYNC is charged there (its limits hold), not to the
+    supervisor's cgroup."""
+    procs, stat = (os.path.join(memory_cgroup, f) for f in ["cgroup.procs", "memory.stat"])
+    same_as_native(["memcg-write", procs, scratch / "f", stat], "charged to its cgroup\n")
