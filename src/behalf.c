@@ -146,7 +146,9 @@ static int reopen(int found, unsigned long long flags, mode_t mode)
 	char self[64];
 
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", found);
-	flags &= ~(unsigned long long)(O_CREAT | O_EXCL | O_NOFOLLOW);
+	/* O_EXCL stays with O_TMPFILE: a file never to be linked */
+	flags &= ~(unsigned long long)(O_CREAT | O_NOFOLLOW |
+				       ((flags & __O_TMPFILE) == __O_TMPFILE ? 0 : O_EXCL));
 	return open(self, (int)flags, mode);
 }
 

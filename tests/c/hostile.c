@@ -473,6 +473,20 @@ static int memcg_write(char **argv)
 	return 0;
 }
 
+/* An O_TMPFILE|O_EXCL|O_SYNC file in directory argv[0], which may never be
+ * linked into the file system: linkat as argv[1] must fail. */
+static int tmpfile_excl(char **argv)
+{
+	char self[64];
+	int fd = open(argv[0], O_TMPFILE | O_EXCL | O_WRONLY | O_SYNC, 0600);
+
+	if (fd < 0)
+		return perror("O_TMPFILE"), 1;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	printf("link %s\n", err(linkat(AT_FDCWD, self, AT_FDCWD, argv[1], AT_SYMLINK_FOLLOW)));
+	return 0;
+}
+
 /* Run argv with seccomp() refused, as some container runtimes do. */
 static int deny_seccomp(char **argv)
 {
@@ -517,7 +531,7 @@ static const struct {
 	{"direct", 1, direct},         {"files", 2, files},
 	{"fdlimit", 1, fdlimit},       {"stalled", 1, stalled},
 	{"partial", 1, partial},       {"deny-seccomp", 1, deny_seccomp}, {"fsync-twice", 1, fsync_twice},
-	{"vsyscall", 0, vsyscall},     {"memcg-write", 3, memcg_write},     {"cgroup-zero", 2, cgroup_zero},     {"fsync-storm", 3, fsync_storm},     {"swap", 1, swap},     {"pids-full", 1, pids_full},     {"drop-group", 2, drop_group},
+	{"vsyscall", 0, vsyscall},     {"tmpfile-excl", 2, tmpfile_excl},     {"memcg-write", 3, memcg_write},     {"cgroup-zero", 2, cgroup_zero},     {"fsync-storm", 3, fsync_storm},     {"swap", 1, swap},     {"pids-full", 1, pids_full},     {"drop-group", 2, drop_group},
 };
 
 int main(int argc, char **argv)

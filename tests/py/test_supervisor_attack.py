@@ -238,3 +238,9 @@ def test_write_charged_to_the_callers_cgroup(scratch, memory_cgroup):
     supervisor's cgroup."""
     procs, stat = (os.path.join(memory_cgroup, f) for f in ["cgroup.procs", "memory.stat"])
     same_as_native(["memcg-write", procs, scratch / "f", stat], "charged to its cgroup\n")
+
+
+def test_tmpfile_excl_stays_unlinkable(scratch):
+    """O_TMPFILE|O_EXCL|O_SYNC: the file can never be given a name."""
+    same_as_native(["tmpfile-excl", scratch, scratch / "named"], "link ENOENT\n")
+    assert not (scratch / "named").exists()
