@@ -152,6 +152,35 @@ static int reopen(int found, unsigned long long flags, mode_t mode)
 	return open(self, (int)flags, mode);
 }
 
+/* A name that is not there yet, created exclusively in its directory,
+ * itself held (O_PATH) and checked first: a file must not be made where it
+ * could not be opened (a message queue on mqueue), or the caller's own
+ * O_EXCL would then fail.  A trailing slash is the kernel's (EISDIR). */
+static int create_here(int base, const char *path, struct open_how how)
+{
+	struct open_how dir = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_MAGICLINKS};
+	const char *slash = strrchr(path, '/');
+	char name[PATH_MAX];
+	int parent = base, fd = -1;
+
+	if (!*path || path[strlen(path) - 1] == '/')
+		return -1;
+	if (slash) {
+		snprintf(name, sizeof(name), "%.*s", (int)(slash - path), path);
+		parent = (int)syscall(SYS_openat2, base, slash == path ? "/" : name, &dir,
+				      sizeof(dir));
+	}
+	if (parent >= 0 && plain(parent)) {
+		how.flags |= O_EXCL | O_NOFOLLOW;
+		how.resolve = RESOLVE_NO_MAGICLINKS;
+		fd = (int)syscall(SYS_openat2, parent, slash ? slash + 1 : path, &how, sizeof(how));
+	}
+	if (parent >= 0 && parent != base)
+		close(parent);
+	return fd;
+}
+
 /* Open as asked, without the sync flags, never blocking, through no magic
  * link, with the caller's umask; -1 when this cannot be the caller's own
  * open (the kernel then makes it, and answers exactly: EEXIST, EISDIR,
@@ -170,9 +199,8 @@ static int open_here(int base, const char *path, struct open_how how, mode_t the
 	    ((how.flags & O_EXCL) || S_ISDIR(st.st_mode) || st.st_uid != geteuid())))
 		fd = reopen(found, flags, (mode_t)how.mode);
 	if (found == -ENOENT && (how.flags & O_CREAT)) {
-		how.flags = flags | O_EXCL | O_NOFOLLOW;
-		how.resolve = RESOLVE_NO_MAGICLINKS;
-		fd = (int)syscall(SYS_openat2, base, path, &how, sizeof(how));
+		how.flags = flags;
+		fd = create_here(base, path, how);
 	}
 	umask(mine);
 	if (found >= 0)

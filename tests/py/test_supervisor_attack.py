@@ -244,3 +244,16 @@ def test_tmpfile_excl_stays_unlinkable(scratch):
     """O_TMPFILE|O_EXCL|O_SYNC: the file can never be given a name."""
     same_as_native(["tmpfile-excl", scratch, scratch / "named"], "link ENOENT\n")
     assert not (scratch / "named").exists()
+
+
+def test_exclusive_create_on_a_pseudo_file_system(public_dir):
+    """O_CREAT|O_EXCL|O_SYNC of a fresh name on mqueue (a file system whose
+    files are message queues): created once, by the program, as natively,
+    never made by the supervisor and then refused with EEXIST."""
+    for prefix in ["", f"{EATMYDATA} --seccomp=on"]:
+        script = (f"mount -t mqueue mq {public_dir} && "
+                  f"{prefix} {HOSTILE} create-excl {public_dir}/q")
+        r = subprocess.run(["unshare", "-m", "-i", "sh", "-c", script], capture_output=True,
+                           text=True, timeout=60)
+        assert r.stdout == "ok\n", cmdline(["unshare", "-m", "-i", "sh", "-c", script]) + \
+            r.stderr
