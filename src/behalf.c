@@ -236,8 +236,10 @@ int open_on_behalf(struct call *c)
 
 	if (c->req->data.nr == SYS_openat2 && clear_in_place(c))
 		return CONTINUE;
+	/* At its descriptor limit the kernel fails before the open has any
+	 * effect (a file created or truncated): it answers that. */
 	if (c->req->data.nr == SYS_openat2 || !read_open(c, &dirfd, path, &how) ||
-	    !same_rights(c->req->pid, &their_umask))
+	    !same_rights(c->req->pid, &their_umask) || !caller_fd_room(c->req->pid))
 		return CONTINUE;
 	if ((base = base_dir(c, dirfd)) < 0)
 		return CONTINUE; /* EBADF, ENOTDIR...: the kernel says it */

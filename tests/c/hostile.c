@@ -248,6 +248,22 @@ static int fdlimit(char **argv)
 	return 0;
 }
 
+/* At its descriptor limit, an O_CREAT|O_SYNC open of the fresh name
+ * argv[0]: EMFILE, and nothing is created. */
+static int fdlimit_create(char **argv)
+{
+	struct rlimit r = {16, 16};
+	int e;
+
+	setrlimit(RLIMIT_NOFILE, &r);
+	while (dup(0) >= 0)
+		;
+	e = open(argv[0], O_WRONLY | O_CREAT | O_SYNC, 0600) < 0 ? errno : 0;
+	printf("%s, %s\n", e ? strerrorname_np(e) : "ok",
+	       access(argv[0], F_OK) ? "not created" : "created");
+	return 0;
+}
+
 static int stalled_fd;
 static char *stalled_mem;
 
@@ -538,7 +554,7 @@ static const struct {
 	{"direct", 1, direct},         {"files", 2, files},
 	{"fdlimit", 1, fdlimit},       {"stalled", 1, stalled},
 	{"partial", 1, partial},       {"deny-seccomp", 1, deny_seccomp}, {"fsync-twice", 1, fsync_twice},
-	{"vsyscall", 0, vsyscall},     {"create-excl", 1, create_excl},     {"tmpfile-excl", 2, tmpfile_excl},     {"memcg-write", 3, memcg_write},     {"cgroup-zero", 2, cgroup_zero},     {"fsync-storm", 3, fsync_storm},     {"swap", 1, swap},     {"pids-full", 1, pids_full},     {"drop-group", 2, drop_group},
+	{"vsyscall", 0, vsyscall},     {"fdlimit-create", 1, fdlimit_create},     {"create-excl", 1, create_excl},     {"tmpfile-excl", 2, tmpfile_excl},     {"memcg-write", 3, memcg_write},     {"cgroup-zero", 2, cgroup_zero},     {"fsync-storm", 3, fsync_storm},     {"swap", 1, swap},     {"pids-full", 1, pids_full},     {"drop-group", 2, drop_group},
 };
 
 int main(int argc, char **argv)

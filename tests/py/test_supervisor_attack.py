@@ -257,3 +257,10 @@ def test_exclusive_create_on_a_pseudo_file_system(public_dir):
                            text=True, timeout=60)
         assert r.stdout == "ok\n", cmdline(["unshare", "-m", "-i", "sh", "-c", script]) + \
             r.stderr
+
+
+def test_descriptor_limit_creates_nothing(scratch):
+    """At its descriptor limit, O_CREAT|O_SYNC of a fresh name fails with
+    EMFILE and creates nothing, as natively (the kernel takes a descriptor
+    before it looks the name up)."""
+    same_as_native(["fdlimit-create", scratch / "a"], "EMFILE, not created\n")
