@@ -21,6 +21,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -510,6 +511,28 @@ static int create_excl(char **argv)
 	return 0;
 }
 
+/* Say "ready", read a pid from stdin (the supervisor's), and try what
+ * would take it over or stop it: ptrace, its listener (descriptor 3), its
+ * memory, a signal (0: the right to send one, sending none). */
+static int attack(char **argv)
+{
+	char line[32], byte;
+	struct iovec local = {&byte, 1}, remote = {(void *)line, 1};
+	pid_t pid;
+	int pidfd;
+
+	(void)argv;
+	printf("ready\n");
+	if (!fgets(line, sizeof(line), stdin) || (pid = atoi(line)) <= 0)
+		return 1;
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	printf("ptrace %s\n", err(ptrace(PTRACE_ATTACH, pid, NULL, NULL)));
+	printf("listener %s\n", err(syscall(SYS_pidfd_getfd, pidfd, 3, 0)));
+	printf("memory %s\n", err(process_vm_readv(pid, &local, 1, &remote, 1, 0)));
+	printf("signal %s\n", err(kill(pid, 0)));
+	return 0;
+}
+
 /* Run argv with seccomp() refused, as some container runtimes do. */
 static int deny_seccomp(char **argv)
 {
@@ -554,7 +577,7 @@ static const struct {
 	{"direct", 1, direct},         {"files", 2, files},
 	{"fdlimit", 1, fdlimit},       {"stalled", 1, stalled},
 	{"partial", 1, partial},       {"deny-seccomp", 1, deny_seccomp}, {"fsync-twice", 1, fsync_twice},
-	{"vsyscall", 0, vsyscall},     {"fdlimit-create", 1, fdlimit_create},     {"create-excl", 1, create_excl},     {"tmpfile-excl", 2, tmpfile_excl},     {"memcg-write", 3, memcg_write},     {"cgroup-zero", 2, cgroup_zero},     {"fsync-storm", 3, fsync_storm},     {"swap", 1, swap},     {"pids-full", 1, pids_full},     {"drop-group", 2, drop_group},
+	{"vsyscall", 0, vsyscall},     {"attack", 0, attack},     {"fdlimit-create", 1, fdlimit_create},     {"create-excl", 1, create_excl},     {"tmpfile-excl", 2, tmpfile_excl},     {"memcg-write", 3, memcg_write},     {"cgroup-zero", 2, cgroup_zero},     {"fsync-storm", 3, fsync_storm},     {"swap", 1, swap},     {"pids-full", 1, pids_full},     {"drop-group", 2, drop_group},
 };
 
 int main(int argc, char **argv)

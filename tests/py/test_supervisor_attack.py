@@ -9,11 +9,12 @@ import shutil
 import subprocess
 import tempfile
 import time
+import uuid
 
 import pytest
 
 from conftest import EATMYDATA, TESTS, cmdline, run
-from test_supervisor import HOSTILE, SYNCS, same_as_native
+from test_supervisor import HOSTILE, SYNCS, first_line, same_as_native, supervisor_of
 
 # Supplementary groups whose list in /proc/PID/status is longer than a
 # line buffer; the last one is the one dropped.
@@ -264,3 +265,29 @@ def test_descriptor_limit_creates_nothing(scratch):
     EMFILE and creates nothing, as natively (the kernel takes a descriptor
     before it looks the name up)."""
     same_as_native(["fdlimit-create", scratch / "a"], "EMFILE, not created\n")
+
+
+NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
+
+
+@pytest.mark.parametrize("launcher_as,program_as,signal_right", [
+    ("root", "nobody", "EPERM"),
+    # Its own user may signal it (kill it: ENOSYS after, README), nothing more.
+    ("nobody", "nobody", "ok"),
+], ids=["program dropped privileges", "same user"])
+def test_program_cannot_take_over_the_supervisor(scratch, launcher_as, program_as, signal_right):
+    """The program cannot trace the supervisor, take its listener or read
+    its memory (it is not dumpable), nor signal it unless it is its user."""
+    outer = NOBODY if launcher_as == "nobody" else []
+    inner = NOBODY if program_as == "nobody" and launcher_as != "nobody" else []
+    tag = uuid.uuid4().hex
+    cmd = [*outer, EATMYDATA, "--seccomp=on", *inner, HOSTILE, "attack"]
+    p = subprocess.Popen(cmd, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         env=dict(os.environ, EMD_TEST_TAG=tag))
+    try:
+        assert first_line(p) == "ready\n", cmdline(cmd)
+        out, _ = p.communicate(f"{supervisor_of(p, f'EMD_TEST_TAG={tag}')}\n", timeout=30)
+    finally:
+        p.kill()
+    assert out == ("ptrace EPERM\nlistener EPERM\nmemory EPERM\n"
+                   f"signal {signal_right}\n"), cmdline(cmd)
