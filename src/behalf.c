@@ -38,6 +38,8 @@
 #define WRITE_MAX (64 << 20)
 #define IOV_MAX_HERE 64
 #define DIRECT_ALIGN 4096
+#define ZFS_SUPER_MAGIC 0x2fc12fc1UL
+#define BCACHEFS_SUPER_MAGIC 0xca451a4eUL
 
 /* The open the caller asked for, as openat2 arguments; 0 if there are no
  * sync flags after all or the request cannot be read (the kernel will
@@ -90,14 +92,36 @@ static int base_dir(const struct call *c, int dirfd)
 	return fd < 0 ? -errno : fd;
 }
 
-/* Is what was opened a regular file or a directory, not on procfs? */
+/* Does the file live on a file system of plain files, where opening and
+ * writing mean the same whoever does it?  Pseudo file systems do not: "0"
+ * written to cgroup.procs moves the writer, procfs and cgroupfs files keep
+ * the opener's task or namespace; a FUSE server may answer by the pid that
+ * asks (lxcfs does).  Unknown ones are left to the kernel. */
+static int plain_file_system(int fd)
+{
+	static const unsigned long known[] = {
+		EXT4_SUPER_MAGIC, XFS_SUPER_MAGIC, BTRFS_SUPER_MAGIC, F2FS_SUPER_MAGIC,
+		TMPFS_MAGIC, RAMFS_MAGIC, OVERLAYFS_SUPER_MAGIC,
+		MSDOS_SUPER_MAGIC, EXFAT_SUPER_MAGIC, NFS_SUPER_MAGIC, CIFS_SUPER_MAGIC,
+		SMB2_SUPER_MAGIC, CEPH_SUPER_MAGIC, V9FS_MAGIC, ZFS_SUPER_MAGIC,
+		BCACHEFS_SUPER_MAGIC};
+	struct statfs fs;
+
+	if (fstatfs(fd, &fs) != 0)
+		return 0;
+	for (size_t i = 0; i < sizeof(known) / sizeof(*known); i++)
+		if ((unsigned long)fs.f_type == known[i])
+			return 1;
+	return 0;
+}
+
+/* Is what was opened a regular file or a directory, on such a file system? */
 static int plain(int fd)
 {
 	struct stat st;
-	struct statfs fs;
 
 	return fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) &&
-	       fstatfs(fd, &fs) == 0 && fs.f_type != PROC_SUPER_MAGIC;
+	       plain_file_system(fd);
 }
 
 /* The file the caller names, as an O_PATH descriptor: nothing is opened
@@ -122,8 +146,39 @@ static int reopen(int found, unsigned long long flags, mode_t mode)
 	char self[64];
 
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", found);
-	flags &= ~(unsigned long long)(O_CREAT | O_EXCL | O_NOFOLLOW);
+	/* O_EXCL stays with O_TMPFILE: a file never to be linked */
+	flags &= ~(unsigned long long)(O_CREAT | O_NOFOLLOW |
+				       ((flags & __O_TMPFILE) == __O_TMPFILE ? 0 : O_EXCL));
 	return open(self, (int)flags, mode);
+}
+
+/* A name that is not there yet, created exclusively in its directory,
+ * itself held (O_PATH) and checked first: a file must not be made where it
+ * could not be opened (a message queue on mqueue), or the caller's own
+ * O_EXCL would then fail.  A trailing slash is the kernel's (EISDIR). */
+static int create_here(int base, const char *path, struct open_how how)
+{
+	struct open_how dir = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_MAGICLINKS};
+	const char *slash = strrchr(path, '/');
+	char name[PATH_MAX];
+	int parent = base, fd = -1;
+
+	if (!*path || path[strlen(path) - 1] == '/')
+		return -1;
+	if (slash) {
+		snprintf(name, sizeof(name), "%.*s", (int)(slash - path), path);
+		parent = (int)syscall(SYS_openat2, base, slash == path ? "/" : name, &dir,
+				      sizeof(dir));
+	}
+	if (parent >= 0 && plain(parent)) {
+		how.flags |= O_EXCL | O_NOFOLLOW;
+		how.resolve = RESOLVE_NO_MAGICLINKS;
+		fd = (int)syscall(SYS_openat2, parent, slash ? slash + 1 : path, &how, sizeof(how));
+	}
+	if (parent >= 0 && parent != base)
+		close(parent);
+	return fd;
 }
 
 /* Open as asked, without the sync flags, never blocking, through no magic
@@ -144,9 +199,8 @@ static int open_here(int base, const char *path, struct open_how how, mode_t the
 	    ((how.flags & O_EXCL) || S_ISDIR(st.st_mode) || st.st_uid != geteuid())))
 		fd = reopen(found, flags, (mode_t)how.mode);
 	if (found == -ENOENT && (how.flags & O_CREAT)) {
-		how.flags = flags | O_EXCL | O_NOFOLLOW;
-		how.resolve = RESOLVE_NO_MAGICLINKS;
-		fd = (int)syscall(SYS_openat2, base, path, &how, sizeof(how));
+		how.flags = flags;
+		fd = create_here(base, path, how);
 	}
 	umask(mine);
 	if (found >= 0)
@@ -182,8 +236,10 @@ int open_on_behalf(struct call *c)
 
 	if (c->req->data.nr == SYS_openat2 && clear_in_place(c))
 		return CONTINUE;
+	/* At its descriptor limit the kernel fails before the open has any
+	 * effect (a file created or truncated): it answers that. */
 	if (c->req->data.nr == SYS_openat2 || !read_open(c, &dirfd, path, &how) ||
-	    !same_rights(c->req->pid, &their_umask))
+	    !same_rights(c->req->pid, &their_umask) || !caller_fd_room(c->req->pid))
 		return CONTINUE;
 	if ((base = base_dir(c, dirfd)) < 0)
 		return CONTINUE; /* EBADF, ENOTDIR...: the kernel says it */
@@ -255,9 +311,9 @@ static int write_here(const struct call *c, int fd, const struct iovec *remote, 
 	return done;
 }
 
-/* pwritev2 with RWF_SYNC or RWF_DSYNC on a file.  Pipes and sockets go on:
- * the flags sync nothing there, and what the kernel answers depends on
- * them. */
+/* pwritev2 with RWF_SYNC or RWF_DSYNC on a file of a plain file system.
+ * Pipes and sockets go on: the flags sync nothing there, and what the
+ * kernel answers depends on them. */
 int write_on_behalf(struct call *c)
 {
 	struct iovec remote[IOV_MAX_HERE];
@@ -269,7 +325,7 @@ int write_on_behalf(struct call *c)
 		return CONTINUE;
 	if ((fd = their_fd(c, (int)c->req->data.args[0])) < 0)
 		return CONTINUE;
-	if (syscall(SYS_sync_file_range, fd, 0L, 0L, 0U) == 0 &&
+	if (syscall(SYS_sync_file_range, fd, 0L, 0L, 0U) == 0 && plain(fd) &&
 	    read_iovecs(c, fd, remote, cnt, &total))
 		done = write_here(c, fd, remote, cnt, total, &r);
 	if (done && r >= 0)

@@ -10,12 +10,15 @@
 #include "common.h"
 #include "supervisor.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/kcmp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -149,6 +152,24 @@ int caller_eats(pid_t pid, const char *only)
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
 	first_string(path, argv0, sizeof(argv0));
 	return emd_glob_list_match(only, exe) || emd_glob_list_match(only, argv0);
+}
+
+int caller_fd_room(pid_t tid)
+{
+	char path[64];
+	struct rlimit lim;
+	struct dirent *d;
+	unsigned long below = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", tid);
+	if (prlimit(tid, RLIMIT_NOFILE, NULL, &lim) != 0 || !(dir = opendir(path)))
+		return 0;
+	while ((d = readdir(dir)))
+		if (d->d_name[0] != '.' && strtoul(d->d_name, NULL, 10) < lim.rlim_cur)
+			below++;
+	closedir(dir);
+	return below < lim.rlim_cur;
 }
 
 int caller_mapped(pid_t pid, unsigned long start, unsigned long end)

@@ -11,6 +11,7 @@
  * - no Landlock domain of its own: the filter reports every
  *   landlock_restrict_self of the tree, and after the first one nothing is
  *   done for anyone (a domain is inherited and cannot be seen from outside);
+ * - the same cgroups, whose limits (memory, I/O) a write is charged to;
  * - the same mount and user namespaces, and the same root directory, by
  *   mount and inode (a chroot into a bind mount of / is another root).
  *
@@ -81,7 +82,7 @@ void rights_note_landlock(void)
 /* The contents of /proc/PID/<what>, or of the error reading it, compared. */
 static int same_file_text(const char *pid, const char *what, int link)
 {
-	char pa[64], pb[64], a[256] = "", b[256] = "";
+	char pa[64], pb[64], a[4096] = "", b[4096] = "";
 	ssize_t na, nb;
 	int fd;
 
@@ -129,7 +130,7 @@ int same_rights(pid_t tid, mode_t *umask_out)
 	       filters == my_filters + 1 && !strcmp(theirs, my_status);
 	free(theirs);
 	return same && same_file_text(pid, "attr/current", 0) &&
-	       same_file_text(pid, "attr/fscreate", 0) &&
+	       same_file_text(pid, "attr/fscreate", 0) && same_file_text(pid, "cgroup", 0) &&
 	       same_file_text(pid, "ns/mnt", 1) && same_file_text(pid, "ns/user", 1) &&
 	       same_root(pid);
 }

@@ -42,6 +42,10 @@ int read_theirs(pid_t pid, unsigned long addr, void *out, size_t size, int strin
  * by --only's globs (NULL: every program)? */
 int caller_eats(pid_t pid, const char *only);
 
+/* Has the calling thread a free descriptor below its RLIMIT_NOFILE?  (Its
+ * descriptors below the limit are fewer than the limit.) */
+int caller_fd_room(pid_t tid);
+
 /* Is [start, end) mapped without a gap in the caller?  -1: unknown. */
 int caller_mapped(pid_t pid, unsigned long start, unsigned long end);
 

@@ -21,6 +21,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -248,6 +249,22 @@ static int fdlimit(char **argv)
 	return 0;
 }
 
+/* At its descriptor limit, an O_CREAT|O_SYNC open of the fresh name
+ * argv[0]: EMFILE, and nothing is created. */
+static int fdlimit_create(char **argv)
+{
+	struct rlimit r = {16, 16};
+	int e;
+
+	setrlimit(RLIMIT_NOFILE, &r);
+	while (dup(0) >= 0)
+		;
+	e = open(argv[0], O_WRONLY | O_CREAT | O_SYNC, 0600) < 0 ? errno : 0;
+	printf("%s, %s\n", e ? strerrorname_np(e) : "ok",
+	       access(argv[0], F_OK) ? "not created" : "created");
+	return 0;
+}
+
 static int stalled_fd;
 static char *stalled_mem;
 
@@ -433,6 +450,89 @@ static int fsync_storm(char **argv)
 	return 0;
 }
 
+/* "0" written with RWF_DSYNC to argv[0], a cgroup's cgroup.procs: it moves
+ * the writer.  Is this process in cgroup argv[1] then? */
+static int cgroup_zero(char **argv)
+{
+	struct iovec iov = {"0", 1};
+	char line[4096];
+	int fd = open(argv[0], O_WRONLY), in = 0;
+	FILE *f;
+
+	if (fd < 0 || pwritev2(fd, &iov, 1, 0, RWF_DSYNC) != 1)
+		return perror("cgroup.procs"), 1;
+	if (!(f = fopen("/proc/self/cgroup", "r")))
+		return perror("/proc/self/cgroup"), 1;
+	while (fgets(line, sizeof(line), f))
+		in |= strstr(line, argv[1]) != NULL;
+	printf("%s\n", in ? "moved itself" : "not moved");
+	return 0;
+}
+
+/* Move into the memory cgroup whose cgroup.procs is argv[0], write 8 MiB
+ * to argv[1] with RWF_DSYNC: is the page cache charged to that cgroup
+ * (argv[2]: its memory.stat)? */
+static int memcg_write(char **argv)
+{
+	size_t n = 8 << 20;
+	char *buf = calloc(1, n), line[256];
+	struct iovec iov = {buf, n};
+	int procs = open(argv[0], O_WRONLY), fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	unsigned long long cache = 0;
+	FILE *f;
+
+	if (procs < 0 || write(procs, "0", 1) != 1 || fd < 0 ||
+	    pwritev2(fd, &iov, 1, 0, RWF_DSYNC) != (ssize_t)n || !(f = fopen(argv[2], "r")))
+		return perror("memcg"), 1;
+	while (fgets(line, sizeof(line), f))
+		sscanf(line, "cache %llu", &cache);
+	printf("%s\n", cache >= n / 2 ? "charged to its cgroup" : "charged elsewhere");
+	return 0;
+}
+
+/* An O_TMPFILE|O_EXCL|O_SYNC file in directory argv[0], which may never be
+ * linked into the file system: linkat as argv[1] must fail. */
+static int tmpfile_excl(char **argv)
+{
+	char self[64];
+	int fd = open(argv[0], O_TMPFILE | O_EXCL | O_WRONLY | O_SYNC, 0600);
+
+	if (fd < 0)
+		return perror("O_TMPFILE"), 1;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	printf("link %s\n", err(linkat(AT_FDCWD, self, AT_FDCWD, argv[1], AT_SYMLINK_FOLLOW)));
+	return 0;
+}
+
+/* An O_CREAT|O_EXCL|O_SYNC open of argv[0], which must not exist; prints errno. */
+static int create_excl(char **argv)
+{
+	printf("%s\n", err(open(argv[0], O_RDWR | O_CREAT | O_EXCL | O_SYNC, 0600)));
+	return 0;
+}
+
+/* Say "ready", read a pid from stdin (the supervisor's), and try what
+ * would take it over or stop it: ptrace, its listener (descriptor 3), its
+ * memory, a signal (0: the right to send one, sending none). */
+static int attack(char **argv)
+{
+	char line[32], byte;
+	struct iovec local = {&byte, 1}, remote = {(void *)line, 1};
+	pid_t pid;
+	int pidfd;
+
+	(void)argv;
+	printf("ready\n");
+	if (!fgets(line, sizeof(line), stdin) || (pid = atoi(line)) <= 0)
+		return 1;
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	printf("ptrace %s\n", err(ptrace(PTRACE_ATTACH, pid, NULL, NULL)));
+	printf("listener %s\n", err(syscall(SYS_pidfd_getfd, pidfd, 3, 0)));
+	printf("memory %s\n", err(process_vm_readv(pid, &local, 1, &remote, 1, 0)));
+	printf("signal %s\n", err(kill(pid, 0)));
+	return 0;
+}
+
 /* Run argv with seccomp() refused, as some container runtimes do. */
 static int deny_seccomp(char **argv)
 {
@@ -477,7 +577,7 @@ static const struct {
 	{"direct", 1, direct},         {"files", 2, files},
 	{"fdlimit", 1, fdlimit},       {"stalled", 1, stalled},
 	{"partial", 1, partial},       {"deny-seccomp", 1, deny_seccomp}, {"fsync-twice", 1, fsync_twice},
-	{"vsyscall", 0, vsyscall},     {"fsync-storm", 3, fsync_storm},     {"swap", 1, swap},     {"pids-full", 1, pids_full},     {"drop-group", 2, drop_group},
+	{"vsyscall", 0, vsyscall},     {"attack", 0, attack},     {"fdlimit-create", 1, fdlimit_create},     {"create-excl", 1, create_excl},     {"tmpfile-excl", 2, tmpfile_excl},     {"memcg-write", 3, memcg_write},     {"cgroup-zero", 2, cgroup_zero},     {"fsync-storm", 3, fsync_storm},     {"swap", 1, swap},     {"pids-full", 1, pids_full},     {"drop-group", 2, drop_group},
 };
 
 int main(int argc, char **argv)

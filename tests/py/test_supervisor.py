@@ -157,13 +157,24 @@ def first_line(proc, timeout=30):
         timer.cancel()
 
 
-def supervisor_of(proc):
+def start_tagged(scratch):
+    """fsync-twice under eatmydata, with a tag in its environment that finds
+    its supervisor among those of other test runs on the machine."""
+    tag = f"EMD_TEST_TAG={uuid.uuid4().hex}"
+    p = subprocess.Popen([EATMYDATA, HOSTILE, "fsync-twice", scratch / "f"], text=True,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         env=dict(os.environ, EMD_TEST_TAG=tag.split("=")[1]))
+    return p, tag
+
+
+def supervisor_of(proc, tag):
     """The supervisor a launcher started: an eatmydata process forked just
-    after it, holding a seccomp listener."""
+    after it, holding a seccomp listener, with the launcher's tag."""
     for pid in range(proc.pid + 1, proc.pid + 64):
         try:
             if (open(f"/proc/{pid}/comm").read() == "eatmydata\n" and
-                    os.readlink(f"/proc/{pid}/fd/3") == "anon_inode:seccomp notify"):
+                    os.readlink(f"/proc/{pid}/fd/3") == "anon_inode:seccomp notify" and
+                    tag.encode() in open(f"/proc/{pid}/environ", "rb").read().split(b"\0")):
                 return pid
         except OSError:
             pass
@@ -178,11 +189,10 @@ def supervisor_of(proc):
     ([signal.SIGKILL], "second ENOSYS\n"),
 ], ids=["survives signals", "killed"])
 def test_supervisor_and_signals(scratch, sig, expected):
-    p = subprocess.Popen([EATMYDATA, HOSTILE, "fsync-twice", scratch / "f"], text=True,
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    p, tag = start_tagged(scratch)
     try:
         assert first_line(p) == "first ok\n"
-        sup = supervisor_of(p)
+        sup = supervisor_of(p, tag)
         for s in sig:
             os.kill(sup, s)
         time.sleep(0.2)
@@ -193,11 +203,10 @@ def test_supervisor_and_signals(scratch, sig, expected):
 
 
 def test_supervisor_leaves_with_the_tree(scratch):
-    p = subprocess.Popen([EATMYDATA, HOSTILE, "fsync-twice", scratch / "f"], text=True,
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    p, tag = start_tagged(scratch)
     try:
         assert first_line(p) == "first ok\n"
-        sup = supervisor_of(p)
+        sup = supervisor_of(p, tag)
         p.communicate("\n", timeout=30)
     finally:
         p.kill()

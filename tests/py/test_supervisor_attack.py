@@ -9,11 +9,12 @@ import shutil
 import subprocess
 import tempfile
 import time
+import uuid
 
 import pytest
 
 from conftest import EATMYDATA, TESTS, cmdline, run
-from test_supervisor import HOSTILE, SYNCS, same_as_native
+from test_supervisor import HOSTILE, SYNCS, first_line, same_as_native, supervisor_of
 
 # Supplementary groups whose list in /proc/PID/status is longer than a
 # line buffer; the last one is the one dropped.
@@ -206,3 +207,87 @@ def test_landlock_through_the_i386_entry():
     """A Landlock domain entered with int 0x80 (i386 numbers, which the
     filter's x86_64 rules do not match) is seen all the same."""
     same_as_native(["landlock32", "/etc/shadow"], "plain EACCES\nsync EACCES\n")
+
+
+def test_write_to_cgroup_procs(pids_cgroup):
+    """"0" written to cgroup.procs moves the writer: the program, never the
+    supervisor (a frozen or full cgroup would stall every request)."""
+    procs = os.path.join(pids_cgroup, "cgroup.procs")
+    name = os.path.basename(pids_cgroup)
+    same_as_native(["cgroup-zero", procs, name], "moved itself\n")
+
+
+@pytest.fixture
+def memory_cgroup():
+    """A memory cgroup (v1) of the test's own."""
+    base = "/sys/fs/cgroup/memory"
+    if not os.access(base, os.W_OK):
+        pytest.skip("no writable memory cgroup")
+    d = tempfile.mkdtemp(prefix="emd-attack-", dir=base)
+    yield d
+    for _ in range(100):
+        try:
+            os.rmdir(d)
+            return
+        except OSError:
+            time.sleep(0.05)
+
+
+def test_write_charged_to_the_callers_cgroup(scratch, memory_cgroup):
+    """A program that moved itself into a memory cgroup: what it writes
+    with RWF_DSYNC is charged there (its limits hold), not to the
+    supervisor's cgroup."""
+    procs, stat = (os.path.join(memory_cgroup, f) for f in ["cgroup.procs", "memory.stat"])
+    same_as_native(["memcg-write", procs, scratch / "f", stat], "charged to its cgroup\n")
+
+
+def test_tmpfile_excl_stays_unlinkable(scratch):
+    """O_TMPFILE|O_EXCL|O_SYNC: the file can never be given a name."""
+    same_as_native(["tmpfile-excl", scratch, scratch / "named"], "link ENOENT\n")
+    assert not (scratch / "named").exists()
+
+
+def test_exclusive_create_on_a_pseudo_file_system(public_dir):
+    """O_CREAT|O_EXCL|O_SYNC of a fresh name on mqueue (a file system whose
+    files are message queues): created once, by the program, as natively,
+    never made by the supervisor and then refused with EEXIST."""
+    for prefix in ["", f"{EATMYDATA} --seccomp=on"]:
+        script = (f"mount -t mqueue mq {public_dir} && "
+                  f"{prefix} {HOSTILE} create-excl {public_dir}/q")
+        r = subprocess.run(["unshare", "-m", "-i", "sh", "-c", script], capture_output=True,
+                           text=True, timeout=60)
+        assert r.stdout == "ok\n", cmdline(["unshare", "-m", "-i", "sh", "-c", script]) + \
+            r.stderr
+
+
+def test_descriptor_limit_creates_nothing(scratch):
+    """At its descriptor limit, O_CREAT|O_SYNC of a fresh name fails with
+    EMFILE and creates nothing, as natively (the kernel takes a descriptor
+    before it looks the name up)."""
+    same_as_native(["fdlimit-create", scratch / "a"], "EMFILE, not created\n")
+
+
+NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
+
+
+@pytest.mark.parametrize("launcher_as,program_as,signal_right", [
+    ("root", "nobody", "EPERM"),
+    # Its own user may signal it (kill it: ENOSYS after, README), nothing more.
+    ("nobody", "nobody", "ok"),
+], ids=["program dropped privileges", "same user"])
+def test_program_cannot_take_over_the_supervisor(scratch, launcher_as, program_as, signal_right):
+    """The program cannot trace the supervisor, take its listener or read
+    its memory (it is not dumpable), nor signal it unless it is its user."""
+    outer = NOBODY if launcher_as == "nobody" else []
+    inner = NOBODY if program_as == "nobody" and launcher_as != "nobody" else []
+    tag = uuid.uuid4().hex
+    cmd = [*outer, EATMYDATA, "--seccomp=on", *inner, HOSTILE, "attack"]
+    p = subprocess.Popen(cmd, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         env=dict(os.environ, EMD_TEST_TAG=tag))
+    try:
+        assert first_line(p) == "ready\n", cmdline(cmd)
+        out, _ = p.communicate(f"{supervisor_of(p, f'EMD_TEST_TAG={tag}')}\n", timeout=30)
+    finally:
+        p.kill()
+    assert out == ("ptrace EPERM\nlistener EPERM\nmemory EPERM\n"
+                   f"signal {signal_right}\n"), cmdline(cmd)
