@@ -85,11 +85,11 @@ $(B)/cli/%.o: src/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
 
-# What the launchers embed: rebuilt when PREFIX or the version changes.
+# What the launchers embed: rebuilt when PREFIX or the version changes.  The
+# stamp is rewritten as the Makefile is read, and only when its text changes,
+# so that an unchanged tree is up to date (make -q) and relinks nothing.
 EMBEDDED = -DEMD_VERSION='"$(VERSION)"' -DEMD_PREFIX='"$(PREFIX)"' -DEMD_LIB='"$(LIB64)"'
-$(B)/embedded: FORCE
-	@mkdir -p $(@D)
-	@echo '$(EMBEDDED)' | cmp -s - $@ || echo '$(EMBEDDED)' > $@
+$(shell echo '$(EMBEDDED)' | cmp -s - $(B)/embedded || echo '$(EMBEDDED)' > $(B)/embedded)
 $(B)/cli/common.o: src/common.c $(B)/embedded
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(EMBEDDED) -c $< -o $@
@@ -115,12 +115,15 @@ $(B)/tests/%: tests/c/%.c
 $(B)/tests/uring-sync: TEST_LIBS = -luring
 
 $(B)/tests/%-fortify: tests/c/%.c
+	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O2 -D_FORTIFY_SOURCE=2 -o $@ $< -lpthread
 
 $(B)/tests/%-static: tests/c/%.c
+	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -static -o $@ $< -lpthread
 
 $(B)/tests/%32: tests/c/%.c
+	@mkdir -p $(@D)
 	$(CC) -m32 $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< -lpthread
 
 $(B)/tests/unit: tests/c/unit.c libeatmydata/glob.c
@@ -176,6 +179,6 @@ uninstall:
 clean:
 	rm -rf $(B)
 
-.PHONY: all tests check demo bench install uninstall clean FORCE
+.PHONY: all tests check demo bench install uninstall clean
 .SECONDARY:
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
