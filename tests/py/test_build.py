@@ -79,3 +79,27 @@ def test_prefix_change_rebuilds_the_launchers(clone):
 def strings(path):
     return subprocess.run(["strings", path], capture_output=True, text=True,
                           check=True).stdout
+
+
+@pytest.fixture
+def valgrind():
+    yield [require("valgrind"), "--quiet"]
+
+
+def test_loaded_under_valgrind(scratch, valgrind):
+    """valgrind leaves $PLATFORM unset: the library's path in LD_PRELOAD must
+    not depend on it, or ld.so refuses it and every sync reaches the disk."""
+    native = run(valgrind + [TESTS / "entry", "fsync", scratch])
+    assert native.syncs > 0, native.why()
+    under = run([EATMYDATA] + valgrind + [TESTS / "entry", "fsync", scratch])
+    assert under.syncs == 0, under.why()
+
+
+def test_both_elf_classes_quiet_under_valgrind(scratch, valgrind):
+    """A 64-bit shell under valgrind starting a 64-bit and a 32-bit program:
+    each loads its own class, and ld.so says nothing about the other."""
+    script = f"{TESTS / 'entry'} fsync {scratch} && {TESTS / 'entry32'} fsync {scratch}"
+    native = run(valgrind + ["sh", "-c", script])
+    assert native.counts["ext4:ext4_sync_file_enter"] == 2, native.why()
+    under = run([EATMYDATA] + valgrind + ["sh", "-c", script])
+    assert under.syncs == 0, under.why()
