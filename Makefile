@@ -144,7 +144,14 @@ $(B)/bench/openclose: bench/openclose.c
 
 tests: all $(TEST_BINS) $(FLOOR)
 
-check: tests
+# What the tests need is installed (or named) before anything is built: a
+# test program links liburing.  `make check DEPS=` skips the check.
+DEPS = build-aux/deps
+deps:
+	$(DEPS)
+
+check: deps
+	@$(MAKE) --no-print-directory tests
 	$(B)/tests/unit
 	$(PYTHON) -m pytest -q tests/py
 
@@ -179,6 +186,6 @@ uninstall:
 clean:
 	rm -rf $(B)
 
-.PHONY: all tests check demo bench install uninstall clean
+.PHONY: all deps tests check demo bench install uninstall clean
 .SECONDARY:
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
