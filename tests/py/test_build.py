@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EATMYDATA, ROOT, TESTS, cmdline, require, run, tool
+from conftest import EATMYDATA, ROOT, TESTS, cmdline, no_sanitizer, require, run, tool
 
 LAUNCHERS = ["eatmydata", "nocache", "hirestimes", "syncstat"]
 TOOLS = ["eatmydata", "nocache", "hirestimes"]
@@ -89,6 +89,7 @@ def valgrind():
     yield [require("valgrind"), "--quiet"]
 
 
+@no_sanitizer
 def test_loaded_under_valgrind(scratch, valgrind):
     """valgrind leaves $PLATFORM unset: the library's path in LD_PRELOAD must
     not depend on it, or ld.so refuses it and every sync reaches the disk."""
@@ -98,6 +99,7 @@ def test_loaded_under_valgrind(scratch, valgrind):
     assert under.syncs == 0, under.why()
 
 
+@no_sanitizer
 def test_both_elf_classes_quiet_under_valgrind(scratch, valgrind):
     """A 64-bit shell under valgrind starting a 64-bit and a 32-bit program:
     each loads its own class, and ld.so says nothing about the other."""
@@ -205,3 +207,25 @@ def test_deps_lists_every_client_the_tests_name():
         if not packages & listed:
             unlisted.append(f"{what} ({', '.join(sorted(packages))})")
     assert unlisted == [], f"build-aux/deps does not list {unlisted}"
+
+
+def needed(path):
+    out = subprocess.run(["readelf", "-d", path], capture_output=True, text=True,
+                         check=True).stdout
+    return re.findall(r"\(NEEDED\).*\[(.*)\]", out)
+
+
+def test_sanitize_builds_apart(clone):
+    """make SANITIZE=1: launchers and test programs with ASan and UBSan in
+    build-san/, the preload libraries with no sanitizer runtime to load."""
+    make(clone, "-j2", "SANITIZE=1", "all", "build-san/tests/entry", "build-san/tests/entry32",
+         "build-san/tests/unit")
+    san = clone / "build-san"
+    assert not (clone / "build" / "bin").exists(), "SANITIZE=1 wrote into build/"
+    for exe in [san / "bin" / name for name in LAUNCHERS] + [
+            san / "tests" / t for t in ["entry", "entry32", "unit"]]:
+        libs = needed(exe)
+        assert any("libasan" in n for n in libs) and any("libubsan" in n for n in libs), exe
+    for lib in san.glob("**/lib*.so"):
+        assert not [n for n in needed(lib) if "san" in n], lib
+    assert len(list(san.glob("**/lib*.so"))) == 6
