@@ -16,13 +16,34 @@ PYTHON ?= python3
 
 .DEFAULT_GOAL := all
 
+# make check SANITIZE=1: the launchers, the report and the test programs
+# with ASan and UBSan, in a build directory of their own that the tests are
+# told of (EATMYDATA_BUILD).  The preload libraries run inside programs that
+# were not built for ASan, whose runtime must be the first library loaded, and
+# libubsan's runtime would print from inside the host program: they get
+# UBSan's checks that trap (SIGILL) without a runtime instead.  Static test
+# programs cannot link ASan and stay as they are.
+ifeq ($(SANITIZE),1)
+B = build-san
+SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LIB_SAN = -fsanitize=undefined -fsanitize-undefined-trap-on-error
+# A preloaded library comes before libasan in the test programs; the
+# launchers and the report are one-shot processes that leave freeing to exit,
+# and LeakSanitizer's ptrace is refused under the seccomp supervisor.
+export ASAN_OPTIONS ?= verify_asan_link_order=0:detect_leaks=0
+export UBSAN_OPTIONS ?= print_stacktrace=1
+else
 B = build
+endif
+export SANITIZE
+export EATMYDATA_BUILD = $(abspath $(B))
 WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 ifeq ($(CI),true)
 WARN += -Werror
 endif
 ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP
-LIB_CFLAGS = $(ALL_CFLAGS) -fPIC -fvisibility=hidden
+LIB_CFLAGS = $(ALL_CFLAGS) $(LIB_SAN) -fPIC -fvisibility=hidden
+CLI_CFLAGS = $(ALL_CFLAGS) $(SAN)
 LIB_LDFLAGS = $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,relro -Wl,-z,now
 
 TOOLS = eatmydata nocache hirestimes
@@ -83,49 +104,52 @@ all: $(BINS) $(LIBS)
 
 $(B)/cli/%.o: src/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) -c $< -o $@
 
-# What the launchers embed: rebuilt when PREFIX or the version changes.
+# What the launchers embed: rebuilt when PREFIX or the version changes.  The
+# stamp is rewritten as the Makefile is read, and only when its text changes,
+# so that an unchanged tree is up to date (make -q) and relinks nothing.
 EMBEDDED = -DEMD_VERSION='"$(VERSION)"' -DEMD_PREFIX='"$(PREFIX)"' -DEMD_LIB='"$(LIB64)"'
-$(B)/embedded: FORCE
-	@mkdir -p $(@D)
-	@echo '$(EMBEDDED)' | cmp -s - $@ || echo '$(EMBEDDED)' > $@
+$(shell echo '$(EMBEDDED)' | cmp -s - $(B)/embedded || echo '$(EMBEDDED)' > $(B)/embedded)
 $(B)/cli/common.o: src/common.c $(B)/embedded
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(EMBEDDED) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) $(EMBEDDED) -c $< -o $@
 
 SECCOMP_OBJS = $(B)/cli/seccomp.o $(B)/cli/supervisor.o $(B)/cli/behalf.o \
 	$(B)/cli/proc.o $(B)/cli/rights.o $(B)/cli/uring.o $(B)/cli/glob.o
 
 $(B)/cli/glob.o: libeatmydata/glob.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ipreload -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) -Ipreload -c $< -o $@
 
 $(B)/bin/eatmydata: $(B)/cli/sync_on_exit.o $(REPORT_OBJS) $(SECCOMP_OBJS)
 $(B)/bin/syncstat: $(REPORT_OBJS)
 $(B)/bin/%: $(B)/cli/%.o $(B)/cli/common.o
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^
+	$(CC) $(LDFLAGS) $(SAN) -o $@ $^
 
 # Test programs: plain, fortified (open becomes __open_2) and 32-bit.
 $(B)/tests/%: tests/c/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< -lpthread -lrt $(TEST_LIBS)
+	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) -o $@ $< -lpthread -lrt $(TEST_LIBS)
 
 $(B)/tests/uring-sync $(B)/tests/uring-rings: TEST_LIBS = -luring
 
 $(B)/tests/%-fortify: tests/c/%.c
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -O2 -D_FORTIFY_SOURCE=2 -o $@ $< -lpthread
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) -O2 -D_FORTIFY_SOURCE=2 -o $@ $< -lpthread
 
 $(B)/tests/%-static: tests/c/%.c
+	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -static -o $@ $< -lpthread
 
 $(B)/tests/%32: tests/c/%.c
-	$(CC) -m32 $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< -lpthread
+	@mkdir -p $(@D)
+	$(CC) -m32 $(CPPFLAGS) $(CLI_CFLAGS) -o $@ $< -lpthread
 
 $(B)/tests/unit: tests/c/unit.c libeatmydata/glob.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ipreload -o $@ $^
+	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) -Ipreload -o $@ $^
 
 $(B)/tests/lib%.so: tests/lib/%.c
 	@mkdir -p $(@D)
@@ -141,9 +165,18 @@ $(B)/bench/openclose: bench/openclose.c
 
 tests: all $(TEST_BINS) $(FLOOR)
 
-check: tests
+# What the tests need is installed (or named) before anything is built: a
+# test program links liburing.  `make check DEPS=` skips the check;
+# PYTESTS=tests/py/test_x.py runs some of the tests.
+DEPS = build-aux/deps
+PYTESTS = tests/py
+deps:
+	$(DEPS)
+
+check: deps
+	@$(MAKE) --no-print-directory tests
 	$(B)/tests/unit
-	$(PYTHON) -m pytest -q tests/py
+	$(PYTHON) -m pytest -q $(PYTESTS)
 
 demo: all
 	$(PYTHON) bench/demo.py
@@ -174,8 +207,8 @@ uninstall:
 		$(if $(LIB32),$(TOOLS:%=$(DESTDIR)$(PREFIX)/$(LIB32)/lib%.so))
 
 clean:
-	rm -rf $(B)
+	rm -rf build build-san
 
-.PHONY: all tests check demo bench install uninstall clean FORCE
+.PHONY: all deps tests check demo bench install uninstall clean
 .SECONDARY:
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

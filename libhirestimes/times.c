@@ -10,6 +10,7 @@
 #define _GNU_SOURCE 1
 #include "preload.h"
 
+#include <limits.h>
 #include <sys/resource.h>
 #include <sys/times.h>
 #include <time.h>
@@ -27,9 +28,17 @@ static const char *const real_name[NREAL] = {REAL_SYMBOLS(PL_NAME)};
 
 long __sysconf(int name);
 
+/* A count of microseconds as clock_t, which is 32 bits in a 32-bit process:
+ * it wraps there as the kernel's own count does, computed unsigned (signed
+ * overflow is undefined) and kept non-negative, so never the error value. */
+static clock_t wrapped(unsigned long long us)
+{
+	return (clock_t)(us & (unsigned long long)LONG_MAX);
+}
+
 static clock_t ticks(struct timeval tv)
 {
-	return (clock_t)tv.tv_sec * HZ + tv.tv_usec;
+	return wrapped((unsigned long long)tv.tv_sec * HZ + (unsigned long long)tv.tv_usec);
 }
 
 PL_EXPORT clock_t times(struct tms *buf)
@@ -47,8 +56,8 @@ PL_EXPORT clock_t times(struct tms *buf)
 		buf->tms_cstime = ticks(children.ru_stime);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	/* Never the error value, even where clock_t wraps (32-bit). */
-	return ((clock_t)now.tv_sec * HZ + now.tv_nsec / 1000) & ~(clock_t)0 >> 1;
+	return wrapped((unsigned long long)now.tv_sec * HZ +
+		       (unsigned long long)now.tv_nsec / 1000);
 }
 
 PL_EXPORT long sysconf(int name)
