@@ -15,9 +15,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -41,6 +44,39 @@ static const char *in_dir(const char *dir, const char *name)
 	return p;
 }
 
+/* The user's `ulimit -f` and `-n` and SIGXFSZ disposition are meant for
+ * the command: the launcher's own files (the record file, command, run,
+ * the report) would make it die of SIGXFSZ, leaving its directory, or run
+ * out of descriptors.  It takes the hard limits for itself and gives the
+ * user's back in the child it forks for the command. */
+static struct rlimit user_fsize, user_nofile;
+static struct sigaction user_xfsz;
+
+static void give_back_limits(void)
+{
+	setrlimit(RLIMIT_FSIZE, &user_fsize);
+	setrlimit(RLIMIT_NOFILE, &user_nofile);
+	sigaction(SIGXFSZ, &user_xfsz, NULL);
+}
+
+static void take_hard_limits(void)
+{
+	struct sigaction ignore = {.sa_handler = SIG_IGN};
+	struct rlimit fsize, nofile;
+
+	if (getrlimit(RLIMIT_FSIZE, &user_fsize) != 0 ||
+	    getrlimit(RLIMIT_NOFILE, &user_nofile) != 0 ||
+	    sigaction(SIGXFSZ, &ignore, &user_xfsz) != 0 ||
+	    pthread_atfork(NULL, NULL, give_back_limits) != 0)
+		die("cannot set the launcher's own limits");
+	fsize = user_fsize;
+	nofile = user_nofile;
+	fsize.rlim_cur = fsize.rlim_max;
+	nofile.rlim_cur = nofile.rlim_max;
+	setrlimit(RLIMIT_FSIZE, &fsize);
+	setrlimit(RLIMIT_NOFILE, &nofile);
+}
+
 /* EATMYDATA_RECORD_SLOTS: a smaller record file, for tests that fill it. */
 static unsigned long long slots_wanted(void)
 {
@@ -57,18 +93,30 @@ static unsigned long long slots_wanted(void)
 	return n;
 }
 
+/* The slots that fit in `bytes` of file, at least one. */
+static unsigned long long slots_in(unsigned long long bytes)
+{
+	unsigned long long n = bytes > EMD_REC_HEADER ? bytes - EMD_REC_HEADER : 0;
+
+	n /= sizeof(struct emd_rec_slot);
+	return n ? n : 1;
+}
+
 /* The record file takes at most half the space free where it lives: on a
- * small /dev/shm (a container's) the tree's own files there come first. */
+ * small /dev/shm (a container's) the tree's own files there come first.
+ * It also fits the hard file size limit. */
 static unsigned long long slot_capacity(void)
 {
-	unsigned long long n = slots_wanted(), half, fit;
+	unsigned long long n = slots_wanted(), fit;
 	struct statvfs fs;
 
+	if (user_fsize.rlim_max != RLIM_INFINITY &&
+	    (fit = slots_in(user_fsize.rlim_max)) < n)
+		n = fit;
 	if (fstatvfs(dir_fd, &fs) != 0)
 		return n;
-	half = (unsigned long long)fs.f_bavail * fs.f_frsize / 2;
-	fit = half > EMD_REC_HEADER ? (half - EMD_REC_HEADER) / sizeof(struct emd_rec_slot) : 0;
-	return fit < n ? (fit ? fit : 1) : n;
+	fit = slots_in((unsigned long long)fs.f_bavail * fs.f_frsize / 2);
+	return fit < n ? fit : n;
 }
 
 /* --keep DIR: made 0700 if new; if not, the user's own, writable by no one
@@ -226,6 +274,7 @@ static void reserve_run(void)
 
 const char *records_prepare(const char *dir, unsigned flags, char *const argv[])
 {
+	take_hard_limits();
 	if (dir) {
 		open_keep_dir(dir);
 		name_dir(dir);
