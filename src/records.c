@@ -153,6 +153,19 @@ static void remove_at_exit(void)
 		records_remove(path_buf);
 }
 
+/* The report's reader may be gone (`syncstat cmd 2>&1 | head`): the
+ * launcher dies of SIGPIPE as any writer does, but not before its temporary
+ * directory (atexit does not run then).  Only async-signal-safe calls. */
+static void remove_then_die(int sig)
+{
+	for (size_t i = 0; temporary_owner && i < RUN_FILES; i++)
+		unlinkat(dir_fd, run_files[i], 0);
+	if (temporary_owner)
+		rmdir(path_buf);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 /* No --keep: a new private directory, on tmpfs when there is one (the
  * records never touch a disk). */
 static void make_temporary_dir(void)
@@ -299,6 +312,8 @@ void records_save_run(const char *dir, int status, double wall_seconds)
 	    renameat(dir_fd, ".run", dir_fd, "run") != 0)
 		warn("cannot write %s: %s", in_dir(dir, "run"), strerror(errno));
 	close(run_fd);
+	if (temporary_owner == getpid())
+		signal(SIGPIPE, remove_then_die);
 }
 
 void records_remove(const char *dir)

@@ -75,3 +75,22 @@ def test_few_descriptors_are_the_commands_not_the_launchers(tmp_path, shm, tool)
     assert out == "5\n", why
     assert "3 durability calls" in r.stderr, why
     assert records and not records.parent.exists(), why
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_a_report_to_a_closed_pipe_leaves_no_directory(tool):
+    """`syncstat cmd 2>&1 | head -1`: the reader is gone when the report is
+    written and the launcher dies of SIGPIPE, as any writer would; its
+    temporary directory went with it (it stayed in /dev/shm)."""
+    cmd = [*TOOLS[tool], "--", "sh", "-c", 'echo "$EATMYDATA_RECORD"; read x']
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        records = Path(proc.stdout.readline().strip())
+        proc.stderr.close()
+        proc.communicate("\n", timeout=60)
+    finally:
+        proc.kill()
+    assert records.name == "records", cmdline(cmd)
+    assert proc.returncode == -13, cmdline(cmd) + " 2>&1 | head -c 0"
+    assert not records.parent.exists(), cmdline(cmd) + " 2>&1 | head -c 0"
