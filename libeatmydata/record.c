@@ -37,7 +37,9 @@ static unsigned long long slots_of(const struct emd_rec_header *h, size_t size)
 }
 
 /* The record file the launcher left open for the tree: EATMYDATA_RECORD_FD
- * is "N:DEV:INO", the descriptor and the file it must still be. */
+ * is "N:DEV:INO", the descriptor and the file it must still be.  Never in
+ * a setuid program (secure execution: /etc/ld.so.preload loads us there):
+ * its caller could name a file of root's that root's program would write. */
 struct record_id {
 	int fd;
 	unsigned long long dev, ino;
@@ -45,7 +47,7 @@ struct record_id {
 
 static int record_id(struct record_id *id)
 {
-	const char *v = getenv("EATMYDATA_RECORD_FD");
+	const char *v = secure_getenv("EATMYDATA_RECORD_FD");
 	char *end;
 
 	if (!v || !*v)
@@ -99,7 +101,7 @@ static int map_record_file(int fd, const struct record_id *id, int reopened)
  * check and the map; else the file by name, never through a link. */
 static int map_inherited(const struct record_id *id)
 {
-	const char *path = getenv("EATMYDATA_RECORD");
+	const char *path = secure_getenv("EATMYDATA_RECORD");
 	int fd = (int)emd_syscall(SYS_fcntl, id->fd, F_DUPFD_CLOEXEC, 0, 0, 0, 0);
 	int mapped = 0;
 
@@ -127,7 +129,7 @@ int emd_record_init(void)
 		return 1;
 	if (!record_id(&id) || !map_inherited(&id))
 		return 0;
-	audit = getenv("EATMYDATA_AUDIT");
+	audit = secure_getenv("EATMYDATA_AUDIT");
 	emd_auditing = audit && *audit && strcmp(audit, "0") != 0;
 	return 1;
 }

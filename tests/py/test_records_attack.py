@@ -5,6 +5,7 @@ setuid program given a forged record environment, a --keep directory
 under a parent another user controls."""
 import os
 import re
+import struct
 import shutil
 import subprocess
 import tempfile
@@ -12,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EATMYDATA, TESTS, cmdline
+from conftest import BUILD, EATMYDATA, TESTS, cmdline, require
+from test_records_security import other_user  # noqa: F401 (a fixture)
 from test_syncstat import SYNCSTAT
 
 TOOLS = {"syncstat": [SYNCSTAT], "eatmydata --stats": [EATMYDATA, "--stats"]}
@@ -94,3 +96,62 @@ def test_a_report_to_a_closed_pipe_leaves_no_directory(tool):
     assert records.name == "records", cmdline(cmd)
     assert proc.returncode == -13, cmdline(cmd) + " 2>&1 | head -c 0"
     assert not records.parent.exists(), cmdline(cmd) + " 2>&1 | head -c 0"
+
+
+def next_slot(records):
+    return struct.unpack_from("<Q", records.read_bytes(), 24)[0]
+
+
+@pytest.fixture
+def preloaded_etc(tmp_path):
+    """/etc with an ld.so.preload naming the library, for a mount namespace
+    of the test's own (the machine's /etc is untouched): the one way the
+    library reaches a setuid program."""
+    upper, work = tmp_path / "upper", tmp_path / "work"
+    upper.mkdir()
+    work.mkdir()
+    (upper / "ld.so.preload").write_text(
+        f"{BUILD / 'lib' / 'x86_64-linux-gnu' / 'libeatmydata.so'}\n")
+    yield (f"mount -t overlay overlay -o lowerdir=/etc,upperdir={upper},workdir={work} "
+           "/etc && exec ")
+
+
+def test_a_setuid_program_ignores_a_forged_record_environment(tmp_path, shm, other_user,
+                                                              preloaded_etc):
+    """With the library in /etc/ld.so.preload, a user runs a setuid-root
+    program with EATMYDATA_RECORD naming root's kept records (and a
+    descriptor that is not open): the program, running as root, opened
+    root's file by name and wrote the user's records into it.  Under
+    secure execution the record environment is not the caller's to give;
+    root running the same program with the same environment (the control)
+    still records."""
+    shared = Path(tempfile.mkdtemp(prefix="records-attack-"))
+    try:
+        shared.chmod(0o755)
+        suid = shared / "storm"
+        shutil.copy(TESTS / "storm", suid)
+        suid.chmod(0o4755)
+        shm.chmod(0o777)
+        runs = {}
+        for who in ("root", other_user):
+            keep = tmp_path / f"kept-{who}"
+            subprocess.run([SYNCSTAT, "--keep", keep, "--output", "/dev/null", "--", "true"],
+                           check=True, timeout=60)
+            st = os.stat(keep / "records")
+            forged = {"EATMYDATA_RECORD": str(keep / "records"),
+                      "EATMYDATA_RECORD_FD": f"1000:{st.st_dev}:{st.st_ino}",
+                      "EATMYDATA_DISABLE": "1"}
+            drop = [] if who == "root" else [require("setpriv"), f"--reuid={who}",
+                                               f"--regid={who}", "--clear-groups", "--"]
+            prog = cmdline([*drop, "env", *(f"{k}={v}" for k, v in forged.items()),
+                            suid, "threads", "1", "3", shm])
+            cmd = [require("unshare"), "--mount", "--propagation", "private",
+                   "sh", "-c", preloaded_etc + prog]
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+            runs[who] = (r, next_slot(keep / "records"), cmdline(cmd))
+    finally:
+        shutil.rmtree(shared)
+    for who, (r, n, rerun) in runs.items():
+        assert r.returncode == 0, f"{rerun}\n{r.stderr}"
+    assert runs["root"][1] == 3, runs["root"][2]
+    assert runs[other_user][1] == 0, runs[other_user][2]
