@@ -119,6 +119,34 @@ static unsigned long long slot_capacity(void)
 	return fit < n ? fit : n;
 }
 
+/* The directories above DIR: whoever owns one, or may write in one (the
+ * sticky bit keeps others' entries their owners'), could move DIR aside
+ * during the run and put one of theirs in its place, which the report would
+ * then read and write by name.  Only root and the user are trusted. */
+static void check_parents(const char *dir)
+{
+	struct stat st, up;
+	int fd = dup(dir_fd), parent;
+
+	if (fd < 0 || fstat(fd, &st) != 0)
+		die("cannot use %s: %s", dir, strerror(errno));
+	for (;; st = up, close(fd), fd = parent) {
+		parent = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (parent < 0 || fstat(parent, &up) != 0)
+			die("cannot use %s: %s", dir, strerror(errno));
+		if (up.st_dev == st.st_dev && up.st_ino == st.st_ino)
+			break; /* the root */
+		if (up.st_uid != 0 && up.st_uid != geteuid())
+			die("cannot keep the records in %s: a directory above it "
+			    "belongs to another user", dir);
+		if ((up.st_mode & (S_IWGRP | S_IWOTH)) && !(up.st_mode & S_ISVTX))
+			die("cannot keep the records in %s: others can write in a "
+			    "directory above it", dir);
+	}
+	close(parent);
+	close(fd);
+}
+
 /* --keep DIR: made 0700 if new; if not, the user's own, writable by no one
  * else (who could swap its files), and holding no earlier run.  An existing
  * directory is used as it is: never chmod what the user made. */
@@ -137,6 +165,7 @@ static void open_keep_dir(const char *dir)
 		die("cannot keep the records in %s: it belongs to another user", dir);
 	if (st.st_mode & (S_IWGRP | S_IWOTH))
 		die("cannot keep the records in %s: others can write in it", dir);
+	check_parents(dir);
 	for (size_t i = 0; i < RUN_FILES; i++)
 		if (fstatat(dir_fd, run_files[i], &st, AT_SYMLINK_NOFOLLOW) == 0 ||
 		    errno != ENOENT)

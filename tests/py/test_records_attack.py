@@ -4,6 +4,7 @@ buggy traced program would: the launcher's own limits and signals, a
 setuid program given a forged record environment, a --keep directory
 under a parent another user controls."""
 import os
+import pwd
 import re
 import struct
 import shutil
@@ -15,7 +16,7 @@ import pytest
 
 from conftest import BUILD, EATMYDATA, TESTS, cmdline, require
 from test_records_security import other_user  # noqa: F401 (a fixture)
-from test_syncstat import SYNCSTAT
+from test_syncstat import SYNCSTAT, slot, write_records
 
 TOOLS = {"syncstat": [SYNCSTAT], "eatmydata --stats": [EATMYDATA, "--stats"]}
 
@@ -180,3 +181,59 @@ def test_a_setuid_program_ignores_a_forged_note_directory(tmp_path, other_user,
         made[who] = (sorted(p.name for p in notes.iterdir()), rerun)
     assert made["root"][0], made["root"][1]
     assert made[other_user][0] == [], made[other_user][1]
+
+
+def as_user(user, script):
+    return subprocess.run([require("setpriv"), f"--reuid={user}", f"--regid={user}",
+                           "--clear-groups", "--", "sh", "-c", script],
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.fixture
+def reachable():
+    """A directory every user can reach (the test's tmp_path is root's)."""
+    d = Path(tempfile.mkdtemp(prefix="records-attack-"))
+    d.chmod(0o755)
+    yield d
+    shutil.rmtree(d)
+
+
+@pytest.mark.parametrize("mode", [0o755, 0o2775], ids=["owned", "group-writable"])
+def test_keep_under_a_directory_another_user_controls(tmp_path, reachable, other_user,
+                                                      mode):
+    """Root keeps an audited run in a directory of its own inside one that
+    another user owns (0755), or may write in (a group's 02775): that user
+    moves root's directory aside mid-run and puts one of theirs in its
+    place, with records of their making and `tails` a link to a file of
+    root's; root's syncstat reported their records and wrote the audit's
+    tails through the link.  Now a --keep directory whose parents
+    someone else controls is refused up front."""
+    precious = tmp_path / "precious"
+    precious.write_text("root's\n")
+    parent = reachable / "theirs"
+    parent.mkdir()
+    if mode == 0o755:
+        shutil.chown(parent, other_user, other_user)
+    else:
+        shutil.chown(parent, "root", other_user)
+    parent.chmod(mode)
+    keep, forged = parent / "k", parent / "forged"
+    write_records(forged, [slot(1000)], flags=2)
+    (forged / "command").write_text("prog\n")
+    (forged / "tails").symlink_to(precious)
+    for p in (forged, *forged.iterdir()):
+        os.chown(p, pwd.getpwnam(other_user).pw_uid, -1, follow_symlinks=False)
+    cmd = [SYNCSTAT, "--audit", "--keep", keep, "--output", tmp_path / "report", "--",
+           "sh", "-c", "echo ready; read x"]
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        if proc.stdout.readline() == "ready\n":
+            swap = as_user(other_user, f"mv {keep} {parent}/aside && mv {forged} {keep}")
+            assert swap.returncode == 0, swap.stderr
+        _, err = proc.communicate("\n", timeout=60)
+    finally:
+        proc.kill()
+    assert precious.read_text() == "root's\n", cmdline(cmd) + "\n" + err
+    assert proc.returncode == 125 and err.startswith(
+        f"syncstat: cannot keep the records in {keep}: "), cmdline(cmd) + "\n" + err
