@@ -237,3 +237,21 @@ def test_keep_under_a_directory_another_user_controls(tmp_path, reachable, other
     assert precious.read_text() == "root's\n", cmdline(cmd) + "\n" + err
     assert proc.returncode == 125 and err.startswith(
         f"syncstat: cannot keep the records in {keep}: "), cmdline(cmd) + "\n" + err
+
+
+@pytest.mark.xfail(strict=True, reason="src/audit.c writes DIR/tails with fopen(\"we\"): "
+                   "through a link, not exclusively")
+@pytest.mark.parametrize("keep", [True, False], ids=["kept", "temporary"])
+def test_the_audit_never_writes_through_a_link_the_tree_planted(tmp_path, keep):
+    """The traced program plants `tails` in its record directory, a link
+    to a file it wants overwritten: syncstat --audit truncates the file and
+    writes its tails there.  Every file the tools write is to be created
+    exclusively, never through a link."""
+    precious = tmp_path / "precious"
+    precious.write_text("mine\n")
+    plant = f'ln -s {precious} "$(dirname "$EATMYDATA_RECORD")/tails"'
+    where = ["--keep", tmp_path / "kept"] if keep else []
+    cmd = [SYNCSTAT, "--audit", *where, "--output", tmp_path / "report", "--",
+           "sh", "-c", plant]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert precious.read_text() == "mine\n", cmdline(cmd) + "\n" + r.stderr
