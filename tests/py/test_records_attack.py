@@ -255,3 +255,32 @@ def test_the_audit_never_writes_through_a_link_the_tree_planted(tmp_path, keep):
            "sh", "-c", plant]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert precious.read_text() == "mine\n", cmdline(cmd) + "\n" + r.stderr
+
+
+TRUNCATES = """\
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o600)
+os.fsync(fd)
+os.system('truncate -s 0 "$EATMYDATA_RECORD" 2>/dev/null')
+os.fsync(fd)
+print("alive")
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="libeatmydata/record.c stores through a shared "
+                   "mapping of a file any process of the tree may truncate (a sealed memfd "
+                   "would prevent it; no small fix)")
+@pytest.mark.parametrize("tool", TOOLS)
+def test_a_truncated_record_file_costs_records_not_the_program(tmp_path, shm, tool):
+    """A process of the tree truncates the record file (a clean-up of the
+    user's files in /dev/shm, a program that truncates what it inherits):
+    the next call of every other process of the tree dies of SIGBUS
+    (natively, the program prints "alive")."""
+    script = tmp_path / "truncates.py"
+    script.write_text(TRUNCATES)
+    native = subprocess.run(["python3", script, shm / "f"], capture_output=True, text=True,
+                            timeout=60)
+    assert native.stdout == "alive\n", native.stderr
+    cmd = [*TOOLS[tool], "--", "python3", script, shm / "f"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert r.stdout == "alive\n", cmdline(cmd) + f"\nexit {r.returncode}\n{r.stderr}"
