@@ -31,7 +31,8 @@ static unsigned long long slots_of(const struct emd_rec_header *h, size_t size)
 {
 	if (memcmp(h->magic, EMD_REC_MAGIC, 8) != 0 ||
 	    h->version != EMD_REC_VERSION ||
-	    h->slot_size != sizeof(struct emd_rec_slot))
+	    h->slot_size != sizeof(struct emd_rec_slot) ||
+	    !(h->flags & EMD_REC_LIVE))
 		return 0;
 	return (size - EMD_REC_HEADER) / sizeof(struct emd_rec_slot);
 }
@@ -320,13 +321,17 @@ static int slot_backed(struct emd_rec_header *h, unsigned long long i,
 }
 
 /* Claim a slot: bounded by what this process mapped, and by the header's
- * capacity only when that is lower (records are lost, never misplaced). */
+ * capacity only when that is lower (records are lost, never misplaced);
+ * none once the run has ended (the header's flag can only stop us). */
 static struct emd_rec_slot *claim_slot(struct emd_rec_header *h)
 {
 	unsigned long long slots = __atomic_load_n(&rec_slots, __ATOMIC_ACQUIRE);
 	unsigned long long said = __atomic_load_n(&h->slots, __ATOMIC_RELAXED);
-	unsigned long long i = __atomic_fetch_add(&h->next, 1, __ATOMIC_RELAXED);
+	unsigned long long i;
 
+	if (!(__atomic_load_n(&h->flags, __ATOMIC_ACQUIRE) & EMD_REC_LIVE))
+		return NULL;
+	i = __atomic_fetch_add(&h->next, 1, __ATOMIC_RELAXED);
 	if (said < slots)
 		slots = said;
 	if (i >= slots || !slot_backed(h, i, slots))

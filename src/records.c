@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -32,7 +33,7 @@ static const char *const run_files[] = {"records", "command", "run", "tails", ".
 #define RUN_FILES (sizeof(run_files) / sizeof(*run_files))
 
 static char path_buf[PATH_MAX];
-static int dir_fd = -1, run_fd = -1;
+static int dir_fd = -1, run_fd = -1, record_fd = -1;
 static pid_t temporary_owner; /* the launcher, while its temporary dir is there */
 
 /* A file in the record directory. */
@@ -242,7 +243,7 @@ static int create_record_file(unsigned flags)
 	struct emd_rec_header h = {.version = EMD_REC_VERSION,
 				   .slot_size = sizeof(struct emd_rec_slot),
 				   .slots = slot_capacity(),
-				   .flags = flags};
+				   .flags = flags | EMD_REC_LIVE};
 	const char *file = in_dir(path_buf, "records");
 	int fd = create_in_dir("records", O_RDWR), inherited;
 
@@ -255,7 +256,7 @@ static int create_record_file(unsigned flags)
 	if (inherited < 0)
 		die("cannot keep %s open: %s", file, strerror(errno));
 	close(fd);
-	return inherited;
+	return record_fd = inherited;
 }
 
 /* Tell the tree: the file's name, and the descriptor with the identity it
@@ -329,6 +330,20 @@ const char *records_prepare(const char *dir, unsigned flags, char *const argv[])
 	return path_buf;
 }
 
+/* The command has ended: whatever of its tree lives on (a daemon) records
+ * no more, so the report, now or later, is the run's. */
+static void end_records(const char *dir)
+{
+	struct emd_rec_header h;
+	off_t at = offsetof(struct emd_rec_header, flags);
+
+	if (pread(record_fd, &h, sizeof(h), 0) != sizeof(h))
+		return; /* the report names the damage */
+	h.flags &= ~(uint64_t)EMD_REC_LIVE;
+	if (pwrite(record_fd, &h.flags, sizeof(h.flags), at) != sizeof(h.flags))
+		warn("cannot write %s: %s", in_dir(dir, "records"), strerror(errno));
+}
+
 void records_save_run(const char *dir, int status, double wall_seconds)
 {
 	char text[64];
@@ -337,6 +352,7 @@ void records_save_run(const char *dir, int status, double wall_seconds)
 					   : 128 + WTERMSIG(status),
 			 wall_seconds);
 
+	end_records(dir);
 	if (pwrite(run_fd, text, n, 0) != (ssize_t)n || ftruncate(run_fd, n) != 0 ||
 	    renameat(dir_fd, ".run", dir_fd, "run") != 0)
 		warn("cannot write %s: %s", in_dir(dir, "run"), strerror(errno));

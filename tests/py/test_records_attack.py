@@ -10,6 +10,7 @@ import struct
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -145,8 +146,8 @@ def setuid_storm(shm, other_user, preloaded_etc):
 def test_a_setuid_program_ignores_a_forged_record_environment(tmp_path, other_user,
                                                               setuid_storm):
     """With the library in /etc/ld.so.preload, a user runs a setuid-root
-    program with EATMYDATA_RECORD naming root's kept records (and a
-    descriptor that is not open): the program, running as root, opened
+    program with EATMYDATA_RECORD naming the records root keeps of a run
+    going on (and a descriptor that is not open): the program, running as root, opened
     root's file by name and wrote the user's records into it.  Under
     secure execution the record environment is not the caller's to give;
     root running the same program with the same environment (the control)
@@ -154,13 +155,20 @@ def test_a_setuid_program_ignores_a_forged_record_environment(tmp_path, other_us
     runs = {}
     for who in ("root", other_user):
         keep = tmp_path / f"kept-{who}"
-        subprocess.run([SYNCSTAT, "--keep", keep, "--output", "/dev/null", "--", "true"],
-                       check=True, timeout=60)
-        st = os.stat(keep / "records")
-        rerun = setuid_storm(who, {"EATMYDATA_RECORD": str(keep / "records"),
-                                   "EATMYDATA_RECORD_FD": f"1000:{st.st_dev}:{st.st_ino}",
-                                   "EATMYDATA_DISABLE": "1"})
-        runs[who] = (next_slot(keep / "records"), rerun)
+        cmd = [SYNCSTAT, "--keep", keep, "--output", "/dev/null", "--",
+               "sh", "-c", "echo ready; read x"]
+        run = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            assert run.stdout.readline() == "ready\n", cmdline(cmd)
+            st = os.stat(keep / "records")
+            rerun = setuid_storm(who, {
+                "EATMYDATA_RECORD": str(keep / "records"),
+                "EATMYDATA_RECORD_FD": f"1000:{st.st_dev}:{st.st_ino}",
+                "EATMYDATA_DISABLE": "1"})
+            runs[who] = (next_slot(keep / "records"), rerun)
+            run.communicate("\n", timeout=60)
+        finally:
+            run.kill()
     assert runs["root"][0] == 3, runs["root"][1]
     assert runs[other_user][0] == 0, runs[other_user][1]
 
@@ -284,3 +292,75 @@ def test_a_truncated_record_file_costs_records_not_the_program(tmp_path, shm, to
     cmd = [*TOOLS[tool], "--", "python3", script, shm / "f"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert r.stdout == "alive\n", cmdline(cmd) + f"\nexit {r.returncode}\n{r.stderr}"
+
+
+FORGES = """\
+import os, sys
+db = os.open(sys.argv[1], os.O_RDWR)
+st = os.fstat(db)
+os.set_inheritable(db, True)
+env = dict(os.environ, EATMYDATA_RECORD_FD=f"{db}:{st.st_dev}:{st.st_ino}")
+env.pop("EATMYDATA_RECORD", None)
+os.execve(sys.argv[2], sys.argv[2:], env)
+"""
+
+
+@pytest.mark.parametrize("tool", [[SYNCSTAT, "--output", "/dev/null"], [EATMYDATA]],
+                         ids=["syncstat", "eatmydata"])
+@pytest.mark.parametrize("db", ["zeros", "a record file's first bytes"])
+def test_a_forged_descriptor_never_writes_into_the_programs_file(tmp_path, shm, tool, db):
+    """The program opens its own database read-write and execs a child
+    with EATMYDATA_RECORD_FD naming it (its descriptor, device and inode):
+    the library maps only a file that is a record file, so the database,
+    whatever its size, keeps its bytes."""
+    path = tmp_path / "db"
+    head = b"" if db == "zeros" else b"EMDREC01" + bytes([2, 0, 0, 0, 0, 2, 0, 0])
+    data = head + bytes(1 << 20) if head else bytes(1 << 20)
+    path.write_bytes(data)
+    script = tmp_path / "forges.py"
+    script.write_text(FORGES)
+    cmd = [*tool, "--", "python3", script, path, TESTS / "storm", "threads", "2", "5", shm]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, cmdline(cmd) + "\n" + r.stderr
+    assert path.read_bytes() == data, cmdline(cmd)
+
+
+OUTLIVES = """\
+import os, sys, time
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o600)
+os.fsync(fd)
+if os.fork() == 0:
+    os.setsid()
+    for _ in range(6000):
+        if os.path.exists(sys.argv[2]):
+            break
+        time.sleep(0.01)
+    os.fsync(fd)
+    os.system(sys.argv[3])
+    open(sys.argv[2] + ".done", "w").close()
+    os._exit(0)
+"""
+
+
+def test_a_daemon_that_outlives_the_run_records_no_more(tmp_path, shm):
+    """`syncstat --keep DIR -- service start`: the daemon outlives the run,
+    keeps the descriptor and the environment, and went on writing its calls
+    (and those of every program it starts) into the kept records after the
+    report was made: `syncstat report DIR` no longer told of the run.  A
+    run's records end with the run."""
+    keep, go = tmp_path / "kept", tmp_path / "go"
+    script = tmp_path / "outlives.py"
+    script.write_text(OUTLIVES)
+    helper = cmdline([TESTS / "storm", "threads", "1", "3", shm])
+    cmd = [SYNCSTAT, "--keep", keep, "--output", "/dev/null", "--",
+           "python3", script, shm / "f", go, helper]
+    subprocess.run(cmd, check=True, timeout=60)
+    before = (keep / "records").read_bytes()[:4096]
+    go.touch()
+    for _ in range(6000):
+        if Path(f"{go}.done").exists():
+            break
+        time.sleep(0.01)
+    assert Path(f"{go}.done").exists(), cmdline(cmd)
+    assert next_slot(keep / "records") == 1, cmdline(cmd)
+    assert (keep / "records").read_bytes()[:4096] == before, cmdline(cmd)
