@@ -31,13 +31,16 @@ static unsigned long long slots_of(const struct emd_rec_header *h, size_t size)
 {
 	if (memcmp(h->magic, EMD_REC_MAGIC, 8) != 0 ||
 	    h->version != EMD_REC_VERSION ||
-	    h->slot_size != sizeof(struct emd_rec_slot))
+	    h->slot_size != sizeof(struct emd_rec_slot) ||
+	    !(h->flags & EMD_REC_LIVE))
 		return 0;
 	return (size - EMD_REC_HEADER) / sizeof(struct emd_rec_slot);
 }
 
 /* The record file the launcher left open for the tree: EATMYDATA_RECORD_FD
- * is "N:DEV:INO", the descriptor and the file it must still be. */
+ * is "N:DEV:INO", the descriptor and the file it must still be.  Never in
+ * a setuid program (secure execution: /etc/ld.so.preload loads us there):
+ * its caller could name a file of root's that root's program would write. */
 struct record_id {
 	int fd;
 	unsigned long long dev, ino;
@@ -45,7 +48,7 @@ struct record_id {
 
 static int record_id(struct record_id *id)
 {
-	const char *v = getenv("EATMYDATA_RECORD_FD");
+	const char *v = secure_getenv("EATMYDATA_RECORD_FD");
 	char *end;
 
 	if (!v || !*v)
@@ -99,7 +102,7 @@ static int map_record_file(int fd, const struct record_id *id, int reopened)
  * check and the map; else the file by name, never through a link. */
 static int map_inherited(const struct record_id *id)
 {
-	const char *path = getenv("EATMYDATA_RECORD");
+	const char *path = secure_getenv("EATMYDATA_RECORD");
 	int fd = (int)emd_syscall(SYS_fcntl, id->fd, F_DUPFD_CLOEXEC, 0, 0, 0, 0);
 	int mapped = 0;
 
@@ -127,7 +130,7 @@ int emd_record_init(void)
 		return 1;
 	if (!record_id(&id) || !map_inherited(&id))
 		return 0;
-	audit = getenv("EATMYDATA_AUDIT");
+	audit = secure_getenv("EATMYDATA_AUDIT");
 	emd_auditing = audit && *audit && strcmp(audit, "0") != 0;
 	return 1;
 }
@@ -318,13 +321,17 @@ static int slot_backed(struct emd_rec_header *h, unsigned long long i,
 }
 
 /* Claim a slot: bounded by what this process mapped, and by the header's
- * capacity only when that is lower (records are lost, never misplaced). */
+ * capacity only when that is lower (records are lost, never misplaced);
+ * none once the run has ended (the header's flag can only stop us). */
 static struct emd_rec_slot *claim_slot(struct emd_rec_header *h)
 {
 	unsigned long long slots = __atomic_load_n(&rec_slots, __ATOMIC_ACQUIRE);
 	unsigned long long said = __atomic_load_n(&h->slots, __ATOMIC_RELAXED);
-	unsigned long long i = __atomic_fetch_add(&h->next, 1, __ATOMIC_RELAXED);
+	unsigned long long i;
 
+	if (!(__atomic_load_n(&h->flags, __ATOMIC_ACQUIRE) & EMD_REC_LIVE))
+		return NULL;
+	i = __atomic_fetch_add(&h->next, 1, __ATOMIC_RELAXED);
 	if (said < slots)
 		slots = said;
 	if (i >= slots || !slot_backed(h, i, slots))

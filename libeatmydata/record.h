@@ -66,6 +66,11 @@ struct emd_rec_header {
 
 #define EMD_REC_EATEN 1
 #define EMD_REC_AUDIT 2 /* the events are recorded too */
+/* The run is going on: set by the launcher when it makes the file, cleared
+ * when the command ends.  The library maps and fills only a live file, so a
+ * daemon that outlives the run, or a copy of a kept file named by a forged
+ * EATMYDATA_RECORD_FD, is never written. */
+#define EMD_REC_LIVE 4
 
 /* A file as a call found it: which one (device, inode, birth time) and its
  * contents' state (modification time, size). */

@@ -16,9 +16,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -30,7 +34,7 @@ static const char *const run_files[] = {"records", "command", "run", "tails", ".
 #define RUN_FILES (sizeof(run_files) / sizeof(*run_files))
 
 static char path_buf[PATH_MAX];
-static int dir_fd = -1, run_fd = -1;
+static int dir_fd = -1, run_fd = -1, record_fd = -1;
 static pid_t temporary_owner; /* the launcher, while its temporary dir is there */
 
 /* A file in the record directory. */
@@ -40,6 +44,39 @@ static const char *in_dir(const char *dir, const char *name)
 
 	snprintf(p, sizeof(p), "%s/%s", dir, name);
 	return p;
+}
+
+/* The user's `ulimit -f` and `-n` and SIGXFSZ disposition are meant for
+ * the command: the launcher's own files (the record file, command, run,
+ * the report) would make it die of SIGXFSZ, leaving its directory, or run
+ * out of descriptors.  It takes the hard limits for itself and gives the
+ * user's back in the child it forks for the command. */
+static struct rlimit user_fsize, user_nofile;
+static struct sigaction user_xfsz;
+
+static void give_back_limits(void)
+{
+	setrlimit(RLIMIT_FSIZE, &user_fsize);
+	setrlimit(RLIMIT_NOFILE, &user_nofile);
+	sigaction(SIGXFSZ, &user_xfsz, NULL);
+}
+
+static void take_hard_limits(void)
+{
+	struct sigaction ignore = {.sa_handler = SIG_IGN};
+	struct rlimit fsize, nofile;
+
+	if (getrlimit(RLIMIT_FSIZE, &user_fsize) != 0 ||
+	    getrlimit(RLIMIT_NOFILE, &user_nofile) != 0 ||
+	    sigaction(SIGXFSZ, &ignore, &user_xfsz) != 0 ||
+	    pthread_atfork(NULL, NULL, give_back_limits) != 0)
+		die("cannot set the launcher's own limits");
+	fsize = user_fsize;
+	nofile = user_nofile;
+	fsize.rlim_cur = fsize.rlim_max;
+	nofile.rlim_cur = nofile.rlim_max;
+	setrlimit(RLIMIT_FSIZE, &fsize);
+	setrlimit(RLIMIT_NOFILE, &nofile);
 }
 
 /* EATMYDATA_RECORD_SLOTS: a smaller record file, for tests that fill it. */
@@ -58,18 +95,58 @@ static unsigned long long slots_wanted(void)
 	return n;
 }
 
+/* The slots that fit in `bytes` of file, at least one. */
+static unsigned long long slots_in(unsigned long long bytes)
+{
+	unsigned long long n = bytes > EMD_REC_HEADER ? bytes - EMD_REC_HEADER : 0;
+
+	n /= sizeof(struct emd_rec_slot);
+	return n ? n : 1;
+}
+
 /* The record file takes at most half the space free where it lives: on a
- * small /dev/shm (a container's) the tree's own files there come first. */
+ * small /dev/shm (a container's) the tree's own files there come first.
+ * It also fits the hard file size limit. */
 static unsigned long long slot_capacity(void)
 {
-	unsigned long long n = slots_wanted(), half, fit;
+	unsigned long long n = slots_wanted(), fit;
 	struct statvfs fs;
 
+	if (user_fsize.rlim_max != RLIM_INFINITY &&
+	    (fit = slots_in(user_fsize.rlim_max)) < n)
+		n = fit;
 	if (fstatvfs(dir_fd, &fs) != 0)
 		return n;
-	half = (unsigned long long)fs.f_bavail * fs.f_frsize / 2;
-	fit = half > EMD_REC_HEADER ? (half - EMD_REC_HEADER) / sizeof(struct emd_rec_slot) : 0;
-	return fit < n ? (fit ? fit : 1) : n;
+	fit = slots_in((unsigned long long)fs.f_bavail * fs.f_frsize / 2);
+	return fit < n ? fit : n;
+}
+
+/* The directories above DIR: whoever owns one, or may write in one (the
+ * sticky bit keeps others' entries their owners'), could move DIR aside
+ * during the run and put one of theirs in its place, which the report would
+ * then read and write by name.  Only root and the user are trusted. */
+static void check_parents(const char *dir)
+{
+	struct stat st, up;
+	int fd = dup(dir_fd), parent;
+
+	if (fd < 0 || fstat(fd, &st) != 0)
+		die("cannot use %s: %s", dir, strerror(errno));
+	for (;; st = up, close(fd), fd = parent) {
+		parent = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (parent < 0 || fstat(parent, &up) != 0)
+			die("cannot use %s: %s", dir, strerror(errno));
+		if (up.st_dev == st.st_dev && up.st_ino == st.st_ino)
+			break; /* the root */
+		if (up.st_uid != 0 && up.st_uid != geteuid())
+			die("cannot keep the records in %s: a directory above it "
+			    "belongs to another user", dir);
+		if ((up.st_mode & (S_IWGRP | S_IWOTH)) && !(up.st_mode & S_ISVTX))
+			die("cannot keep the records in %s: others can write in a "
+			    "directory above it", dir);
+	}
+	close(parent);
+	close(fd);
 }
 
 /* --keep DIR: made 0700 if new; if not, the user's own, writable by no one
@@ -90,6 +167,7 @@ static void open_keep_dir(const char *dir)
 		die("cannot keep the records in %s: it belongs to another user", dir);
 	if (st.st_mode & (S_IWGRP | S_IWOTH))
 		die("cannot keep the records in %s: others can write in it", dir);
+	check_parents(dir);
 	for (size_t i = 0; i < RUN_FILES; i++)
 		if (fstatat(dir_fd, run_files[i], &st, AT_SYMLINK_NOFOLLOW) == 0 ||
 		    errno != ENOENT)
@@ -104,6 +182,19 @@ static void remove_at_exit(void)
 {
 	if (temporary_owner && temporary_owner == getpid())
 		records_remove(path_buf);
+}
+
+/* The report's reader may be gone (`syncstat cmd 2>&1 | head`): the
+ * launcher dies of SIGPIPE as any writer does, but not before its temporary
+ * directory (atexit does not run then).  Only async-signal-safe calls. */
+static void remove_then_die(int sig)
+{
+	for (size_t i = 0; temporary_owner && i < RUN_FILES; i++)
+		unlinkat(dir_fd, run_files[i], 0);
+	if (temporary_owner)
+		rmdir(path_buf);
+	signal(sig, SIG_DFL);
+	raise(sig);
 }
 
 /* No --keep: a new private directory, on tmpfs when there is one (the
@@ -153,7 +244,7 @@ static int create_record_file(unsigned flags)
 	struct emd_rec_header h = {.version = EMD_REC_VERSION,
 				   .slot_size = sizeof(struct emd_rec_slot),
 				   .slots = slot_capacity(),
-				   .flags = flags};
+				   .flags = flags | EMD_REC_LIVE};
 	const char *file = in_dir(path_buf, "records");
 	int fd = create_in_dir("records", O_RDWR), inherited;
 
@@ -166,7 +257,7 @@ static int create_record_file(unsigned flags)
 	if (inherited < 0)
 		die("cannot keep %s open: %s", file, strerror(errno));
 	close(fd);
-	return inherited;
+	return record_fd = inherited;
 }
 
 /* Tell the tree: the file's name, and the descriptor with the identity it
@@ -227,6 +318,7 @@ static void reserve_run(void)
 
 const char *records_prepare(const char *dir, unsigned flags, char *const argv[])
 {
+	take_hard_limits();
 	if (dir) {
 		open_keep_dir(dir);
 		name_dir(dir);
@@ -239,6 +331,20 @@ const char *records_prepare(const char *dir, unsigned flags, char *const argv[])
 	return path_buf;
 }
 
+/* The command has ended: whatever of its tree lives on (a daemon) records
+ * no more, so the report, now or later, is the run's. */
+static void end_records(const char *dir)
+{
+	struct emd_rec_header h;
+	off_t at = offsetof(struct emd_rec_header, flags);
+
+	if (pread(record_fd, &h, sizeof(h), 0) != sizeof(h))
+		return; /* the report names the damage */
+	h.flags &= ~(uint64_t)EMD_REC_LIVE;
+	if (pwrite(record_fd, &h.flags, sizeof(h.flags), at) != sizeof(h.flags))
+		warn("cannot write %s: %s", in_dir(dir, "records"), strerror(errno));
+}
+
 void records_save_run(const char *dir, int status, double wall_seconds)
 {
 	char text[64];
@@ -247,10 +353,13 @@ void records_save_run(const char *dir, int status, double wall_seconds)
 					   : 128 + WTERMSIG(status),
 			 wall_seconds);
 
+	end_records(dir);
 	if (pwrite(run_fd, text, n, 0) != (ssize_t)n || ftruncate(run_fd, n) != 0 ||
 	    renameat(dir_fd, ".run", dir_fd, "run") != 0)
 		warn("cannot write %s: %s", in_dir(dir, "run"), strerror(errno));
 	close(run_fd);
+	if (temporary_owner == getpid())
+		signal(SIGPIPE, remove_then_die);
 }
 
 void records_remove(const char *dir)
