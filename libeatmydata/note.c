@@ -21,6 +21,8 @@
  */
 #include "emd.h"
 
+#include <sys/auxv.h>
+
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -47,14 +49,16 @@ static int note_dir_ok(void)
 	       st.st_dev == note_dev && st.st_ino == note_ino;
 }
 
-/* "N" and "DEV:INO" from the environment; 0 when they are well formed. */
+/* "DEV:INO" and, when a descriptor was inherited, "N" from the
+ * environment; 0 when they are well formed (note_fd -1 without "N": a
+ * program that cleaned its environment or descriptors, sudo). */
 static int read_env(const char *fd_text, const char *id)
 {
 	char *end;
 	unsigned long long dev, ino;
 	long fd = fd_text ? strtol(fd_text, &end, 10) : -1;
 
-	if (fd < 0 || fd > 0x7fffffff || end == fd_text || *end)
+	if (fd_text && (fd < 0 || fd > 0x7fffffff || end == fd_text || *end))
 		return -1;
 	dev = strtoull(id, &end, 10);
 	if (*end != ':')
@@ -71,7 +75,7 @@ static int read_env(const char *fd_text, const char *id)
 /* The directory by its path, when the inherited descriptor is gone. */
 static int reopen_by_path(void)
 {
-	const char *dir = getenv("EATMYDATA_SYNC_DIR");
+	const char *dir = secure_getenv("EATMYDATA_SYNC_DIR");
 
 	if (!dir || *dir != '/')
 		return 0;
@@ -85,13 +89,17 @@ static int reopen_by_path(void)
 
 int emd_note_init(void)
 {
-	const char *id = getenv("EATMYDATA_SYNC_ID");
+	const char *id = secure_getenv("EATMYDATA_SYNC_ID");
 	int saved = errno, ok;
 
+	/* A set-user-ID program takes no directory from its caller: it cannot
+	 * note, so it syncs as natively. */
+	if (!id && getauxval(AT_SECURE) && getenv("EATMYDATA_SYNC_ID"))
+		return -1;
 	if (!id || !*id)
 		return 0;
 	note_wanted = 1;
-	ok = read_env(getenv("EATMYDATA_SYNC_FD"), id) == 0 &&
+	ok = read_env(secure_getenv("EATMYDATA_SYNC_FD"), id) == 0 &&
 	     (note_dir_ok() || reopen_by_path());
 	errno = saved;
 	return ok ? 0 : -1;

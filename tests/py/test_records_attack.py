@@ -173,8 +173,6 @@ def test_a_setuid_program_ignores_a_forged_record_environment(tmp_path, other_us
     assert runs[other_user][0] == 0, runs[other_user][1]
 
 
-@pytest.mark.xfail(strict=True, reason="libeatmydata/note.c reads EATMYDATA_SYNC_DIR with "
-                   "getenv, also in a setuid program (secure_getenv)")
 def test_a_setuid_program_ignores_a_forged_note_directory(tmp_path, other_user,
                                                           setuid_storm):
     """The sibling in note.c: a user names a directory only root can write
@@ -185,7 +183,9 @@ def test_a_setuid_program_ignores_a_forged_note_directory(tmp_path, other_user,
     for who in ("root", other_user):
         notes = tmp_path / f"notes-{who}"
         notes.mkdir(mode=0o700)
-        rerun = setuid_storm(who, {"EATMYDATA_SYNC_DIR": str(notes)})
+        st = os.stat(notes)
+        rerun = setuid_storm(who, {"EATMYDATA_SYNC_DIR": str(notes),
+                                   "EATMYDATA_SYNC_ID": f"{st.st_dev}:{st.st_ino}"})
         made[who] = (sorted(p.name for p in notes.iterdir()), rerun)
     assert made["root"][0], made["root"][1]
     assert made[other_user][0] == [], made[other_user][1]
@@ -247,8 +247,6 @@ def test_keep_under_a_directory_another_user_controls(tmp_path, reachable, other
         f"syncstat: cannot keep the records in {keep}: "), cmdline(cmd) + "\n" + err
 
 
-@pytest.mark.xfail(strict=True, reason="src/audit.c writes DIR/tails with fopen(\"we\"): "
-                   "through a link, not exclusively")
 @pytest.mark.parametrize("keep", [True, False], ids=["kept", "temporary"])
 def test_the_audit_never_writes_through_a_link_the_tree_planted(tmp_path, keep):
     """The traced program plants `tails` in its record directory, a link
