@@ -86,7 +86,7 @@ def strings(path):
 
 @pytest.fixture
 def valgrind():
-    yield [require("valgrind"), "--quiet"]
+    yield [require("valgrind"), "--quiet", "--error-exitcode=99"]
 
 
 @no_sanitizer
