@@ -90,12 +90,17 @@ def valgrind():
 
 
 @no_sanitizer
-def test_loaded_under_valgrind(scratch, valgrind):
+@pytest.mark.parametrize("how", ["itself", "child traced"])
+def test_loaded_under_valgrind(scratch, valgrind, how):
     """valgrind leaves $PLATFORM unset: the library's path in LD_PRELOAD must
-    not depend on it, or ld.so refuses it and every sync reaches the disk."""
-    native = run(valgrind + [TESTS / "entry", "fsync", scratch])
+    not depend on it, or ld.so refuses it and every sync reaches the disk.
+    Test suites (mtr --valgrind) also trace the children of a script."""
+    cmd = [TESTS / "entry", "fsync", scratch]
+    if how == "child traced":
+        cmd = ["--trace-children=yes", "sh", "-c", " ".join(map(str, cmd))]
+    native = run(valgrind + cmd)
     assert native.syncs > 0, native.why()
-    under = run([EATMYDATA] + valgrind + [TESTS / "entry", "fsync", scratch])
+    under = run([EATMYDATA] + valgrind + cmd)
     assert under.syncs == 0, under.why()
 
 
