@@ -34,7 +34,7 @@ static int fail(const char *what)
 /* A fresh file in DIR with a page of data not yet on disk. */
 static int dirty_file(int flags)
 {
-	char path[4096];
+	char path[4096] = ""; /* all of it is written, not only the name */
 	static int n;
 	int fd;
 
