@@ -143,9 +143,10 @@ $(B)/tests/%-static: tests/c/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -static -o $@ $< -lpthread
 
+# 32-bit ASan will not start behind a preloaded library: trapping UBSan only.
 $(B)/tests/%32: tests/c/%.c
 	@mkdir -p $(@D)
-	$(CC) -m32 $(CPPFLAGS) $(CLI_CFLAGS) -o $@ $< -lpthread
+	$(CC) -m32 $(CPPFLAGS) $(ALL_CFLAGS) $(LIB_SAN) -o $@ $< -lpthread
 
 $(B)/tests/unit: tests/c/unit.c libeatmydata/glob.c
 	@mkdir -p $(@D)

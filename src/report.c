@@ -45,6 +45,12 @@ static struct group *group_of(struct groups *gs, const char *key, int kind)
 	return g;
 }
 
+/* Sums of crafted latencies stop at the largest value, never wrap. */
+static unsigned long long sum(unsigned long long a, unsigned long long b)
+{
+	return a + b < a ? ~0ULL : a + b;
+}
+
 static void add(struct group *g, const struct emd_rec_slot *s)
 {
 	g->count++;
@@ -57,7 +63,7 @@ static void add(struct group *g, const struct emd_rec_slot *s)
 			die("out of memory");
 	}
 	g->lat[g->timed++] = s->latency_ns;
-	g->total += s->latency_ns;
+	g->total = sum(g->total, s->latency_ns);
 }
 
 static void add_process(struct group *p, const struct emd_rec_slot *s)
@@ -106,7 +112,7 @@ static void tally(struct run *run, const struct emd_rec_slot *s)
 
 	run->calls++;
 	run->incomplete += s->state != EMD_REC_DONE;
-	run->total += s->state == EMD_REC_DONE ? s->latency_ns : 0;
+	run->total = sum(run->total, s->state == EMD_REC_DONE ? s->latency_ns : 0);
 	add(group_of(&run->by_kind, s->program, s->kind), s);
 	add(group_of(&run->by_file, s->path, 0), s);
 	add(group_of(&run->by_site, s->site, 0), s);
@@ -133,7 +139,10 @@ static void load_records(struct run *run)
 			run->incomplete++; /* claimed as its process died */
 			continue;
 		}
+		/* Beyond 2^62 ns (146 years) a latency is garbage, and its
+		 * histogram row would not fit 64 bits. */
 		if (s->state > EMD_REC_DONE || s->kind >= EMD_K_COUNT ||
+		    s->latency_ns > 1ULL << 62 ||
 		    !memchr(s->program, 0, sizeof(s->program)) ||
 		    !memchr(s->path, 0, sizeof(s->path)) || !memchr(s->site, 0, sizeof(s->site)))
 			corrupt(file, "corrupt record");

@@ -34,7 +34,7 @@ def test_events_after_the_record_file_is_full(tmp_path):
     cmd = [SYNCSTAT, "--audit", "--json", "--output", out, "--",
            TESTS / "mistakes", "rename-unsynced", work]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60,
-                       env={"EATMYDATA_RECORD_SLOTS": "2", "PATH": "/usr/bin:/bin"})
+                       env=dict(os.environ, EATMYDATA_RECORD_SLOTS="2"))
     rerun = "EATMYDATA_RECORD_SLOTS=2 " + cmdline(cmd)
     assert r.returncode == 0, rerun + "\n" + r.stderr
     data = json.loads(out.read_text())

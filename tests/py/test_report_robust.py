@@ -153,3 +153,15 @@ def test_the_top_lists_are_sorted_by_what_they_show(tmp_path):
                        capture_output=True, text=True, timeout=60)
     listed = r.stderr.split("Top files by calls:\n")[1].splitlines()[1:5]
     assert [line.split("/")[-1] for line in listed] == ["b", "d", "a", "c"], r.stderr
+
+
+def test_a_latency_beyond_reason_is_a_corrupt_record(tmp_path):
+    """A latency near 2^64 put the histogram's top row at 1 << 64 (undefined
+    behaviour, UBSan's abort) and wrapped the sums."""
+    d = tmp_path / "r"
+    write_records(d, [slot(1000), slot((1 << 64) - 1)])
+    finished(d)
+    for args in ([], ["--json"]):
+        r = report(d, *args)
+        assert r.returncode == 125, r.stderr
+        assert r.stderr.decode().endswith("records: corrupt record\n")
