@@ -364,3 +364,30 @@ def test_a_daemon_that_outlives_the_run_records_no_more(tmp_path, shm):
     assert Path(f"{go}.done").exists(), cmdline(cmd)
     assert next_slot(keep / "records") == 1, cmdline(cmd)
     assert (keep / "records").read_bytes()[:4096] == before, cmdline(cmd)
+
+
+ALLOCATES = """\
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o600)
+os.fsync(fd)
+b = bytearray(400 << 20)
+os.fsync(fd)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_an_address_space_limit_is_the_programs(tmp_path, shm, tool):
+    """`ulimit -v 700000` and a program that needs 400 MiB: natively it
+    runs; under the tools every process mapped the whole 512 MiB record
+    file and the program failed (MemoryError).  The mapping now takes a
+    small share of what the process may use, and the calls are recorded."""
+    script = tmp_path / "allocates.py"
+    script.write_text(ALLOCATES)
+    limit = "ulimit -S -v 700000"
+    native = subprocess.run(["bash", "-c", f"{limit}; exec python3 {script} {shm}/f"],
+                            capture_output=True, text=True, timeout=60)
+    assert native.stdout == "ok\n", native.stderr
+    r, _, out, why = under_limit(tmp_path, tool, limit, f"exec python3 {script} {shm}/f")
+    assert r.returncode == 0 and out == "ok\n", why
+    assert "2 durability calls" in r.stderr, why
