@@ -183,9 +183,13 @@ static void remove_at_exit(void)
 		records_remove(path_buf);
 }
 
-/* The report's reader may be gone (`syncstat cmd 2>&1 | head`): the
- * launcher dies of SIGPIPE as any writer does, but not before its temporary
- * directory (atexit does not run then).  Only async-signal-safe calls. */
+/* Once the command has ended, a signal is the launcher's own: the report's
+ * reader gone (`syncstat cmd 2>&1 | head`), or someone stopping a long
+ * report (the command's pid, long reaped, must not be sent it).  It dies of
+ * the signal as any program does, but not before its temporary directory
+ * (atexit does not run then).  Only async-signal-safe calls. */
+static const int own_signals[] = {SIGHUP, SIGINT, SIGPIPE, SIGTERM};
+
 static void remove_then_die(int sig)
 {
 	for (size_t i = 0; temporary_owner && i < RUN_FILES; i++)
@@ -357,8 +361,8 @@ void records_save_run(const char *dir, int status, double wall_seconds)
 	    renameat(dir_fd, ".run", dir_fd, "run") != 0)
 		warn("cannot write %s: %s", in_dir(dir, "run"), strerror(errno));
 	close(run_fd);
-	if (temporary_owner == getpid())
-		signal(SIGPIPE, remove_then_die);
+	for (size_t i = 0; i < sizeof(own_signals) / sizeof(*own_signals); i++)
+		signal(own_signals[i], remove_then_die);
 }
 
 void records_remove(const char *dir)

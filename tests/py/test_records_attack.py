@@ -8,6 +8,7 @@ import pwd
 import re
 import struct
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -391,3 +392,35 @@ def test_an_address_space_limit_is_the_programs(tmp_path, shm, tool):
     r, _, out, why = under_limit(tmp_path, tool, limit, f"exec python3 {script} {shm}/f")
     assert r.returncode == 0 and out == "ok\n", why
     assert "2 durability calls" in r.stderr, why
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP", "SIGINT"])
+def test_a_signal_during_the_report_ends_the_launcher_and_its_directory(tmp_path, sig):
+    """The command has ended and syncstat waits to write its report (to a
+    FIFO no one reads yet): a SIGTERM or SIGHUP was passed on to the
+    command's pid, long reaped (or another process's by now), and SIGINT
+    ignored, so the launcher stayed.  Now it dies of the signal, and its
+    temporary directory goes with it."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    cmd = [SYNCSTAT, "--output", fifo, "--", "sh", "-c", 'echo "$EATMYDATA_RECORD"']
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        records = Path(proc.stdout.readline().strip())
+        for _ in range(1000):
+            if (records.parent / "run").exists():
+                break
+            time.sleep(0.01)
+        time.sleep(0.2)
+        proc.send_signal(getattr(signal, sig))
+        try:
+            proc.wait(timeout=10)
+        finally:
+            # Whatever happened, release a launcher still blocked on the FIFO.
+            fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+            proc.wait(timeout=60)
+            os.close(fd)
+    finally:
+        proc.kill()
+    assert proc.returncode == -getattr(signal, sig), cmdline(cmd)
+    assert records.name == "records" and not records.parent.exists(), cmdline(cmd)
