@@ -424,3 +424,31 @@ def test_a_signal_during_the_report_ends_the_launcher_and_its_directory(tmp_path
         proc.kill()
     assert proc.returncode == -getattr(signal, sig), cmdline(cmd)
     assert records.name == "records" and not records.parent.exists(), cmdline(cmd)
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_a_killed_launcher_leaves_only_private_records(other_user, tool):
+    """SIGKILL of the launcher mid-run: its temporary directory stays (no
+    one is left to remove it), still the user's alone, and the tree goes on
+    to the end.  (A regression guard: the directory was 01777 and its files
+    0666.)"""
+    cmd = [*TOOLS[tool], "--", "sh", "-c", 'echo "$EATMYDATA_RECORD"; read x; echo end']
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    try:
+        records = Path(proc.stdout.readline().strip())
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+        proc.stdin.write("\n")
+        proc.stdin.close()
+        end = proc.stdout.readline()
+        left = {p.name: p.stat().st_mode & 0o7777 for p in [records.parent,
+                                                              *records.parent.iterdir()]}
+        peek = as_user(other_user, f"ls {records.parent}; cat {records}")
+    finally:
+        proc.kill()
+        shutil.rmtree(records.parent, ignore_errors=True)
+    assert end == "end\n", cmdline(cmd)
+    assert left == {records.parent.name: 0o700, "records": 0o600, "command": 0o600,
+                    ".run": 0o600}, cmdline(cmd)
+    assert peek.returncode != 0 and "Permission denied" in peek.stderr, peek.stderr
