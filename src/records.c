@@ -201,14 +201,16 @@ static void remove_then_die(int sig)
 }
 
 /* No --keep: a new private directory, on tmpfs when there is one (the
- * records never touch a disk). */
+ * records never touch a disk), else in /tmp: another user can fill
+ * /dev/shm, and must not stop every run. */
 static void make_temporary_dir(void)
 {
-	const char *tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-
-	snprintf(path_buf, sizeof(path_buf), "%s/syncstat.XXXXXX", tmp);
-	if (!mkdtemp(path_buf))
-		die("cannot create %s: %s", path_buf, strerror(errno));
+	snprintf(path_buf, sizeof(path_buf), "/dev/shm/syncstat.XXXXXX");
+	if (!mkdtemp(path_buf)) {
+		snprintf(path_buf, sizeof(path_buf), "/tmp/syncstat.XXXXXX");
+		if (!mkdtemp(path_buf))
+			die("cannot create %s: %s", path_buf, strerror(errno));
+	}
 	dir_fd = open(path_buf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dir_fd < 0)
 		die("cannot use %s: %s", path_buf, strerror(errno));

@@ -452,3 +452,20 @@ def test_a_killed_launcher_leaves_only_private_records(other_user, tool):
     assert left == {records.parent.name: 0o700, "records": 0o600, "command": 0o600,
                     ".run": 0o600}, cmdline(cmd)
     assert peek.returncode != 0 and "Permission denied" in peek.stderr, peek.stderr
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_a_dev_shm_without_inodes_falls_back_to_tmp(tmp_path, tool):
+    """Another user filled /dev/shm with empty files (its inodes, not its
+    space): every run of the tools exited 125.  The records go to /tmp
+    instead, and the command runs."""
+    report = tmp_path / "report"
+    script = ("mount -t tmpfs -o size=1m,nr_inodes=2 tmpfs /dev/shm && touch /dev/shm/full "
+              "&& exec " + cmdline([*TOOLS[tool], "--", "sh", "-c",
+                                    'echo "$EATMYDATA_RECORD"; exit 7']) + ' 2>"$0"')
+    cmd = [require("unshare"), "--mount", "sh", "-c", script, report]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    why = cmdline(cmd) + f"\nexit {r.returncode}\n" + report.read_text()
+    assert r.returncode == 7, why
+    records = Path(r.stdout.strip())
+    assert records.parent.parent == Path("/tmp") and not records.parent.exists(), why
