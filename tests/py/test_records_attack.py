@@ -469,3 +469,23 @@ def test_a_dev_shm_without_inodes_falls_back_to_tmp(tmp_path, tool):
     assert r.returncode == 7, why
     records = Path(r.stdout.strip())
     assert records.parent.parent == Path("/tmp") and not records.parent.exists(), why
+
+
+@pytest.mark.parametrize("how", ["their directory", "a link to it"])
+def test_a_tmpdir_another_user_controls_is_not_used(reachable, other_user, how):
+    """TMPDIR names a directory another user owns (or a link to one): the
+    records never go there (they could swap what is in it).  A regression
+    guard: the temporary directory is always /dev/shm's or /tmp's."""
+    theirs = reachable / "theirs"
+    theirs.mkdir(mode=0o777)
+    shutil.chown(theirs, other_user, other_user)
+    tmpdir = theirs
+    if how == "a link to it":
+        tmpdir = reachable / "link"
+        tmpdir.symlink_to(theirs)
+    cmd = [SYNCSTAT, "--output", "/dev/null", "--", "sh", "-c", 'echo "$EATMYDATA_RECORD"']
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, TMPDIR=str(tmpdir)))
+    assert r.returncode == 0, cmdline(cmd) + "\n" + r.stderr
+    assert Path(r.stdout.strip()).parent.parent in (Path("/dev/shm"), Path("/tmp"))
+    assert list(theirs.iterdir()) == []
