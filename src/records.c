@@ -103,16 +103,66 @@ static unsigned long long slots_in(unsigned long long bytes)
 	return n ? n : 1;
 }
 
+/* The lowest memory limit of `dir` and the cgroups above it, from `file`
+ * in each (memory.max, memory.limit_in_bytes); `dir` is consumed. */
+static unsigned long long lowest_limit(const char *fmt, char *dir, const char *file)
+{
+	unsigned long long low = ~0ULL, v;
+	char path[PATH_MAX + 64];
+	char *slash;
+	FILE *f;
+
+	for (;;) {
+		snprintf(path, sizeof(path), fmt, dir, file);
+		if ((f = fopen(path, "re"))) {
+			if (fscanf(f, "%llu", &v) == 1 && v < low)
+				low = v;
+			fclose(f);
+		}
+		if (!(slash = strrchr(dir, '/')) || dir[1] == '\0')
+			return low;
+		slash[slash == dir] = '\0'; /* "/a" goes up to "/" */
+	}
+}
+
+/* The memory limit of the launcher's cgroup (v2, or v1's memory
+ * hierarchy), which the tree is in; ~0 if none.  The records' pages are
+ * charged to the processes that touch them, so they come out of it. */
+static unsigned long long memory_limit(void)
+{
+	char line[PATH_MAX + 64], *dir;
+	unsigned long long low = ~0ULL, v;
+	FILE *f = fopen("/proc/self/cgroup", "re");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (strncmp(line, "0::/", 4) == 0)
+			v = lowest_limit("/sys/fs/cgroup%s/%s", line + 3, "memory.max");
+		else if ((dir = strstr(line, ":memory:/")))
+			v = lowest_limit("/sys/fs/cgroup/memory%s/%s", dir + 8,
+					 "memory.limit_in_bytes");
+		else
+			continue;
+		low = v < low ? v : low;
+	}
+	if (f)
+		fclose(f);
+	return low;
+}
+
 /* The record file takes at most half the space free where it lives: on a
  * small /dev/shm (a container's) the tree's own files there come first.
- * It also fits the hard file size limit. */
+ * It also fits the hard file size limit, and takes at most an eighth of
+ * the tree's memory limit (it was OOM-killed). */
 static unsigned long long slot_capacity(void)
 {
-	unsigned long long n = slots_wanted(), fit;
+	unsigned long long n = slots_wanted(), fit, memory = memory_limit();
 	struct statvfs fs;
 
 	if (user_fsize.rlim_max != RLIM_INFINITY &&
 	    (fit = slots_in(user_fsize.rlim_max)) < n)
+		n = fit;
+	if (memory != ~0ULL && (fit = slots_in(memory / 8)) < n)
 		n = fit;
 	if (fstatvfs(dir_fd, &fs) != 0)
 		return n;

@@ -489,3 +489,59 @@ def test_a_tmpdir_another_user_controls_is_not_used(reachable, other_user, how):
     assert r.returncode == 0, cmdline(cmd) + "\n" + r.stderr
     assert Path(r.stdout.strip()).parent.parent in (Path("/dev/shm"), Path("/tmp"))
     assert list(theirs.iterdir()) == []
+
+
+@pytest.fixture
+def memory_cgroup():
+    """A memory cgroup of the test's own, under the one it runs in (v2, or
+    v1's memory hierarchy); its directory and the file that limits it."""
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        if controllers == "memory":
+            base, limit = Path("/sys/fs/cgroup/memory"), "memory.limit_in_bytes"
+        elif controllers == "" and (Path("/sys/fs/cgroup") / path.lstrip("/") /
+                                    "memory.max").exists():
+            base, limit = Path("/sys/fs/cgroup"), "memory.max"
+        else:
+            continue
+        d = base / path.lstrip("/") / f"records-attack-{os.getpid()}"
+        d.mkdir()
+        yield d, limit
+        d.rmdir()
+        return
+    pytest.skip("no memory cgroup to make one in")
+
+
+FILLS = """\
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o600)
+for _ in range(300000):
+    os.fsync(fd)
+b = bytearray(40 << 20)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_records_leave_the_programs_memory_limit_to_it(tmp_path, shm, memory_cgroup, tool):
+    """A program in a 96 MiB memory cgroup (a container's limit) makes 300k
+    fsyncs, then needs 40 MiB: natively it runs; under the tools the
+    records' pages were charged to its cgroup until nothing was left, and
+    the OOM killer took the program (and the launcher, which left its
+    directory).  The record file now takes a small share of the limit."""
+    cgroup, limit = memory_cgroup
+    (cgroup / limit).write_text(str(96 << 20))
+    script = tmp_path / "fills.py"
+    script.write_text(FILLS)
+    enter = f"echo $$ > {cgroup / 'cgroup.procs'} && exec "
+    native = subprocess.run(["sh", "-c", enter + f"python3 {script} {shm}/f"],
+                            capture_output=True, text=True, timeout=300)
+    assert native.stdout == "ok\n", native.stderr
+    cmd = ["sh", "-c", enter + cmdline([*TOOLS[tool], "--", "sh", "-c",
+                                        f'echo "$EATMYDATA_RECORD"; exec python3 {script} '
+                                        f"{shm}/f"])]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    why = cmdline(cmd) + f"\nexit {r.returncode}\n{r.stderr}"
+    records, _, out = r.stdout.partition("\n")
+    assert r.returncode == 0 and out == "ok\n", why
+    assert "calls were not recorded" in r.stderr and not Path(records).parent.exists(), why
