@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -35,6 +36,24 @@ static unsigned long long slots_of(const struct emd_rec_header *h, size_t size)
 	    !(h->flags & EMD_REC_LIVE))
 		return 0;
 	return (size - EMD_REC_HEADER) / sizeof(struct emd_rec_slot);
+}
+
+/* How much of a record file of `file_size` bytes to map: at most a
+ * sixteenth of the address space the process may use (`ulimit -v`, a 32-bit
+ * process's 4 GiB), the rest being the program's.  The slots not mapped are
+ * lost, counted. */
+static size_t map_size(off_t file_size)
+{
+	unsigned long long cap = sizeof(void *) == 4 ? 1ULL << 28 : ~0ULL;
+	unsigned long long size = (unsigned long long)file_size;
+	struct rlimit r;
+
+	if (getrlimit(RLIMIT_AS, &r) == 0 && r.rlim_cur != RLIM_INFINITY &&
+	    r.rlim_cur / 16 < cap)
+		cap = r.rlim_cur / 16;
+	if (size > cap)
+		size = cap - cap % sizeof(struct emd_rec_slot);
+	return (size_t)size;
 }
 
 /* The record file the launcher left open for the tree: EATMYDATA_RECORD_FD
@@ -80,8 +99,8 @@ static int map_record_file(int fd, const struct record_id *id, int reopened)
 	 * changed user could reach, nor one others could have written. */
 	if (reopened && (st.st_uid != geteuid() || (st.st_mode & 077)))
 		return 0;
-	size = (size_t)st.st_size;
-	if ((off_t)size != st.st_size) /* more than a 32-bit process can map */
+	size = map_size(st.st_size);
+	if (size < EMD_REC_HEADER + sizeof(struct emd_rec_slot))
 		return 0;
 	map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED)

@@ -16,9 +16,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stddef.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,16 +104,66 @@ static unsigned long long slots_in(unsigned long long bytes)
 	return n ? n : 1;
 }
 
+/* The lowest memory limit of `dir` and the cgroups above it, from `file`
+ * in each (memory.max, memory.limit_in_bytes); `dir` is consumed. */
+static unsigned long long lowest_limit(const char *fmt, char *dir, const char *file)
+{
+	unsigned long long low = ~0ULL, v;
+	char path[PATH_MAX + 64];
+	char *slash;
+	FILE *f;
+
+	for (;;) {
+		snprintf(path, sizeof(path), fmt, dir, file);
+		if ((f = fopen(path, "re"))) {
+			if (fscanf(f, "%llu", &v) == 1 && v < low)
+				low = v;
+			fclose(f);
+		}
+		if (!(slash = strrchr(dir, '/')) || dir[1] == '\0')
+			return low;
+		slash[slash == dir] = '\0'; /* "/a" goes up to "/" */
+	}
+}
+
+/* The memory limit of the launcher's cgroup (v2, or v1's memory
+ * hierarchy), which the tree is in; ~0 if none.  The records' pages are
+ * charged to the processes that touch them, so they come out of it. */
+static unsigned long long memory_limit(void)
+{
+	char line[PATH_MAX + 64], *dir;
+	unsigned long long low = ~0ULL, v;
+	FILE *f = fopen("/proc/self/cgroup", "re");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (strncmp(line, "0::/", 4) == 0)
+			v = lowest_limit("/sys/fs/cgroup%s/%s", line + 3, "memory.max");
+		else if ((dir = strstr(line, ":memory:/")))
+			v = lowest_limit("/sys/fs/cgroup/memory%s/%s", dir + 8,
+					 "memory.limit_in_bytes");
+		else
+			continue;
+		low = v < low ? v : low;
+	}
+	if (f)
+		fclose(f);
+	return low;
+}
+
 /* The record file takes at most half the space free where it lives: on a
  * small /dev/shm (a container's) the tree's own files there come first.
- * It also fits the hard file size limit. */
+ * It also fits the hard file size limit, and takes at most an eighth of
+ * the tree's memory limit (it was OOM-killed). */
 static unsigned long long slot_capacity(void)
 {
-	unsigned long long n = slots_wanted(), fit;
+	unsigned long long n = slots_wanted(), fit, memory = memory_limit();
 	struct statvfs fs;
 
 	if (user_fsize.rlim_max != RLIM_INFINITY &&
 	    (fit = slots_in(user_fsize.rlim_max)) < n)
+		n = fit;
+	if (memory != ~0ULL && (fit = slots_in(memory / 8)) < n)
 		n = fit;
 	if (fstatvfs(dir_fd, &fs) != 0)
 		return n;
@@ -184,9 +234,13 @@ static void remove_at_exit(void)
 		records_remove(path_buf);
 }
 
-/* The report's reader may be gone (`syncstat cmd 2>&1 | head`): the
- * launcher dies of SIGPIPE as any writer does, but not before its temporary
- * directory (atexit does not run then).  Only async-signal-safe calls. */
+/* Once the command has ended, a signal is the launcher's own: the report's
+ * reader gone (`syncstat cmd 2>&1 | head`), or someone stopping a long
+ * report (the command's pid, long reaped, must not be sent it).  It dies of
+ * the signal as any program does, but not before its temporary directory
+ * (atexit does not run then).  Only async-signal-safe calls. */
+static const int own_signals[] = {SIGHUP, SIGINT, SIGPIPE, SIGTERM};
+
 static void remove_then_die(int sig)
 {
 	for (size_t i = 0; temporary_owner && i < RUN_FILES; i++)
@@ -198,14 +252,16 @@ static void remove_then_die(int sig)
 }
 
 /* No --keep: a new private directory, on tmpfs when there is one (the
- * records never touch a disk). */
+ * records never touch a disk), else in /tmp: another user can fill
+ * /dev/shm, and must not stop every run. */
 static void make_temporary_dir(void)
 {
-	const char *tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-
-	snprintf(path_buf, sizeof(path_buf), "%s/syncstat.XXXXXX", tmp);
-	if (!mkdtemp(path_buf))
-		die("cannot create %s: %s", path_buf, strerror(errno));
+	snprintf(path_buf, sizeof(path_buf), "/dev/shm/syncstat.XXXXXX");
+	if (!mkdtemp(path_buf)) {
+		snprintf(path_buf, sizeof(path_buf), "/tmp/syncstat.XXXXXX");
+		if (!mkdtemp(path_buf))
+			die("cannot create %s: %s", path_buf, strerror(errno));
+	}
 	dir_fd = open(path_buf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dir_fd < 0)
 		die("cannot use %s: %s", path_buf, strerror(errno));
@@ -358,8 +414,8 @@ void records_save_run(const char *dir, int status, double wall_seconds)
 	    renameat(dir_fd, ".run", dir_fd, "run") != 0)
 		warn("cannot write %s: %s", in_dir(dir, "run"), strerror(errno));
 	close(run_fd);
-	if (temporary_owner == getpid())
-		signal(SIGPIPE, remove_then_die);
+	for (size_t i = 0; i < sizeof(own_signals) / sizeof(*own_signals); i++)
+		signal(own_signals[i], remove_then_die);
 }
 
 void records_remove(const char *dir)

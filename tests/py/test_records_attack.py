@@ -8,6 +8,7 @@ import pwd
 import re
 import struct
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -362,3 +363,183 @@ def test_a_daemon_that_outlives_the_run_records_no_more(tmp_path, shm):
     assert Path(f"{go}.done").exists(), cmdline(cmd)
     assert next_slot(keep / "records") == 1, cmdline(cmd)
     assert (keep / "records").read_bytes()[:4096] == before, cmdline(cmd)
+
+
+ALLOCATES = """\
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o600)
+os.fsync(fd)
+b = bytearray(400 << 20)
+os.fsync(fd)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_an_address_space_limit_is_the_programs(tmp_path, shm, tool):
+    """`ulimit -v 700000` and a program that needs 400 MiB: natively it
+    runs; under the tools every process mapped the whole 512 MiB record
+    file and the program failed (MemoryError).  The mapping now takes a
+    small share of what the process may use, and the calls are recorded."""
+    script = tmp_path / "allocates.py"
+    script.write_text(ALLOCATES)
+    limit = "ulimit -S -v 700000"
+    native = subprocess.run(["bash", "-c", f"{limit}; exec python3 {script} {shm}/f"],
+                            capture_output=True, text=True, timeout=60)
+    assert native.stdout == "ok\n", native.stderr
+    r, _, out, why = under_limit(tmp_path, tool, limit, f"exec python3 {script} {shm}/f")
+    assert r.returncode == 0 and out == "ok\n", why
+    assert "2 durability calls" in r.stderr, why
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP", "SIGINT"])
+def test_a_signal_during_the_report_ends_the_launcher_and_its_directory(tmp_path, sig):
+    """The command has ended and syncstat waits to write its report (to a
+    FIFO no one reads yet): a SIGTERM or SIGHUP was passed on to the
+    command's pid, long reaped (or another process's by now), and SIGINT
+    ignored, so the launcher stayed.  Now it dies of the signal, and its
+    temporary directory goes with it."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    cmd = [SYNCSTAT, "--output", fifo, "--", "sh", "-c", 'echo "$EATMYDATA_RECORD"']
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        records = Path(proc.stdout.readline().strip())
+        for _ in range(1000):
+            if (records.parent / "run").exists():
+                break
+            time.sleep(0.01)
+        time.sleep(0.2)
+        proc.send_signal(getattr(signal, sig))
+        try:
+            proc.wait(timeout=10)
+        finally:
+            # Whatever happened, release a launcher still blocked on the FIFO.
+            fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+            proc.wait(timeout=60)
+            os.close(fd)
+    finally:
+        proc.kill()
+    assert proc.returncode == -getattr(signal, sig), cmdline(cmd)
+    assert records.name == "records" and not records.parent.exists(), cmdline(cmd)
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_a_killed_launcher_leaves_only_private_records(other_user, tool):
+    """SIGKILL of the launcher mid-run: its temporary directory stays (no
+    one is left to remove it), still the user's alone, and the tree goes on
+    to the end.  (A regression guard: the directory was 01777 and its files
+    0666.)"""
+    cmd = [*TOOLS[tool], "--", "sh", "-c", 'echo "$EATMYDATA_RECORD"; read x; echo end']
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    try:
+        records = Path(proc.stdout.readline().strip())
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+        proc.stdin.write("\n")
+        proc.stdin.close()
+        end = proc.stdout.readline()
+        left = {p.name: p.stat().st_mode & 0o7777 for p in [records.parent,
+                                                              *records.parent.iterdir()]}
+        peek = as_user(other_user, f"ls {records.parent}; cat {records}")
+    finally:
+        proc.kill()
+        shutil.rmtree(records.parent, ignore_errors=True)
+    assert end == "end\n", cmdline(cmd)
+    assert left == {records.parent.name: 0o700, "records": 0o600, "command": 0o600,
+                    ".run": 0o600}, cmdline(cmd)
+    assert peek.returncode != 0 and "Permission denied" in peek.stderr, peek.stderr
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_a_dev_shm_without_inodes_falls_back_to_tmp(tmp_path, tool):
+    """Another user filled /dev/shm with empty files (its inodes, not its
+    space): every run of the tools exited 125.  The records go to /tmp
+    instead, and the command runs."""
+    report = tmp_path / "report"
+    script = ("mount -t tmpfs -o size=1m,nr_inodes=2 tmpfs /dev/shm && touch /dev/shm/full "
+              "&& exec " + cmdline([*TOOLS[tool], "--", "sh", "-c",
+                                    'echo "$EATMYDATA_RECORD"; exit 7']) + ' 2>"$0"')
+    cmd = [require("unshare"), "--mount", "sh", "-c", script, report]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    why = cmdline(cmd) + f"\nexit {r.returncode}\n" + report.read_text()
+    assert r.returncode == 7, why
+    records = Path(r.stdout.strip())
+    assert records.parent.parent == Path("/tmp") and not records.parent.exists(), why
+
+
+@pytest.mark.parametrize("how", ["their directory", "a link to it"])
+def test_a_tmpdir_another_user_controls_is_not_used(reachable, other_user, how):
+    """TMPDIR names a directory another user owns (or a link to one): the
+    records never go there (they could swap what is in it).  A regression
+    guard: the temporary directory is always /dev/shm's or /tmp's."""
+    theirs = reachable / "theirs"
+    theirs.mkdir(mode=0o777)
+    shutil.chown(theirs, other_user, other_user)
+    tmpdir = theirs
+    if how == "a link to it":
+        tmpdir = reachable / "link"
+        tmpdir.symlink_to(theirs)
+    cmd = [SYNCSTAT, "--output", "/dev/null", "--", "sh", "-c", 'echo "$EATMYDATA_RECORD"']
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, TMPDIR=str(tmpdir)))
+    assert r.returncode == 0, cmdline(cmd) + "\n" + r.stderr
+    assert Path(r.stdout.strip()).parent.parent in (Path("/dev/shm"), Path("/tmp"))
+    assert list(theirs.iterdir()) == []
+
+
+@pytest.fixture
+def memory_cgroup():
+    """A memory cgroup of the test's own, under the one it runs in (v2, or
+    v1's memory hierarchy); its directory and the file that limits it."""
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        if controllers == "memory":
+            base, limit = Path("/sys/fs/cgroup/memory"), "memory.limit_in_bytes"
+        elif controllers == "" and (Path("/sys/fs/cgroup") / path.lstrip("/") /
+                                    "memory.max").exists():
+            base, limit = Path("/sys/fs/cgroup"), "memory.max"
+        else:
+            continue
+        d = base / path.lstrip("/") / f"records-attack-{os.getpid()}"
+        d.mkdir()
+        yield d, limit
+        d.rmdir()
+        return
+    pytest.skip("no memory cgroup to make one in")
+
+
+FILLS = """\
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o600)
+for _ in range(300000):
+    os.fsync(fd)
+b = bytearray(40 << 20)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_records_leave_the_programs_memory_limit_to_it(tmp_path, shm, memory_cgroup, tool):
+    """A program in a 96 MiB memory cgroup (a container's limit) makes 300k
+    fsyncs, then needs 40 MiB: natively it runs; under the tools the
+    records' pages were charged to its cgroup until nothing was left, and
+    the OOM killer took the program (and the launcher, which left its
+    directory).  The record file now takes a small share of the limit."""
+    cgroup, limit = memory_cgroup
+    (cgroup / limit).write_text(str(96 << 20))
+    script = tmp_path / "fills.py"
+    script.write_text(FILLS)
+    enter = f"echo $$ > {cgroup / 'cgroup.procs'} && exec "
+    native = subprocess.run(["sh", "-c", enter + f"python3 {script} {shm}/f"],
+                            capture_output=True, text=True, timeout=300)
+    assert native.stdout == "ok\n", native.stderr
+    cmd = ["sh", "-c", enter + cmdline([*TOOLS[tool], "--", "sh", "-c",
+                                        f'echo "$EATMYDATA_RECORD"; exec python3 {script} '
+                                        f"{shm}/f"])]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    why = cmdline(cmd) + f"\nexit {r.returncode}\n{r.stderr}"
+    records, _, out = r.stdout.partition("\n")
+    assert r.returncode == 0 and out == "ok\n", why
+    assert "calls were not recorded" in r.stderr and not Path(records).parent.exists(), why
