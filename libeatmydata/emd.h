@@ -61,7 +61,6 @@ int __openat64_2(int dirfd, const char *path, int flags);
 	X(__open64_2)                                                          \
 	X(__openat_2)                                                          \
 	X(__openat64_2)                                                        \
-	X(pwritev2)                                                            \
 	X(pwritev64v2)                                                         \
 	X(write)                                                               \
 	X(rename)                                                              \
@@ -180,6 +179,10 @@ long emd_syscall(long nr, long a, long b, long c, long d, long e, long f);
  * gives; `espipe` is the answer for pipes and sockets. */
 int emd_check_fd(int fd, int espipe);
 
+/* fsync, fdatasync and syncfs when eating: checked, noted, not made;
+ * the libc result. */
+int emd_eat_fd_sync(int fd, int espipe);
+
 /* The pwritev2 flags to pass on for a write to fd. */
 int emd_rwf_flags(int fd, int flags);
 
@@ -221,14 +224,30 @@ static inline int emd_open_flags(int flags)
 	return emd_eating() ? flags & ~EMD_OPEN_SYNC_FLAGS : flags;
 }
 
-/* An open's result, noted for --sync-on-exit and recorded when it had sync
- * flags; `site` is the open's caller. */
-int emd_opened_sync(int fd, const void *site);
+/* open.c: one open request, whatever its entry point (open, openat, their
+ * *64 and fortified names, syscall()).  `call` makes it with the flags given,
+ * which are `flags` without the sync bits when eating; `arg` is its own. */
+struct emd_open {
+	int dirfd;
+	const char *path;
+	int flags;
+	mode_t mode;
+	long (*call)(const struct emd_open *op, int flags);
+	void *arg;
+};
 
-static inline int emd_opened(int fd, int flags, const void *site)
-{
-	return (flags & EMD_OPEN_SYNC_FLAGS) ? emd_opened_sync(fd, site) : fd;
-}
+/* Make the request, with everything an open does besides: the audit's
+ * create event, the record and the O_SYNC mark, the --sync-on-exit note. */
+long emd_open(const struct emd_open *op, const void *site);
+
+/* write.c: a pwritev2, whatever its entry point; `call` makes it with the
+ * flags given.  Recorded if it syncs (its flags or its descriptor's). */
+long emd_pwritev2(int fd, int flags, long (*call)(void *arg, int flags),
+		  void *arg, const void *site);
+
+/* osync.c: does a write to fd sync (an O_SYNC descriptor, followed only
+ * while recording)? */
+int emd_write_syncs(int fd);
 
 /* Does `name` (a program's name or path) match the comma-separated globs? */
 int emd_glob_list_match(const char *globs, const char *name);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* open.c -- open, openat and glibc's fortified __open_2 family, without
- * O_SYNC and O_DSYNC.
+/* open.c -- every way to open a file (open, openat, creat, their *64 and
+ * fortified names; syscall.c adds syscall()), without O_SYNC and O_DSYNC,
+ * through one helper that also does what the audit, the record and
+ * --sync-on-exit need, so that no entry point can drift from the others.
  *
  * Every program opens files all the time, so an open that neither syncs nor
  * creates goes straight through: a test, a load and a call.  `mode` is read
@@ -10,127 +12,169 @@
 
 #include <stdarg.h>
 
-int emd_opened_sync(int fd, const void *site)
+/* The open has happened: what is recorded is that it asked for sync. */
+static int opened_sync(int fd, const void *site)
 {
 	struct emd_rec rec;
 
-	/* The open has happened: what is recorded is that it asked. */
 	emd_rec_begin(&rec, EMD_K_OPEN_SYNC, fd, NULL, site);
 	if (rec.slot && fd >= 0 && !emd_eating())
 		emd_mark_sync_fd(fd);
 	return emd_rec_end(&rec, emd_done(fd, fd));
 }
 
-/* Out of line, so that the call-through path saves no registers. */
-__attribute__((noinline)) static int openat_slow(int dirfd, const char *path,
-						 int flags, mode_t mode,
-						 const void *site)
+/* Out of line, so that the call-through paths save no registers. */
+__attribute__((noinline)) long emd_open(const struct emd_open *op,
+					const void *site)
 {
-	unsigned long long before = emd_audit_before_open(flags);
-	int fd = dirfd == AT_FDCWD
-			 ? EMD_REAL(open)(path, emd_open_flags(flags), mode)
-			 : EMD_REAL(openat)(dirfd, path, emd_open_flags(flags),
-					    mode);
+	unsigned long long before = emd_audit_before_open(op->flags);
+	long fd = op->call(op, emd_open_flags(op->flags));
 
 	if (before)
-		emd_audit_created(fd, dirfd, path, before, site);
-	return emd_opened(fd, flags, site);
+		emd_audit_created((int)fd, op->dirfd, op->path, before, site);
+	if (op->flags & EMD_OPEN_SYNC_FLAGS)
+		return opened_sync((int)fd, site);
+	return fd;
+}
+
+/* The mode after `flags` in a variadic open, if the flags say it is there. */
+static mode_t mode_arg(int flags, va_list ap)
+{
+	return __OPEN_NEEDS_MODE(flags) ? va_arg(ap, mode_t) : 0;
+}
+
+static long call_open(const struct emd_open *op, int flags)
+{
+	if (op->dirfd == AT_FDCWD)
+		return EMD_REAL(open)(op->path, flags, op->mode);
+	return EMD_REAL(openat)(op->dirfd, op->path, flags, op->mode);
 }
 
 EMD_EXPORT int open(const char *path, int flags, ...)
 {
 	__typeof__(open) *real = EMD_REAL_READY(open);
-	mode_t mode = 0;
+	struct emd_open op = {AT_FDCWD, path, flags, 0, call_open, NULL};
+	va_list ap;
 
 	if (EMD_LIKELY(real && !(flags & EMD_OPEN_SLOW_FLAGS)))
 		return real(path, flags);
-	if (__OPEN_NEEDS_MODE(flags)) {
-		va_list ap;
-		va_start(ap, flags);
-		mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
-	return openat_slow(AT_FDCWD, path, flags, mode, EMD_CALLER);
+	va_start(ap, flags);
+	op.mode = mode_arg(flags, ap);
+	va_end(ap);
+	return (int)emd_open(&op, EMD_CALLER);
 }
 
 EMD_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 {
 	__typeof__(openat) *real = EMD_REAL_READY(openat);
-	mode_t mode = 0;
+	struct emd_open op = {dirfd, path, flags, 0, call_open, NULL};
+	va_list ap;
 
 	if (EMD_LIKELY(real && !(flags & EMD_OPEN_SLOW_FLAGS)))
 		return real(dirfd, path, flags);
-	if (__OPEN_NEEDS_MODE(flags)) {
-		va_list ap;
-		va_start(ap, flags);
-		mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
-	return openat_slow(dirfd, path, flags, mode, EMD_CALLER);
+	va_start(ap, flags);
+	op.mode = mode_arg(flags, ap);
+	va_end(ap);
+	return (int)emd_open(&op, EMD_CALLER);
+}
+
+/* libc's creat opens through its own internal open, out of our reach. */
+EMD_EXPORT int creat(const char *path, mode_t mode)
+{
+	struct emd_open op = {AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC,
+			      mode, call_open, NULL};
+
+	return (int)emd_open(&op, EMD_CALLER);
 }
 
 /* The fortified entry points take no mode: glibc aborts the program when the
  * flags need one, and the real function still makes that check. */
+static long call_open_2(const struct emd_open *op, int flags)
+{
+	if (op->dirfd == AT_FDCWD)
+		return EMD_REAL(__open_2)(op->path, flags);
+	return EMD_REAL(__openat_2)(op->dirfd, op->path, flags);
+}
+
 EMD_EXPORT int __open_2(const char *path, int flags)
 {
-	return emd_opened(EMD_REAL(__open_2)(path, emd_open_flags(flags)),
-			  flags, EMD_CALLER);
+	struct emd_open op = {AT_FDCWD, path, flags, 0, call_open_2, NULL};
+
+	return (int)emd_open(&op, EMD_CALLER);
 }
 
 EMD_EXPORT int __openat_2(int dirfd, const char *path, int flags)
 {
-	return emd_opened(
-		EMD_REAL(__openat_2)(dirfd, path, emd_open_flags(flags)), flags, EMD_CALLER);
+	struct emd_open op = {dirfd, path, flags, 0, call_open_2, NULL};
+
+	return (int)emd_open(&op, EMD_CALLER);
 }
 
 #ifdef EMD_LFS_ALIASES
 EMD_EXPORT int open64(const char *, int, ...) __attribute__((alias("open")));
 EMD_EXPORT int openat64(int, const char *, int, ...)
 	__attribute__((alias("openat")));
+EMD_EXPORT int creat64(const char *, mode_t) __attribute__((alias("creat")));
 EMD_EXPORT int __open64_2(const char *, int) __attribute__((alias("__open_2")));
 EMD_EXPORT int __openat64_2(int, const char *, int)
 	__attribute__((alias("__openat_2")));
 #else
 /* On a 32-bit ABI the *64 names add O_LARGEFILE: call through to them. */
+static long call_open64(const struct emd_open *op, int flags)
+{
+	if (op->dirfd == AT_FDCWD)
+		return EMD_REAL(open64)(op->path, flags, op->mode);
+	return EMD_REAL(openat64)(op->dirfd, op->path, flags, op->mode);
+}
+
 EMD_EXPORT int open64(const char *path, int flags, ...)
 {
-	mode_t mode = 0;
+	struct emd_open op = {AT_FDCWD, path, flags, 0, call_open64, NULL};
+	va_list ap;
 
-	if (__OPEN_NEEDS_MODE(flags)) {
-		va_list ap;
-		va_start(ap, flags);
-		mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
-	return emd_opened(EMD_REAL(open64)(path, emd_open_flags(flags), mode),
-			  flags, EMD_CALLER);
+	va_start(ap, flags);
+	op.mode = mode_arg(flags, ap);
+	va_end(ap);
+	return (int)emd_open(&op, EMD_CALLER);
 }
 
 EMD_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 {
-	mode_t mode = 0;
+	struct emd_open op = {dirfd, path, flags, 0, call_open64, NULL};
+	va_list ap;
 
-	if (__OPEN_NEEDS_MODE(flags)) {
-		va_list ap;
-		va_start(ap, flags);
-		mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
-	return emd_opened(EMD_REAL(openat64)(dirfd, path, emd_open_flags(flags),
-					     mode),
-			  flags, EMD_CALLER);
+	va_start(ap, flags);
+	op.mode = mode_arg(flags, ap);
+	va_end(ap);
+	return (int)emd_open(&op, EMD_CALLER);
+}
+
+EMD_EXPORT int creat64(const char *path, mode_t mode)
+{
+	struct emd_open op = {AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC,
+			      mode, call_open64, NULL};
+
+	return (int)emd_open(&op, EMD_CALLER);
+}
+
+static long call_open64_2(const struct emd_open *op, int flags)
+{
+	if (op->dirfd == AT_FDCWD)
+		return EMD_REAL(__open64_2)(op->path, flags);
+	return EMD_REAL(__openat64_2)(op->dirfd, op->path, flags);
 }
 
 EMD_EXPORT int __open64_2(const char *path, int flags)
 {
-	return emd_opened(EMD_REAL(__open64_2)(path, emd_open_flags(flags)),
-			  flags, EMD_CALLER);
+	struct emd_open op = {AT_FDCWD, path, flags, 0, call_open64_2, NULL};
+
+	return (int)emd_open(&op, EMD_CALLER);
 }
 
 EMD_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
 {
-	return emd_opened(
-		EMD_REAL(__openat64_2)(dirfd, path, emd_open_flags(flags)),
-		flags, EMD_CALLER);
+	struct emd_open op = {dirfd, path, flags, 0, call_open64_2, NULL};
+
+	return (int)emd_open(&op, EMD_CALLER);
 }
 #endif

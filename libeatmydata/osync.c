@@ -43,7 +43,7 @@ static int syncs(int fd)
 	return 0;
 }
 
-static int recorded(int fd)
+int emd_write_syncs(int fd)
 {
 	return EMD_UNLIKELY(__atomic_load_n(&emd_sync_fds, __ATOMIC_RELAXED)) &&
 	       syncs(fd);
@@ -53,7 +53,7 @@ EMD_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
 	struct emd_rec rec;
 
-	if (EMD_LIKELY(!recorded(fd)))
+	if (EMD_LIKELY(!emd_write_syncs(fd)))
 		return EMD_REAL(write)(fd, buf, n);
 	emd_rec_begin(&rec, EMD_K_WRITE_SYNC, fd, NULL, EMD_CALLER);
 	return emd_rec_end(&rec, EMD_REAL(write)(fd, buf, n));
@@ -63,7 +63,7 @@ EMD_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
 	struct emd_rec rec;
 
-	if (EMD_LIKELY(!recorded(fd)))
+	if (EMD_LIKELY(!emd_write_syncs(fd)))
 		return EMD_REAL(writev)(fd, iov, cnt);
 	emd_rec_begin(&rec, EMD_K_WRITE_SYNC, fd, NULL, EMD_CALLER);
 	return emd_rec_end(&rec, EMD_REAL(writev)(fd, iov, cnt));
@@ -73,7 +73,7 @@ EMD_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 {
 	struct emd_rec rec;
 
-	if (EMD_LIKELY(!recorded(fd)))
+	if (EMD_LIKELY(!emd_write_syncs(fd)))
 		return EMD_REAL(pwrite64)(fd, buf, n, off);
 	emd_rec_begin(&rec, EMD_K_WRITE_SYNC, fd, NULL, EMD_CALLER);
 	return emd_rec_end(&rec, EMD_REAL(pwrite64)(fd, buf, n, off));
@@ -84,7 +84,7 @@ EMD_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt,
 {
 	struct emd_rec rec;
 
-	if (EMD_LIKELY(!recorded(fd)))
+	if (EMD_LIKELY(!emd_write_syncs(fd)))
 		return EMD_REAL(pwritev64)(fd, iov, cnt, off);
 	emd_rec_begin(&rec, EMD_K_WRITE_SYNC, fd, NULL, EMD_CALLER);
 	return emd_rec_end(&rec, EMD_REAL(pwritev64)(fd, iov, cnt, off));

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* syscall.c -- durability requested through libc's syscall(): the sync calls
- * are answered here, and the open and write calls lose their sync flags.
+/* syscall.c -- durability requested through libc's syscall(): each request
+ * takes the path of its libc wrapper (the same helper for the opens and
+ * pwritev2; the same recording and noting for the sync calls), with the raw
+ * system call as the real one.
  *
  * syscall() is how a program reaches calls libc has no wrapper for, openat2
  * among them; programs that make the system call themselves (static and Go
@@ -10,94 +12,96 @@
 
 #include <linux/openat2.h>
 #include <stdarg.h>
-#include <string.h>
 
 /* openat2's struct open_how is extensible; larger ones than this pass
  * through unchanged. */
 #define HOW_MAX 256
 
+/* One call to syscall(): its number, arguments and a copy of open_how. */
+struct sys_call {
+	long nr;
+	long a[6];
+	int flags_arg;
+	unsigned char how[HOW_MAX];
+};
+
+static long raw(const struct sys_call *c)
+{
+	return EMD_REAL(syscall)(c->nr, c->a[0], c->a[1], c->a[2], c->a[3],
+				 c->a[4], c->a[5]);
+}
+
 /* The kernel copies open_how from the caller, so a bad pointer is EFAULT,
- * not a crash: read it the same way, and pass it through untouched if it
- * cannot be read. */
-static int eat_openat2(long *a, unsigned char *copy)
+ * not a crash: read it the same way; 0 if it cannot be read. */
+static int read_how(struct sys_call *c)
 {
-	size_t size = (size_t)a[3];
-	struct iovec local = {copy, size}, remote = {(void *)a[2], size};
-	struct open_how *how = (struct open_how *)copy;
+	size_t size = (size_t)c->a[3];
+	struct iovec local = {c->how, size}, remote = {(void *)c->a[2], size};
 
-	if (size < sizeof(*how) || size > HOW_MAX)
+	if (size < sizeof(struct open_how) || size > HOW_MAX)
 		return 0;
-	if (emd_syscall(SYS_process_vm_readv, getpid(), (long)&local, 1,
-			(long)&remote, 1, 0) != (long)size)
-		return 0;
-	if (!(how->flags & EMD_OPEN_SYNC_FLAGS))
-		return 0;
-	how->flags &= ~(unsigned long long)EMD_OPEN_SYNC_FLAGS;
-	a[2] = (long)copy;
-	return 1;
+	return emd_syscall(SYS_process_vm_readv, getpid(), (long)&local, 1,
+			   (long)&remote, 1, 0) == (long)size;
 }
 
-/* Clear the sync bits of one argument; what they would have synced is not
- * known here, so --sync-on-exit syncs everything. */
-static int strip(long *arg, long bits)
+/* emd_open's real call: the flags it dropped are cleared in the arguments
+ * (for openat2, in the copy of open_how passed instead of the caller's). */
+static long call_open(const struct emd_open *op, int flags)
 {
-	if (*arg & bits) {
-		*arg &= ~bits;
-		emd_note_all();
+	struct sys_call *c = op->arg;
+	unsigned drop = (unsigned)(op->flags & ~flags);
+	struct open_how *how = (struct open_how *)c->how;
+
+	if (drop && c->nr == SYS_openat2) {
+		how->flags &= ~(unsigned long long)drop;
+		c->a[2] = (long)how;
+	} else if (drop) {
+		c->a[c->flags_arg] &= ~(long)drop;
 	}
-	return 0;
+	return raw(c);
 }
 
-/* Rewrite the arguments of a durability request in place; returns 1 when the
- * call is answered here, with its result in *res. */
-static int eat(long nr, long *a, unsigned char *how, long *res)
+/* The open request `c` is, if it is one. */
+static int open_request(struct sys_call *c, struct emd_open *op)
 {
-	switch (nr) {
-	case SYS_fsync:
-	case SYS_fdatasync:
-		*res = emd_check_fd((int)a[0], -EINVAL);
-		break;
-	case SYS_syncfs:
-		*res = emd_check_fd((int)a[0], 0);
-		break;
-	case SYS_sync:
-		emd_note_all();
-		*res = 0;
-		return 1;
-#ifdef EMD_SFR_FLAGS_ARG
-	case SYS_sync_file_range:
-		return strip(&a[EMD_SFR_FLAGS_ARG], EMD_SFR_VALID);
-#endif
-#ifdef SYS_sync_file_range2
-	case SYS_sync_file_range2:
-		return strip(&a[1], EMD_SFR_VALID);
-#endif
-	case SYS_msync:
-		if (a[2] != emd_msync_flags(a[2]))
-			emd_note_all();
-		a[2] = emd_msync_flags(a[2]);
-		return 0;
+	long *a = c->a;
+
+	*op = (struct emd_open){AT_FDCWD, (const char *)a[0], (int)a[1], 0,
+				call_open, c};
+	c->flags_arg = 1;
+	switch (c->nr) {
 #ifdef SYS_open
 	case SYS_open:
-		return strip(&a[1], EMD_OPEN_SYNC_FLAGS);
+		return 1;
+#endif
+#ifdef SYS_creat
+	case SYS_creat:
+		op->flags = O_CREAT | O_WRONLY | O_TRUNC;
+		return 1;
 #endif
 	case SYS_openat:
-		return strip(&a[2], EMD_OPEN_SYNC_FLAGS);
+		c->flags_arg = 2;
+		*op = (struct emd_open){(int)a[0], (const char *)a[1], (int)a[2],
+					0, call_open, c};
+		return 1;
 	case SYS_openat2:
-		if (eat_openat2(a, how))
-			emd_note_all();
-		return 0;
-	case SYS_pwritev2:
-		if (a[EMD_PWRITEV2_FLAGS_ARG] & EMD_RWF_SYNC_FLAGS)
-			a[EMD_PWRITEV2_FLAGS_ARG] = emd_rwf_flags(
-				(int)a[0], (int)a[EMD_PWRITEV2_FLAGS_ARG]);
-		return 0;
+		*op = (struct emd_open){(int)a[0], (const char *)a[1], 0, 0,
+					call_open, c};
+		if (read_how(c))
+			op->flags = (int)((struct open_how *)c->how)->flags;
+		return 1;
 	default:
 		return 0;
 	}
-	if (*res == 0)
-		emd_note_fd((int)a[0]);
-	return 1;
+}
+
+/* emd_pwritev2's real call. */
+static long call_pwritev2(void *arg, int flags)
+{
+	struct sys_call *c = arg;
+
+	c->a[EMD_PWRITEV2_FLAGS_ARG] = flags;
+	return raw(c);
 }
 
 /* The kind of durability request a system call is, for the record, or -1;
@@ -120,48 +124,86 @@ static int request_kind(long nr, const long *a, int *fd, const void **addr)
 	case SYS_sync_file_range:
 		return a[EMD_SFR_FLAGS_ARG] & EMD_SFR_VALID ? EMD_K_SYNC_FILE_RANGE : -1;
 #endif
+#ifdef SYS_sync_file_range2
+	case SYS_sync_file_range2:
+		return a[1] & EMD_SFR_VALID ? EMD_K_SYNC_FILE_RANGE : -1;
+#endif
 	case SYS_msync:
 		*fd = -1;
 		*addr = (const void *)a[0];
 		return a[2] & MS_SYNC ? EMD_K_MSYNC : -1;
-	case SYS_pwritev2:
-		return a[EMD_PWRITEV2_FLAGS_ARG] & EMD_RWF_SYNC_FLAGS ? EMD_K_PWRITEV2_SYNC
-								     : -1;
+	case SYS_write:
+	case SYS_writev:
+	case SYS_pwrite64:
+	case SYS_pwritev:
+		return emd_write_syncs(*fd) ? EMD_K_WRITE_SYNC : -1;
 	default:
 		return -1;
 	}
 }
 
-static long call(long nr, long *a)
+/* A durability request made as its libc wrapper makes it when eating:
+ * answered here, or made without its sync bits, and noted when it worked. */
+static long eat(struct sys_call *c)
 {
-	unsigned char how[HOW_MAX];
-	long res;
+	long *a = c->a, r;
 
-	if (emd_eating() && eat(nr, a, how, &res)) {
-		if (res < 0) {
-			errno = -res;
-			return -1;
-		}
-		return res;
+	switch (c->nr) {
+	case SYS_fsync:
+	case SYS_fdatasync:
+		return emd_eat_fd_sync((int)a[0], -EINVAL);
+	case SYS_syncfs:
+		return emd_eat_fd_sync((int)a[0], 0);
+	case SYS_sync:
+		emd_note_all();
+		return 0;
+	case SYS_msync:
+		a[2] = emd_msync_flags(a[2]);
+		if ((r = raw(c)) == 0)
+			emd_note_all();
+		return r;
+#ifdef EMD_SFR_FLAGS_ARG
+	case SYS_sync_file_range:
+		a[EMD_SFR_FLAGS_ARG] &= ~(long)EMD_SFR_VALID;
+		return emd_done((int)a[0], raw(c));
+#endif
+#ifdef SYS_sync_file_range2
+	case SYS_sync_file_range2:
+		a[1] &= ~(long)EMD_SFR_VALID;
+		return emd_done((int)a[0], raw(c));
+#endif
+	default:
+		return raw(c);
 	}
-	return EMD_REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+static long sync_call(struct sys_call *c, const void *site)
+{
+	struct emd_rec rec;
+	const void *addr;
+	int fd, kind = request_kind(c->nr, c->a, &fd, &addr);
+
+	if (EMD_LIKELY(kind < 0))
+		return raw(c);
+	emd_rec_begin(&rec, kind, fd, addr, site);
+	return emd_rec_end(&rec, emd_eating() ? eat(c) : raw(c));
 }
 
 EMD_EXPORT long syscall(long nr, ...)
 {
-	struct emd_rec rec;
-	long a[6];
+	struct sys_call c = {.nr = nr};
+	struct emd_open op;
 	va_list ap;
-	const void *addr;
-	int kind, fd;
 
 	va_start(ap, nr);
 	for (int i = 0; i < 6; i++)
-		a[i] = va_arg(ap, long);
+		c.a[i] = va_arg(ap, long);
 	va_end(ap);
-	if (EMD_LIKELY(!(emd_mode_now() & EMD_RECORD)) ||
-	    (kind = request_kind(nr, a, &fd, &addr)) < 0)
-		return call(nr, a);
-	emd_rec_begin(&rec, kind, fd, addr, EMD_CALLER);
-	return emd_rec_end(&rec, call(nr, a));
+	if (open_request(&c, &op))
+		return op.flags & EMD_OPEN_SLOW_FLAGS ? emd_open(&op, EMD_CALLER)
+						      : raw(&c);
+	if (nr == SYS_pwritev2)
+		return emd_pwritev2((int)c.a[0], (int)c.a[EMD_PWRITEV2_FLAGS_ARG],
+				    call_pwritev2, &c, EMD_CALLER);
+	return sync_call(&c, EMD_CALLER);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* write.c -- pwritev2 with RWF_SYNC or RWF_DSYNC: the write happens, the
- * sync does not.
+ * sync does not.  pwritev2, pwritev64v2 and syscall(SYS_pwritev2) all go
+ * through emd_pwritev2.
  */
 #include "emd.h"
 
@@ -13,20 +14,46 @@ int emd_rwf_flags(int fd, int flags)
 	return flags & ~EMD_RWF_SYNC_FLAGS;
 }
 
-EMD_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int iovcnt,
-			    off_t offset, int flags)
+long emd_pwritev2(int fd, int flags, long (*call)(void *arg, int flags),
+		  void *arg, const void *site)
 {
 	struct emd_rec rec;
 
-	if (EMD_LIKELY(!(flags & EMD_RWF_SYNC_FLAGS)))
-		return EMD_REAL(pwritev2)(fd, iov, iovcnt, offset, flags);
-	emd_rec_begin(&rec, EMD_K_PWRITEV2_SYNC, fd, NULL, EMD_CALLER);
+	if (!(flags & EMD_RWF_SYNC_FLAGS)) {
+		if (EMD_LIKELY(!emd_write_syncs(fd)))
+			return call(arg, flags);
+		emd_rec_begin(&rec, EMD_K_WRITE_SYNC, fd, NULL, site);
+		return emd_rec_end(&rec, call(arg, flags));
+	}
+	emd_rec_begin(&rec, EMD_K_PWRITEV2_SYNC, fd, NULL, site);
 	if (!emd_eating())
-		return emd_rec_end(&rec, EMD_REAL(pwritev2)(fd, iov, iovcnt,
-							    offset, flags));
-	return emd_rec_end(&rec, emd_done(fd, EMD_REAL(pwritev2)(
-						      fd, iov, iovcnt, offset,
-						      emd_rwf_flags(fd, flags))));
+		return emd_rec_end(&rec, call(arg, flags));
+	return emd_rec_end(&rec,
+			   emd_done(fd, call(arg, emd_rwf_flags(fd, flags))));
+}
+
+struct pwritev2_args {
+	int fd;
+	const struct iovec *iov;
+	int cnt;
+	off64_t offset;
+};
+
+/* On a 32-bit ABI pwritev2's off_t widens to pwritev64v2's: -1 (the
+ * current position) stays -1. */
+static long call_pwritev64v2(void *arg, int flags)
+{
+	struct pwritev2_args *a = arg;
+
+	return EMD_REAL(pwritev64v2)(a->fd, a->iov, a->cnt, a->offset, flags);
+}
+
+EMD_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int iovcnt,
+			    off_t offset, int flags)
+{
+	struct pwritev2_args a = {fd, iov, iovcnt, offset};
+
+	return emd_pwritev2(fd, flags, call_pwritev64v2, &a, EMD_CALLER);
 }
 
 #ifdef EMD_LFS_ALIASES
@@ -36,16 +63,8 @@ EMD_EXPORT ssize_t pwritev64v2(int, const struct iovec *, int, off64_t, int)
 EMD_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int iovcnt,
 			       off64_t offset, int flags)
 {
-	struct emd_rec rec;
+	struct pwritev2_args a = {fd, iov, iovcnt, offset};
 
-	if (EMD_LIKELY(!(flags & EMD_RWF_SYNC_FLAGS)))
-		return EMD_REAL(pwritev64v2)(fd, iov, iovcnt, offset, flags);
-	emd_rec_begin(&rec, EMD_K_PWRITEV2_SYNC, fd, NULL, EMD_CALLER);
-	if (!emd_eating())
-		return emd_rec_end(&rec, EMD_REAL(pwritev64v2)(fd, iov, iovcnt,
-							       offset, flags));
-	return emd_rec_end(&rec, emd_done(fd, EMD_REAL(pwritev64v2)(
-						      fd, iov, iovcnt, offset,
-						      emd_rwf_flags(fd, flags))));
+	return emd_pwritev2(fd, flags, call_pwritev64v2, &a, EMD_CALLER);
 }
 #endif

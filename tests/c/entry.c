@@ -53,12 +53,51 @@ static int dirty_file(int flags)
 	return fd;
 }
 
-static void write_page(int fd)
+static int write_page(int fd)
 {
 	static const char page[4096];
 
 	if (write(fd, page, sizeof(page)) != sizeof(page))
 		fail("write");
+	return fd;
+}
+
+/* A shared mapping of fd's first page, changed. */
+static char *dirty_map(int fd)
+{
+	char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	if (m == MAP_FAILED)
+		fail("mmap");
+	m[0] = 'x';
+	return m;
+}
+
+/* Two O_SYNC files opened through syscall(), written five times each: the
+ * first through syscall(), the second through libc's write calls. */
+static void osync_through_syscall(const char *name)
+{
+	struct iovec iov = {(void *)"data", 4};
+	char second[4200];
+	long a, b;
+
+	snprintf(second, sizeof(second), "%s-2", name);
+	a = syscall(SYS_openat, AT_FDCWD, name, O_WRONLY | O_CREAT | O_SYNC, 0644);
+	b = syscall(SYS_openat, AT_FDCWD, second, O_WRONLY | O_CREAT | O_SYNC, 0644);
+	if (a < 0 || b < 0)
+		fail("syscall(SYS_openat)");
+	if (syscall(SYS_write, a, "data", 4) != 4 ||
+	    syscall(SYS_pwrite64, a, "data", 4, 4, 0) != 4 ||
+	    syscall(SYS_writev, a, &iov, 1) != 4 ||
+	    syscall(SYS_pwritev, a, &iov, 1, 8, 0) != 4 ||
+	    syscall(SYS_pwritev2, a, &iov, 1, 12, 0, 0) != 4)
+		fail("syscall(SYS_write...)");
+	if (write(b, "data", 4) != 4 || pwrite(b, "data", 4, 4) != 4 ||
+	    writev(b, &iov, 1) != 4 || pwritev(b, &iov, 1, 8) != 4 ||
+	    pwritev2(b, &iov, 1, 12, 0) != 4)
+		fail("write...");
+	close(a);
+	close(b);
 }
 
 static void do_call(const char *call)
@@ -79,13 +118,23 @@ static void do_call(const char *call)
 	else if (!strcmp(call, "sync_file_range"))
 		r = sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE |
 			SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
-	else if (!strcmp(call, "msync")) {
-		char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (m == MAP_FAILED)
-			fail("mmap");
-		m[0] = 'x';
-		r = msync(m, 4096, MS_SYNC);
-	} else if (!strcmp(call, "open"))
+	else if (!strcmp(call, "msync"))
+		r = msync(dirty_map(fd), 4096, MS_SYNC);
+	else if (!strcmp(call, "syscall-msync"))
+		r = syscall(SYS_msync, dirty_map(fd), 4096, MS_SYNC);
+	else if (!strcmp(call, "creat")) /* a new file, synced: for the audit */
+		r = fsync(write_page(creat(name, 0644)));
+	else if (!strcmp(call, "creat64"))
+		r = fsync(write_page(creat64(name, 0644)));
+#ifdef SYS_creat
+	else if (!strcmp(call, "syscall-creat"))
+		r = fsync(write_page(syscall(SYS_creat, name, 0644)));
+#endif
+#ifdef SYS_open
+	else if (!strcmp(call, "syscall-open"))
+		write_page(syscall(SYS_open, name, O_WRONLY | O_CREAT | O_SYNC, 0644));
+#endif
+	else if (!strcmp(call, "open"))
 		write_page(open(name, O_WRONLY | O_CREAT | O_SYNC, 0644));
 	else if (!strcmp(call, "open64"))
 		write_page(open64(name, O_WRONLY | O_CREAT | O_DSYNC, 0644));
@@ -127,7 +176,9 @@ static void do_call(const char *call)
 	else if (!strcmp(call, "syscall-openat2")) {
 		struct open_how how = {.flags = O_WRONLY | O_CREAT | O_SYNC, .mode = 0644};
 		write_page(syscall(SYS_openat2, AT_FDCWD, name, &how, sizeof(how)));
-	} else if (!strcmp(call, "syscall-pwritev2"))
+	} else if (!strcmp(call, "syscall-osync"))
+		osync_through_syscall(name);
+	else if (!strcmp(call, "syscall-pwritev2"))
 		r = syscall(SYS_pwritev2, fd, &iov, 1, 0, 0, RWF_DSYNC) == 4 ? 0 : -1;
 	else {
 		fprintf(stderr, "entry: unknown call %s\n", call);

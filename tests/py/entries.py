@@ -20,15 +20,31 @@ ENTRY_POINTS = {
     "__openat64_2": [("entry-fortify", "openat64-nomode")],
     "pwritev2": [("entry", "pwritev2")],
     "pwritev64v2": [("entry", "pwritev64v2")],
+    # syscall-osync: two O_SYNC files opened through syscall(), written
+    # through syscall() and through libc.
     "syscall": [("entry", f"syscall-{c}") for c in (
-        "fsync", "fdatasync", "sync", "syncfs", "sync_file_range",
-        "openat", "openat2", "pwritev2")],
+        "fsync", "fdatasync", "sync", "syncfs", "sync_file_range", "msync",
+        "open", "openat", "openat2", "pwritev2", "osync")],
 }
 
 REQUESTS = [(sym, prog, call) for sym, rows in ENTRY_POINTS.items()
             for prog, call in rows]
 
-# Wrapped only for syncstat: the writes on O_SYNC descriptors, and the
-# directory entries --audit follows.
+# The requests that open with O_SYNC or O_DSYNC and write: syncstat records
+# each open, and each write, which the kernel syncs.
+SYNC_OPENS = [r for r in REQUESTS if "open" in r[2] or r[2] == "syscall-osync"]
+
+# Opens that create a file: syncstat --audit follows the entry they make.
+# Each call creates a file in DIR and syncs it, never the directory.
+CREATES = {
+    "open": ["open"], "open64": ["open64"], "openat": ["openat"],
+    "openat64": ["openat64"], "creat": ["creat"], "creat64": ["creat64"],
+    "syscall": ["syscall-open", "syscall-openat", "syscall-openat2",
+                "syscall-creat"],
+}
+
+# Wrapped only for syncstat: the writes on O_SYNC descriptors, the
+# directory entries --audit follows, and creat, which cannot sync.
 RECORDED_ONLY = {"write", "writev", "pwrite", "pwrite64", "pwritev", "pwritev64",
-                 "rename", "renameat", "renameat2", "link", "linkat"}
+                 "rename", "renameat", "renameat2", "link", "linkat",
+                 "creat", "creat64"}
