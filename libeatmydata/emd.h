@@ -144,6 +144,11 @@ int emd_rec_stat(int dirfd, const char *path, int flags,
 void emd_audit_created(int fd, int dirfd, const char *path,
 		       unsigned long long before_ns, const void *site);
 unsigned long long emd_realtime_ns(void);
+/* A rename or link while auditing, made with libc's renameat2 or linkat. */
+int emd_audit_rename(int olddir, const char *old, int newdir, const char *new,
+		     unsigned int flags, const void *site);
+int emd_audit_link(int olddir, const char *old, int newdir, const char *new,
+		   int flags, const void *site);
 
 static inline int emd_audit_now(void)
 {

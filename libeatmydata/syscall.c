@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* syscall.c -- durability requested through libc's syscall(): each request
- * takes the path of its libc wrapper (the same helper for the opens and
- * pwritev2; the same recording and noting for the sync calls), with the raw
- * system call as the real one.
+ * takes the path of its libc wrapper (the same helper for the opens,
+ * pwritev2 and the audit's renames and links; the same recording and noting
+ * for the sync calls), with the raw system call as the real one.
  *
  * syscall() is how a program reaches calls libc has no wrapper for, openat2
  * among them; programs that make the system call themselves (static and Go
@@ -177,6 +177,44 @@ static long eat(struct sys_call *c)
 	}
 }
 
+/* The directory entries --audit follows, made as their wrappers make them;
+ * 1 when `c` is one, its result in *res. */
+static int entry_call(const struct sys_call *c, long *res, const void *site)
+{
+	const long *a = c->a;
+	const char *p0 = (const char *)a[0], *p1 = (const char *)a[1];
+
+	if (EMD_LIKELY(!emd_audit_now()))
+		return 0;
+	switch (c->nr) {
+#ifdef SYS_rename
+	case SYS_rename:
+		*res = emd_audit_rename(AT_FDCWD, p0, AT_FDCWD, p1, 0, site);
+		return 1;
+#endif
+#ifdef SYS_link
+	case SYS_link:
+		*res = emd_audit_link(AT_FDCWD, p0, AT_FDCWD, p1, 0, site);
+		return 1;
+#endif
+#ifdef SYS_renameat
+	case SYS_renameat:
+#endif
+	case SYS_renameat2:
+		*res = emd_audit_rename((int)a[0], p1, (int)a[2],
+					(const char *)a[3],
+					c->nr == SYS_renameat2 ? (unsigned)a[4] : 0,
+					site);
+		return 1;
+	case SYS_linkat:
+		*res = emd_audit_link((int)a[0], p1, (int)a[2],
+				      (const char *)a[3], (int)a[4], site);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 static long sync_call(struct sys_call *c, const void *site)
 {
 	struct emd_rec rec;
@@ -194,6 +232,7 @@ EMD_EXPORT long syscall(long nr, ...)
 	struct sys_call c = {.nr = nr};
 	struct emd_open op;
 	va_list ap;
+	long res;
 
 	va_start(ap, nr);
 	for (int i = 0; i < 6; i++)
@@ -205,5 +244,7 @@ EMD_EXPORT long syscall(long nr, ...)
 	if (nr == SYS_pwritev2)
 		return emd_pwritev2((int)c.a[0], (int)c.a[EMD_PWRITEV2_FLAGS_ARG],
 				    call_pwritev2, &c, EMD_CALLER);
+	if (entry_call(&c, &res, EMD_CALLER))
+		return res;
 	return sync_call(&c, EMD_CALLER);
 }

@@ -73,6 +73,60 @@ static char *dirty_map(int fd)
 	return m;
 }
 
+/* A new file `path` in DIR whose data and entry are durable: for the audit,
+ * which then follows the entry a call makes for it. */
+static void durable_file(char *path, size_t size)
+{
+	int fd, dfd = open(dir, O_RDONLY | O_DIRECTORY);
+
+	snprintf(path, size, "%s/s%d-%lx", dir, getpid(), (unsigned long)pthread_self());
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	if (fd < 0 || dfd < 0 || fsync(write_page(fd)) || fsync(dfd))
+		fail("durable_file");
+	close(fd);
+	close(dfd);
+}
+
+/* Gives `name` to a durable file by a rename or a link, through libc or
+ * syscall(): the audit sees the entry, never synced. */
+static int new_entry(const char *call, const char *name)
+{
+	static const struct {
+		const char *call;
+		long nr;
+		int at;
+	} sys[] = {
+#ifdef SYS_rename
+		{"syscall-rename", SYS_rename, 0},
+#endif
+#ifdef SYS_link
+		{"syscall-link", SYS_link, 0},
+#endif
+		{"syscall-renameat", SYS_renameat, 1},
+		{"syscall-renameat2", SYS_renameat2, 1},
+		{"syscall-linkat", SYS_linkat, 1},
+	};
+	char old[4096];
+
+	durable_file(old, sizeof(old));
+	if (!strcmp(call, "rename"))
+		return rename(old, name);
+	if (!strcmp(call, "renameat"))
+		return renameat(AT_FDCWD, old, AT_FDCWD, name);
+	if (!strcmp(call, "renameat2"))
+		return renameat2(AT_FDCWD, old, AT_FDCWD, name, RENAME_NOREPLACE);
+	if (!strcmp(call, "link"))
+		return link(old, name);
+	if (!strcmp(call, "linkat"))
+		return linkat(AT_FDCWD, old, AT_FDCWD, name, 0);
+	for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++)
+		if (!strcmp(call, sys[i].call))
+			return sys[i].at ? syscall(sys[i].nr, AT_FDCWD, old, AT_FDCWD, name, 0)
+					 : syscall(sys[i].nr, old, name);
+	fprintf(stderr, "entry: unknown call %s\n", call);
+	exit(2);
+}
+
 /* Two O_SYNC files opened through syscall(), written five times each: the
  * first through syscall(), the second through libc's write calls. */
 static void osync_through_syscall(const char *name)
@@ -180,10 +234,8 @@ static void do_call(const char *call)
 		osync_through_syscall(name);
 	else if (!strcmp(call, "syscall-pwritev2"))
 		r = syscall(SYS_pwritev2, fd, &iov, 1, 0, 0, RWF_DSYNC) == 4 ? 0 : -1;
-	else {
-		fprintf(stderr, "entry: unknown call %s\n", call);
-		exit(2);
-	}
+	else
+		r = new_entry(call, name);
 	if (r != 0)
 		fail(call);
 	close(fd);

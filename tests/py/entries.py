@@ -34,13 +34,17 @@ REQUESTS = [(sym, prog, call) for sym, rows in ENTRY_POINTS.items()
 # each open, and each write, which the kernel syncs.
 SYNC_OPENS = [r for r in REQUESTS if "open" in r[2] or r[2] == "syscall-osync"]
 
-# Opens that create a file: syncstat --audit follows the entry they make.
-# Each call creates a file in DIR and syncs it, never the directory.
-CREATES = {
+# The calls that make a directory entry (create, rename, link) for a file
+# they sync or find synced, never syncing the directory: syncstat --audit
+# follows each entry, whatever the call.
+NEW_ENTRIES = {
     "open": ["open"], "open64": ["open64"], "openat": ["openat"],
     "openat64": ["openat64"], "creat": ["creat"], "creat64": ["creat64"],
-    "syscall": ["syscall-open", "syscall-openat", "syscall-openat2",
-                "syscall-creat"],
+    "rename": ["rename"], "renameat": ["renameat"], "renameat2": ["renameat2"],
+    "link": ["link"], "linkat": ["linkat"],
+    "syscall": [f"syscall-{c}" for c in (
+        "open", "openat", "openat2", "creat", "rename", "renameat", "renameat2",
+        "link", "linkat")],
 }
 
 # Wrapped only for syncstat: the writes on O_SYNC descriptors, the

@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from conftest import BUILD, EATMYDATA, LIB_DIRS, SYNC_EVENTS, TESTS, eaten, run
-from entries import CREATES, ENTRY_POINTS, RECORDED_ONLY, REQUESTS, SYNC_OPENS
+from entries import ENTRY_POINTS, NEW_ENTRIES, RECORDED_ONLY, REQUESTS, SYNC_OPENS
 from test_audit import audit
 from test_syncstat import recorded
 
@@ -79,11 +79,11 @@ def test_sync_on_exit_after_each_request(scratch, sym, prog, call):
 
 
 @pytest.mark.parametrize("sym,prog,call", [
-    (sym, prog, call) for sym, calls in CREATES.items() for call in calls
+    (sym, prog, call) for sym, calls in NEW_ENTRIES.items() for call in calls
     for prog in ("entry", "entry32")])
-def test_audit_sees_each_create(scratch, tmp_path, sym, prog, call):
-    """The file created is synced, its directory never is: --audit says so,
-    whichever call created it."""
+def test_audit_follows_each_new_entry(scratch, tmp_path, sym, prog, call):
+    """The file is synced, the directory of its new entry never is: --audit
+    says so, whichever call made the entry."""
     r, findings = audit([TESTS / prog, call, scratch], tmp_path)
     assert [(p, n) for p, n, _ in findings] == [("dir-not-synced", prog)], \
         f"{sym}: {findings}" + r.why()
@@ -103,7 +103,7 @@ NOCACHE_EXPORTS = {
     "write", "writev", "pwrite", "pwrite64", "pwritev", "pwritev64", "pwritev2",
     "pwritev64v2", "copy_file_range", "sendfile", "sendfile64", "close", "fclose",
     "dup2", "dup3"}
-EXPORTS = {"eatmydata": set(ENTRY_POINTS) | set(CREATES) | RECORDED_ONLY, "nocache": NOCACHE_EXPORTS,
+EXPORTS = {"eatmydata": set(ENTRY_POINTS) | set(NEW_ENTRIES) | RECORDED_ONLY, "nocache": NOCACHE_EXPORTS,
            "hirestimes": {"times", "sysconf", "__sysconf"}}
 
 
