@@ -14,6 +14,7 @@
 #undef _FORTIFY_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -61,6 +62,7 @@ int __openat64_2(int dirfd, const char *path, int flags);
 	X(__open64_2)                                                          \
 	X(__openat_2)                                                          \
 	X(__openat64_2)                                                        \
+	X(mkostemps)                                                           \
 	X(pwritev64v2)                                                         \
 	X(write)                                                               \
 	X(rename)                                                              \

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* open.c -- every way to open a file (open, openat, creat, their *64 and
- * fortified names; syscall.c adds syscall()), without O_SYNC and O_DSYNC,
+/* open.c -- every way to open a file (open, openat, creat, mkostemp and
+ * kin, their *64 and fortified names; syscall.c adds syscall()), without O_SYNC and O_DSYNC,
  * through one helper that also does what the audit, the record and
  * --sync-on-exit need, so that no entry point can drift from the others.
  *
@@ -87,6 +87,43 @@ EMD_EXPORT int creat(const char *path, mode_t mode)
 	return (int)emd_open(&op, EMD_CALLER);
 }
 
+/* mkstemp and its kin open through libc's own open, out of our reach: the
+ * flags they take may ask for sync, and they create a file.  All four are
+ * mkostemps with a suffix length and flags of 0 or not. */
+static long call_mkostemps(const struct emd_open *op, int flags)
+{
+	return EMD_REAL(mkostemps)((char *)op->path, *(const int *)op->arg,
+				   flags & ~O_CREAT);
+}
+
+static int make_temp(char *tmpl, int suffixlen, int flags, const void *site)
+{
+	struct emd_open op = {AT_FDCWD, tmpl, flags | O_CREAT, 0600,
+			      call_mkostemps, &suffixlen};
+
+	return (int)emd_open(&op, site);
+}
+
+EMD_EXPORT int mkstemp(char *tmpl)
+{
+	return make_temp(tmpl, 0, 0, EMD_CALLER);
+}
+
+EMD_EXPORT int mkostemp(char *tmpl, int flags)
+{
+	return make_temp(tmpl, 0, flags, EMD_CALLER);
+}
+
+EMD_EXPORT int mkstemps(char *tmpl, int suffixlen)
+{
+	return make_temp(tmpl, suffixlen, 0, EMD_CALLER);
+}
+
+EMD_EXPORT int mkostemps(char *tmpl, int suffixlen, int flags)
+{
+	return make_temp(tmpl, suffixlen, flags, EMD_CALLER);
+}
+
 /* The fortified entry points take no mode: glibc aborts the program when the
  * flags need one, and the real function still makes that check. */
 static long call_open_2(const struct emd_open *op, int flags)
@@ -115,6 +152,11 @@ EMD_EXPORT int open64(const char *, int, ...) __attribute__((alias("open")));
 EMD_EXPORT int openat64(int, const char *, int, ...)
 	__attribute__((alias("openat")));
 EMD_EXPORT int creat64(const char *, mode_t) __attribute__((alias("creat")));
+EMD_EXPORT int mkstemp64(char *) __attribute__((alias("mkstemp")));
+EMD_EXPORT int mkostemp64(char *, int) __attribute__((alias("mkostemp")));
+EMD_EXPORT int mkstemps64(char *, int) __attribute__((alias("mkstemps")));
+EMD_EXPORT int mkostemps64(char *, int, int)
+	__attribute__((alias("mkostemps")));
 EMD_EXPORT int __open64_2(const char *, int) __attribute__((alias("__open_2")));
 EMD_EXPORT int __openat64_2(int, const char *, int)
 	__attribute__((alias("__openat_2")));
@@ -155,6 +197,27 @@ EMD_EXPORT int creat64(const char *path, mode_t mode)
 			      mode, call_open64, NULL};
 
 	return (int)emd_open(&op, EMD_CALLER);
+}
+
+/* glibc's *64 temporary files add O_LARGEFILE, and so do these. */
+EMD_EXPORT int mkstemp64(char *tmpl)
+{
+	return make_temp(tmpl, 0, O_LARGEFILE, EMD_CALLER);
+}
+
+EMD_EXPORT int mkostemp64(char *tmpl, int flags)
+{
+	return make_temp(tmpl, 0, flags | O_LARGEFILE, EMD_CALLER);
+}
+
+EMD_EXPORT int mkstemps64(char *tmpl, int suffixlen)
+{
+	return make_temp(tmpl, suffixlen, O_LARGEFILE, EMD_CALLER);
+}
+
+EMD_EXPORT int mkostemps64(char *tmpl, int suffixlen, int flags)
+{
+	return make_temp(tmpl, suffixlen, flags | O_LARGEFILE, EMD_CALLER);
 }
 
 static long call_open64_2(const struct emd_open *op, int flags)

@@ -73,6 +73,34 @@ static char *dirty_map(int fd)
 	return m;
 }
 
+/* A new temporary file named after `name`, by one of mkstemp's kin: with
+ * O_SYNC or O_DSYNC when it takes flags, else written and synced. */
+static int temp_file(const char *call, const char *name)
+{
+	char t[4200], ts[4200];
+
+	snprintf(t, sizeof(t), "%s-XXXXXX", name);
+	snprintf(ts, sizeof(ts), "%s-XXXXXX.s", name);
+	if (!strcmp(call, "mkostemp"))
+		return write_page(mkostemp(t, O_SYNC)) < 0;
+	if (!strcmp(call, "mkostemp64"))
+		return write_page(mkostemp64(t, O_DSYNC)) < 0;
+	if (!strcmp(call, "mkostemps"))
+		return write_page(mkostemps(ts, 2, O_SYNC)) < 0;
+	if (!strcmp(call, "mkostemps64"))
+		return write_page(mkostemps64(ts, 2, O_DSYNC)) < 0;
+	if (!strcmp(call, "mkstemp"))
+		return fsync(write_page(mkstemp(t)));
+	if (!strcmp(call, "mkstemp64"))
+		return fsync(write_page(mkstemp64(t)));
+	if (!strcmp(call, "mkstemps"))
+		return fsync(write_page(mkstemps(ts, 2)));
+	if (!strcmp(call, "mkstemps64"))
+		return fsync(write_page(mkstemps64(ts, 2)));
+	fprintf(stderr, "entry: unknown call %s\n", call);
+	exit(2);
+}
+
 /* A new file `path` in DIR whose data and entry are durable: for the audit,
  * which then follows the entry a call makes for it. */
 static void durable_file(char *path, size_t size)
@@ -234,6 +262,8 @@ static void do_call(const char *call)
 		osync_through_syscall(name);
 	else if (!strcmp(call, "syscall-pwritev2"))
 		r = syscall(SYS_pwritev2, fd, &iov, 1, 0, 0, RWF_DSYNC) == 4 ? 0 : -1;
+	else if (!strncmp(call, "mk", 2))
+		r = temp_file(call, name);
 	else
 		r = new_entry(call, name);
 	if (r != 0)
