@@ -14,7 +14,6 @@
 #undef _FORTIFY_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -63,6 +62,10 @@ int __openat64_2(int dirfd, const char *path, int flags);
 	X(__openat_2)                                                          \
 	X(__openat64_2)                                                        \
 	X(mkostemps)                                                           \
+	X(fopen)                                                               \
+	X(fopen64)                                                             \
+	X(freopen)                                                             \
+	X(freopen64)                                                           \
 	X(pwritev64v2)                                                         \
 	X(write)                                                               \
 	X(rename)                                                              \

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* open.c -- every way to open a file (open, openat, creat, mkostemp and
- * kin, their *64 and fortified names; syscall.c adds syscall()), without O_SYNC and O_DSYNC,
- * through one helper that also does what the audit, the record and
- * --sync-on-exit need, so that no entry point can drift from the others.
+ * kin, fopen, their *64 and fortified names; syscall.c adds syscall()):
+ * without O_SYNC and O_DSYNC, through one helper that also does what the
+ * audit, the record and --sync-on-exit need, so that no entry point can
+ * drift from the others (fopen, which cannot ask for sync, only tells the
+ * audit of the file it creates).
  *
  * Every program opens files all the time, so an open that neither syncs nor
  * creates goes straight through: a test, a load and a call.  `mode` is read
@@ -11,6 +13,8 @@
 #include "emd.h"
 
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 /* The open has happened: what is recorded is that it asked for sync. */
 static int opened_sync(int fd, const void *site)
@@ -124,6 +128,39 @@ EMD_EXPORT int mkostemps(char *tmpl, int suffixlen, int flags)
 	return make_temp(tmpl, suffixlen, flags, EMD_CALLER);
 }
 
+/* fopen and freopen open through libc's own open too.  They cannot ask for
+ * sync, but "w" and "a" create a file, which the audit follows. */
+static FILE *opened_stream(FILE *f, const char *path,
+			   unsigned long long before, const void *site)
+{
+	if (before && f)
+		emd_audit_created(fileno(f), AT_FDCWD, path, before, site);
+	return f;
+}
+
+static unsigned long long stream_before(const char *path, const char *mode)
+{
+	int creates = path && mode && (mode[0] == 'w' || mode[0] == 'a');
+
+	return emd_audit_before_open(creates ? O_CREAT : 0);
+}
+
+EMD_EXPORT FILE *fopen(const char *path, const char *mode)
+{
+	unsigned long long before = stream_before(path, mode);
+
+	return opened_stream(EMD_REAL(fopen)(path, mode), path, before,
+			     EMD_CALLER);
+}
+
+EMD_EXPORT FILE *freopen(const char *path, const char *mode, FILE *stream)
+{
+	unsigned long long before = stream_before(path, mode);
+
+	return opened_stream(EMD_REAL(freopen)(path, mode, stream), path,
+			     before, EMD_CALLER);
+}
+
 /* The fortified entry points take no mode: glibc aborts the program when the
  * flags need one, and the real function still makes that check. */
 static long call_open_2(const struct emd_open *op, int flags)
@@ -152,6 +189,10 @@ EMD_EXPORT int open64(const char *, int, ...) __attribute__((alias("open")));
 EMD_EXPORT int openat64(int, const char *, int, ...)
 	__attribute__((alias("openat")));
 EMD_EXPORT int creat64(const char *, mode_t) __attribute__((alias("creat")));
+EMD_EXPORT FILE *fopen64(const char *, const char *)
+	__attribute__((alias("fopen")));
+EMD_EXPORT FILE *freopen64(const char *, const char *, FILE *)
+	__attribute__((alias("freopen")));
 EMD_EXPORT int mkstemp64(char *) __attribute__((alias("mkstemp")));
 EMD_EXPORT int mkostemp64(char *, int) __attribute__((alias("mkostemp")));
 EMD_EXPORT int mkstemps64(char *, int) __attribute__((alias("mkstemps")));
@@ -197,6 +238,22 @@ EMD_EXPORT int creat64(const char *path, mode_t mode)
 			      mode, call_open64, NULL};
 
 	return (int)emd_open(&op, EMD_CALLER);
+}
+
+EMD_EXPORT FILE *fopen64(const char *path, const char *mode)
+{
+	unsigned long long before = stream_before(path, mode);
+
+	return opened_stream(EMD_REAL(fopen64)(path, mode), path, before,
+			     EMD_CALLER);
+}
+
+EMD_EXPORT FILE *freopen64(const char *path, const char *mode, FILE *stream)
+{
+	unsigned long long before = stream_before(path, mode);
+
+	return opened_stream(EMD_REAL(freopen64)(path, mode, stream), path,
+			     before, EMD_CALLER);
 }
 
 /* glibc's *64 temporary files add O_LARGEFILE, and so do these. */

@@ -101,6 +101,26 @@ static int temp_file(const char *call, const char *name)
 	exit(2);
 }
 
+/* A new file `name` made by fopen and its kin, written and synced. */
+static int stream_file(const char *call, const char *name)
+{
+	static char page[4096];
+	FILE *f = NULL;
+
+	if (!strcmp(call, "fopen"))
+		f = fopen(name, "w");
+	else if (!strcmp(call, "fopen64"))
+		f = fopen64(name, "a");
+	else if (!strcmp(call, "freopen"))
+		f = freopen(name, "w", fopen("/dev/null", "r"));
+	else if (!strcmp(call, "freopen64"))
+		f = freopen64(name, "w+", fopen("/dev/null", "r"));
+	if (!f || fwrite(page, sizeof(page), 1, f) != 1 || fflush(f) ||
+	    fsync(fileno(f)))
+		fail(call);
+	return fclose(f);
+}
+
 /* A new file `path` in DIR whose data and entry are durable: for the audit,
  * which then follows the entry a call makes for it. */
 static void durable_file(char *path, size_t size)
@@ -262,6 +282,8 @@ static void do_call(const char *call)
 		osync_through_syscall(name);
 	else if (!strcmp(call, "syscall-pwritev2"))
 		r = syscall(SYS_pwritev2, fd, &iov, 1, 0, 0, RWF_DSYNC) == 4 ? 0 : -1;
+	else if (!strncmp(call, "fopen", 5) || !strncmp(call, "freopen", 7))
+		r = stream_file(call, name);
 	else if (!strncmp(call, "mk", 2))
 		r = temp_file(call, name);
 	else

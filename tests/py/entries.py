@@ -48,7 +48,7 @@ NEW_ENTRIES = {
     "openat64": ["openat64"], "creat": ["creat"], "creat64": ["creat64"],
     "rename": ["rename"], "renameat": ["renameat"], "renameat2": ["renameat2"],
     "link": ["link"], "linkat": ["linkat"],
-    **{c: [c] for c in ("mkstemp", "mkstemp64", "mkstemps", "mkstemps64", "mkostemp",
+    **{c: [c] for c in ("fopen", "fopen64", "freopen", "freopen64", "mkstemp", "mkstemp64", "mkstemps", "mkstemps64", "mkostemp",
                         "mkostemp64", "mkostemps", "mkostemps64")},
     "syscall": [f"syscall-{c}" for c in (
         "open", "openat", "openat2", "creat", "rename", "renameat", "renameat2",
