@@ -62,6 +62,7 @@ int __openat64_2(int dirfd, const char *path, int flags);
 	X(__openat_2)                                                          \
 	X(__openat64_2)                                                        \
 	X(mkostemps)                                                           \
+	X(open_by_handle_at)                                                   \
 	X(fopen)                                                               \
 	X(fopen64)                                                             \
 	X(freopen)                                                             \

@@ -128,6 +128,33 @@ EMD_EXPORT int mkostemps(char *tmpl, int suffixlen, int flags)
 	return make_temp(tmpl, suffixlen, flags, EMD_CALLER);
 }
 
+/* open_by_handle_at takes open's flags but no path: it makes no entry for
+ * the audit, so O_CREAT is kept out of the request's flags. */
+struct by_handle {
+	struct file_handle *handle;
+	int creat;
+};
+
+static long call_open_by_handle_at(const struct emd_open *op, int flags)
+{
+	const struct by_handle *h = op->arg;
+
+	return EMD_REAL(open_by_handle_at)(op->dirfd, h->handle,
+					   flags | h->creat);
+}
+
+EMD_EXPORT int open_by_handle_at(int mount_fd, struct file_handle *handle,
+				 int flags)
+{
+	struct by_handle h = {handle, flags & O_CREAT};
+	struct emd_open op = {mount_fd, NULL, flags & ~O_CREAT, 0,
+			      call_open_by_handle_at, &h};
+
+	if (!(flags & EMD_OPEN_SYNC_FLAGS))
+		return EMD_REAL(open_by_handle_at)(mount_fd, handle, flags);
+	return (int)emd_open(&op, EMD_CALLER);
+}
+
 /* fopen and freopen open through libc's own open too.  They cannot ask for
  * sync, but "w" and "a" create a file, which the audit follows. */
 static FILE *opened_stream(FILE *f, const char *path,

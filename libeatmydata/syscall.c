@@ -84,6 +84,11 @@ static int open_request(struct sys_call *c, struct emd_open *op)
 		*op = (struct emd_open){(int)a[0], (const char *)a[1], (int)a[2],
 					0, call_open, c};
 		return 1;
+	case SYS_open_by_handle_at: /* no path: no entry for the audit */
+		c->flags_arg = 2;
+		*op = (struct emd_open){(int)a[0], NULL, (int)a[2] & ~O_CREAT,
+					0, call_open, c};
+		return 1;
 	case SYS_openat2:
 		*op = (struct emd_open){(int)a[0], (const char *)a[1], 0, 0,
 					call_open, c};

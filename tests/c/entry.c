@@ -101,6 +101,23 @@ static int temp_file(const char *call, const char *name)
 	exit(2);
 }
 
+/* fd's file opened again by its handle, with O_SYNC, through libc or
+ * syscall(). */
+static int by_handle(int fd, int raw)
+{
+	struct {
+		struct file_handle fh;
+		unsigned char bytes[MAX_HANDLE_SZ];
+	} h = {.fh.handle_bytes = MAX_HANDLE_SZ};
+	int mount_id, mfd = open(dir, O_RDONLY | O_DIRECTORY);
+
+	if (mfd < 0 || name_to_handle_at(fd, "", &h.fh, &mount_id, AT_EMPTY_PATH))
+		fail("name_to_handle_at");
+	if (raw)
+		return write_page(syscall(SYS_open_by_handle_at, mfd, &h.fh, O_WRONLY | O_SYNC));
+	return write_page(open_by_handle_at(mfd, &h.fh, O_WRONLY | O_SYNC));
+}
+
 /* A new file `name` made by fopen and its kin, written and synced. */
 static int stream_file(const char *call, const char *name)
 {
@@ -282,6 +299,10 @@ static void do_call(const char *call)
 		osync_through_syscall(name);
 	else if (!strcmp(call, "syscall-pwritev2"))
 		r = syscall(SYS_pwritev2, fd, &iov, 1, 0, 0, RWF_DSYNC) == 4 ? 0 : -1;
+	else if (!strcmp(call, "open_by_handle_at"))
+		close(by_handle(fd, 0));
+	else if (!strcmp(call, "syscall-open_by_handle_at"))
+		close(by_handle(fd, 1));
 	else if (!strncmp(call, "fopen", 5) || !strncmp(call, "freopen", 7))
 		r = stream_file(call, name);
 	else if (!strncmp(call, "mk", 2))

@@ -23,13 +23,14 @@ ENTRY_POINTS = {
     "mkostemp64": [("entry", "mkostemp64")],
     "mkostemps": [("entry", "mkostemps")],
     "mkostemps64": [("entry", "mkostemps64")],
+    "open_by_handle_at": [("entry", "open_by_handle_at")],
     "pwritev2": [("entry", "pwritev2")],
     "pwritev64v2": [("entry", "pwritev64v2")],
     # syscall-osync: two O_SYNC files opened through syscall(), written
     # through syscall() and through libc.
     "syscall": [("entry", f"syscall-{c}") for c in (
         "fsync", "fdatasync", "sync", "syncfs", "sync_file_range", "msync",
-        "open", "openat", "openat2", "pwritev2", "osync")],
+        "open", "openat", "openat2", "open_by_handle_at", "pwritev2", "osync")],
 }
 
 REQUESTS = [(sym, prog, call) for sym, rows in ENTRY_POINTS.items()

@@ -50,7 +50,8 @@ BOTH_CLASSES = REQUESTS + [(sym, "entry32", call) for sym, prog, call in REQUEST
 SYNC_OPEN_EVENTS = [("ext4:ext4_sync_file_enter", None),
                     ("syscalls:sys_enter_open", "flags & 0x101000"),
                     ("syscalls:sys_enter_openat", "flags & 0x101000"),
-                    ("syscalls:sys_enter_openat2", None)]
+                    ("syscalls:sys_enter_openat2", None),
+                    ("syscalls:sys_enter_open_by_handle_at", "flags & 0x101000")]
 
 
 @pytest.mark.parametrize("sym,prog,call", SYNC_OPENS + [
