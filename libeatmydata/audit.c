@@ -2,7 +2,8 @@
 /* audit.c -- the events syncstat --audit needs besides the sync calls:
  * directory entries made (create, rename, link), with the file's state and
  * the directory they are in.  Without EATMYDATA_AUDIT, rename and link go
- * straight through.
+ * straight through.  syscall.c makes its renames and links through the same
+ * emd_audit_rename and emd_audit_link.
  */
 #include "emd.h"
 
@@ -82,7 +83,7 @@ void emd_audit_created(int fd, int dirfd, const char *path,
 		entry_event(EMD_K_CREATE, dirfd, path, &f, 0, site);
 }
 
-static int do_rename(int olddir, const char *old, int newdir, const char *new,
+int emd_audit_rename(int olddir, const char *old, int newdir, const char *new,
 		     unsigned int flags, const void *site)
 {
 	struct emd_rec_file file, target;
@@ -98,7 +99,7 @@ static int do_rename(int olddir, const char *old, int newdir, const char *new,
 	return r;
 }
 
-static int do_link(int olddir, const char *old, int newdir, const char *new,
+int emd_audit_link(int olddir, const char *old, int newdir, const char *new,
 		   int flags, const void *site)
 {
 	struct emd_rec_file file;
@@ -114,7 +115,7 @@ EMD_EXPORT int rename(const char *old, const char *new)
 {
 	if (EMD_LIKELY(!emd_audit_now()))
 		return EMD_REAL(rename)(old, new);
-	return do_rename(AT_FDCWD, old, AT_FDCWD, new, 0, EMD_CALLER);
+	return emd_audit_rename(AT_FDCWD, old, AT_FDCWD, new, 0, EMD_CALLER);
 }
 
 EMD_EXPORT int renameat(int olddir, const char *old, int newdir,
@@ -122,7 +123,7 @@ EMD_EXPORT int renameat(int olddir, const char *old, int newdir,
 {
 	if (EMD_LIKELY(!emd_audit_now()))
 		return EMD_REAL(renameat)(olddir, old, newdir, new);
-	return do_rename(olddir, old, newdir, new, 0, EMD_CALLER);
+	return emd_audit_rename(olddir, old, newdir, new, 0, EMD_CALLER);
 }
 
 EMD_EXPORT int renameat2(int olddir, const char *old, int newdir,
@@ -130,14 +131,14 @@ EMD_EXPORT int renameat2(int olddir, const char *old, int newdir,
 {
 	if (EMD_LIKELY(!emd_audit_now()))
 		return EMD_REAL(renameat2)(olddir, old, newdir, new, flags);
-	return do_rename(olddir, old, newdir, new, flags, EMD_CALLER);
+	return emd_audit_rename(olddir, old, newdir, new, flags, EMD_CALLER);
 }
 
 EMD_EXPORT int link(const char *old, const char *new)
 {
 	if (EMD_LIKELY(!emd_audit_now()))
 		return EMD_REAL(link)(old, new);
-	return do_link(AT_FDCWD, old, AT_FDCWD, new, 0, EMD_CALLER);
+	return emd_audit_link(AT_FDCWD, old, AT_FDCWD, new, 0, EMD_CALLER);
 }
 
 EMD_EXPORT int linkat(int olddir, const char *old, int newdir,
@@ -145,5 +146,5 @@ EMD_EXPORT int linkat(int olddir, const char *old, int newdir,
 {
 	if (EMD_LIKELY(!emd_audit_now()))
 		return EMD_REAL(linkat)(olddir, old, newdir, new, flags);
-	return do_link(olddir, old, newdir, new, flags, EMD_CALLER);
+	return emd_audit_link(olddir, old, newdir, new, flags, EMD_CALLER);
 }

@@ -61,7 +61,12 @@ int __openat64_2(int dirfd, const char *path, int flags);
 	X(__open64_2)                                                          \
 	X(__openat_2)                                                          \
 	X(__openat64_2)                                                        \
-	X(pwritev2)                                                            \
+	X(mkostemps)                                                           \
+	X(open_by_handle_at)                                                   \
+	X(fopen)                                                               \
+	X(fopen64)                                                             \
+	X(freopen)                                                             \
+	X(freopen64)                                                           \
 	X(pwritev64v2)                                                         \
 	X(write)                                                               \
 	X(rename)                                                              \
@@ -145,6 +150,11 @@ int emd_rec_stat(int dirfd, const char *path, int flags,
 void emd_audit_created(int fd, int dirfd, const char *path,
 		       unsigned long long before_ns, const void *site);
 unsigned long long emd_realtime_ns(void);
+/* A rename or link while auditing, made with libc's renameat2 or linkat. */
+int emd_audit_rename(int olddir, const char *old, int newdir, const char *new,
+		     unsigned int flags, const void *site);
+int emd_audit_link(int olddir, const char *old, int newdir, const char *new,
+		   int flags, const void *site);
 
 static inline int emd_audit_now(void)
 {
@@ -169,22 +179,6 @@ static inline long emd_rec_end(struct emd_rec *rec, long result)
  * every write syncs. */
 extern int emd_sync_fds;
 void emd_mark_sync_fd(int fd);
-/* EMD_K_WRITE_SYNC or EMD_K_WRITE_DSYNC if fd is marked and still open
- * with that flag, else -1: one load on every write while nothing is. */
-int emd_sync_kind(int fd);
-
-static inline int emd_write_kind(int fd)
-{
-	if (EMD_LIKELY(!__atomic_load_n(&emd_sync_fds, __ATOMIC_RELAXED)))
-		return -1;
-	return emd_sync_kind(fd);
-}
-
-/* O_SYNC is O_DSYNC plus a bit of its own. */
-static inline int emd_open_kind(int flags)
-{
-	return (flags & O_SYNC) == O_SYNC ? EMD_K_OPEN_SYNC : EMD_K_OPEN_DSYNC;
-}
 
 /* The address a wrapper returns to: the call site in the program. */
 #define EMD_CALLER __builtin_return_address(0)
@@ -195,6 +189,10 @@ long emd_syscall(long nr, long a, long b, long c, long d, long e, long f);
 /* 0 when `fd` is a descriptor fsync would act on, else the -errno fsync
  * gives; `espipe` is the answer for pipes and sockets. */
 int emd_check_fd(int fd, int espipe);
+
+/* fsync, fdatasync and syncfs when eating: checked, noted, not made;
+ * the libc result. */
+int emd_eat_fd_sync(int fd, int espipe);
 
 /* The pwritev2 flags to pass on for a write to fd. */
 int emd_rwf_flags(int fd, int flags);
@@ -239,24 +237,44 @@ static inline int emd_open_flags(int flags)
 	return emd_eating() ? flags & ~EMD_OPEN_SYNC_FLAGS : flags;
 }
 
-/* An open's result, noted for --sync-on-exit and recorded when it had sync
- * flags; `site` is the open's caller. */
-int emd_opened_sync(int fd, int flags, const void *site);
+/* open.c: one open request, whatever its entry point (open, openat, their
+ * *64 and fortified names, syscall()).  `call` makes it with the flags given,
+ * which are `flags` without the sync bits when eating; `arg` is its own. */
+struct emd_open {
+	int dirfd;
+	const char *path;
+	int flags;
+	mode_t mode;
+	long (*call)(const struct emd_open *op, int flags);
+	void *arg;
+};
 
-static inline int emd_opened(int fd, int flags, const void *site)
+/* Make the request, with everything an open does besides: the audit's
+ * create event, the record and the O_SYNC mark, the --sync-on-exit note. */
+long emd_open(const struct emd_open *op, const void *site);
+
+/* write.c: a pwritev2, whatever its entry point; `call` makes it with the
+ * flags given.  Recorded if it syncs (its flags or its descriptor's). */
+long emd_pwritev2(int fd, int flags, long (*call)(void *arg, int flags),
+		  void *arg, const void *site);
+
+/* osync.c: how a write to fd syncs (an O_SYNC or O_DSYNC descriptor,
+ * followed only while recording): EMD_K_WRITE_SYNC, EMD_K_WRITE_DSYNC, or
+ * -1; one load on every write while no descriptor is marked. */
+int emd_sync_kind(int fd);
+
+static inline int emd_write_kind(int fd)
 {
-	return (flags & EMD_OPEN_SYNC_FLAGS) ? emd_opened_sync(fd, flags, site) : fd;
+	if (EMD_LIKELY(!__atomic_load_n(&emd_sync_fds, __ATOMIC_RELAXED)))
+		return -1;
+	return emd_sync_kind(fd);
 }
 
-/* open.c: an open that syncs or may create, made, recorded and noted. */
-int emd_open(int dirfd, const char *path, int flags, mode_t mode,
-	     const void *site);
-
-/* write.c: pwritev2 with sync flags.  `a` holds the system call's
- * arguments (fd, iov, cnt, pos_l, pos_h, flags); `real` makes the call with
- * them the way the program asked (libc's pwritev2, pwritev64v2, syscall). */
-typedef long emd_pwritev2_fn(const long *a);
-long emd_pwritev2(long *a, emd_pwritev2_fn *real, const void *site);
+/* O_SYNC is O_DSYNC plus a bit of its own. */
+static inline int emd_open_kind(int flags)
+{
+	return (flags & O_SYNC) == O_SYNC ? EMD_K_OPEN_SYNC : EMD_K_OPEN_DSYNC;
+}
 
 /* Does `name` (a program's name or path) match the comma-separated globs? */
 int emd_glob_list_match(const char *globs, const char *name);

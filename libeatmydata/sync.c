@@ -10,7 +10,7 @@
 
 #include <pthread.h>
 
-static int eat_fd_sync(int fd, int espipe)
+int emd_eat_fd_sync(int fd, int espipe)
 {
 	int r = emd_check_fd(fd, espipe);
 
@@ -37,7 +37,7 @@ EMD_EXPORT int fsync(int fd)
 	if (!emd_eating())
 		return emd_rec_end(&rec, EMD_REAL(fsync)(fd));
 	pthread_testcancel();
-	return emd_rec_end(&rec, eat_fd_sync(fd, -EINVAL));
+	return emd_rec_end(&rec, emd_eat_fd_sync(fd, -EINVAL));
 }
 
 EMD_EXPORT int fdatasync(int fd)
@@ -48,7 +48,7 @@ EMD_EXPORT int fdatasync(int fd)
 	if (!emd_eating())
 		return emd_rec_end(&rec, EMD_REAL(fdatasync)(fd));
 	pthread_testcancel();
-	return emd_rec_end(&rec, eat_fd_sync(fd, -EINVAL));
+	return emd_rec_end(&rec, emd_eat_fd_sync(fd, -EINVAL));
 }
 
 EMD_EXPORT void sync(void)
@@ -71,7 +71,7 @@ EMD_EXPORT int syncfs(int fd)
 	emd_rec_begin(&rec, EMD_K_SYNCFS, fd, NULL, EMD_CALLER);
 	if (!emd_eating())
 		return emd_rec_end(&rec, EMD_REAL(syncfs)(fd));
-	return emd_rec_end(&rec, eat_fd_sync(fd, 0));
+	return emd_rec_end(&rec, emd_eat_fd_sync(fd, 0));
 }
 
 /* Clearing the known flags keeps the kernel's own checks of the rest. */

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* syscall.c -- durability requested through libc's syscall(): the sync calls
- * are answered here, and the open and write calls lose their sync flags.
+/* syscall.c -- durability requested through libc's syscall(): each request
+ * takes the path of its libc wrapper (the same helper for the opens,
+ * pwritev2 and the audit's renames and links; the same recording and noting
+ * for the sync calls), with the raw system call as the real one.
  *
  * syscall() is how a program reaches calls libc has no wrapper for, openat2
  * among them; programs that make the system call themselves (static and Go
@@ -10,145 +12,101 @@
 
 #include <linux/openat2.h>
 #include <stdarg.h>
-#include <string.h>
 
 /* openat2's struct open_how is extensible; larger ones than this pass
  * through unchanged. */
 #define HOW_MAX 256
 
-/* The kernel copies open_how from the caller, so a bad pointer is EFAULT,
- * not a crash: read it the same way.  NULL when it cannot be read or is of
- * a size this library does not know; the call then goes through as asked. */
-static struct open_how *read_how(const long *a, unsigned char *copy)
+/* One call to syscall(): its number, arguments and a copy of open_how. */
+struct sys_call {
+	long nr;
+	long a[6];
+	int flags_arg;
+	unsigned char how[HOW_MAX];
+};
+
+static long raw(const struct sys_call *c)
 {
-	size_t size = (size_t)a[3];
-	struct iovec local = {copy, size}, remote = {(void *)a[2], size};
+	return EMD_REAL(syscall)(c->nr, c->a[0], c->a[1], c->a[2], c->a[3],
+				 c->a[4], c->a[5]);
+}
+
+/* The kernel copies open_how from the caller, so a bad pointer is EFAULT,
+ * not a crash: read it the same way; 0 if it cannot be read. */
+static int read_how(struct sys_call *c)
+{
+	size_t size = (size_t)c->a[3];
+	struct iovec local = {c->how, size}, remote = {(void *)c->a[2], size};
 
 	if (size < sizeof(struct open_how) || size > HOW_MAX)
-		return NULL;
-	if (emd_syscall(SYS_process_vm_readv, getpid(), (long)&local, 1,
-			(long)&remote, 1, 0) != (long)size)
-		return NULL;
-	return (struct open_how *)copy;
+		return 0;
+	return emd_syscall(SYS_process_vm_readv, getpid(), (long)&local, 1,
+			   (long)&remote, 1, 0) == (long)size;
 }
 
-static long real_syscall(long nr, const long *a)
+/* emd_open's real call: the flags it dropped are cleared in the arguments
+ * (for openat2, in the copy of open_how passed instead of the caller's). */
+static long call_open(const struct emd_open *op, int flags)
 {
-	return EMD_REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-}
+	struct sys_call *c = op->arg;
+	unsigned drop = (unsigned)(op->flags & ~flags);
+	struct open_how *how = (struct open_how *)c->how;
 
-/* openat2 has no libc wrapper: this is the open path's for it. */
-static long open_how(long *a, const void *site)
-{
-	unsigned char copy[HOW_MAX];
-	struct open_how *how = read_how(a, copy);
-	unsigned long long before;
-	int flags, fd;
-
-	if (!how || !(how->flags & EMD_OPEN_SLOW_FLAGS))
-		return real_syscall(SYS_openat2, a);
-	flags = (int)how->flags;
-	before = emd_audit_before_open(flags);
-	if (emd_eating() && (flags & EMD_OPEN_SYNC_FLAGS)) {
-		how->flags &= ~(unsigned long long)EMD_OPEN_SYNC_FLAGS;
-		a[2] = (long)copy;
+	if (drop && c->nr == SYS_openat2) {
+		how->flags &= ~(unsigned long long)drop;
+		c->a[2] = (long)how;
+	} else if (drop) {
+		c->a[c->flags_arg] &= ~(long)drop;
 	}
-	fd = (int)real_syscall(SYS_openat2, a);
-	if (before)
-		emd_audit_created(fd, (int)a[0], (const char *)a[1], before, site);
-	return emd_opened(fd, flags, site);
+	return raw(c);
 }
 
-static long call_pwritev2(const long *a)
+/* The open request `c` is, if it is one. */
+static int open_request(struct sys_call *c, struct emd_open *op)
 {
-	return real_syscall(SYS_pwritev2, a);
-}
+	long *a = c->a;
 
-/* Opens and writes that ask for durability take their libc wrapper's path,
- * which records, marks and notes them: returns 1 with the result in *res
- * when the call was made there. */
-static int route(long nr, long *a, const void *site, long *res)
-{
-	switch (nr) {
+	*op = (struct emd_open){AT_FDCWD, (const char *)a[0], (int)a[1], 0,
+				call_open, c};
+	c->flags_arg = 1;
+	switch (c->nr) {
 #ifdef SYS_open
 	case SYS_open:
-		if (!(a[1] & EMD_OPEN_SLOW_FLAGS))
-			return 0;
-		*res = emd_open(AT_FDCWD, (const char *)a[0], (int)a[1],
-				(mode_t)a[2], site);
 		return 1;
 #endif
 #ifdef SYS_creat
 	case SYS_creat:
-		*res = emd_open(AT_FDCWD, (const char *)a[0],
-				O_CREAT | O_WRONLY | O_TRUNC, (mode_t)a[1], site);
+		op->flags = O_CREAT | O_WRONLY | O_TRUNC;
 		return 1;
 #endif
 	case SYS_openat:
-		if (!(a[2] & EMD_OPEN_SLOW_FLAGS))
-			return 0;
-		*res = emd_open((int)a[0], (const char *)a[1], (int)a[2],
-				(mode_t)a[3], site);
+		c->flags_arg = 2;
+		*op = (struct emd_open){(int)a[0], (const char *)a[1], (int)a[2],
+					0, call_open, c};
+		return 1;
+	case SYS_open_by_handle_at: /* no path: no entry for the audit */
+		c->flags_arg = 2;
+		*op = (struct emd_open){(int)a[0], NULL, (int)a[2] & ~O_CREAT,
+					0, call_open, c};
 		return 1;
 	case SYS_openat2:
-		*res = open_how(a, site);
-		return 1;
-	case SYS_pwritev2:
-		if (!(a[EMD_PWRITEV2_FLAGS_ARG] & EMD_RWF_SYNC_FLAGS))
-			return 0;
-		*res = emd_pwritev2(a, call_pwritev2, site);
+		*op = (struct emd_open){(int)a[0], (const char *)a[1], 0, 0,
+					call_open, c};
+		if (read_how(c))
+			op->flags = (int)((struct open_how *)c->how)->flags;
 		return 1;
 	default:
 		return 0;
 	}
 }
 
-/* Clear the sync bits of one argument; what they would have synced is not
- * known here, so --sync-on-exit syncs everything. */
-static int strip(long *arg, long bits)
+/* emd_pwritev2's real call. */
+static long call_pwritev2(void *arg, int flags)
 {
-	if (*arg & bits) {
-		*arg &= ~bits;
-		emd_note_all();
-	}
-	return 0;
-}
+	struct sys_call *c = arg;
 
-/* Rewrite the arguments of a durability request in place; returns 1 when the
- * call is answered here, with its result in *res. */
-static int eat(long nr, long *a, long *res)
-{
-	switch (nr) {
-	case SYS_fsync:
-	case SYS_fdatasync:
-		*res = emd_check_fd((int)a[0], -EINVAL);
-		break;
-	case SYS_syncfs:
-		*res = emd_check_fd((int)a[0], 0);
-		break;
-	case SYS_sync:
-		emd_note_all();
-		*res = 0;
-		return 1;
-#ifdef EMD_SFR_FLAGS_ARG
-	case SYS_sync_file_range:
-		return strip(&a[EMD_SFR_FLAGS_ARG], EMD_SFR_VALID);
-#endif
-#ifdef SYS_sync_file_range2
-	case SYS_sync_file_range2:
-		return strip(&a[1], EMD_SFR_VALID);
-#endif
-	case SYS_msync:
-		if (a[2] != emd_msync_flags(a[2]))
-			emd_note_all();
-		a[2] = emd_msync_flags(a[2]);
-		return 0;
-	default:
-		return 0;
-	}
-	if (*res == 0)
-		emd_note_fd((int)a[0]);
-	return 1;
+	c->a[EMD_PWRITEV2_FLAGS_ARG] = flags;
+	return raw(c);
 }
 
 /* The kind of durability request a system call is, for the record, or -1;
@@ -171,6 +129,10 @@ static int request_kind(long nr, const long *a, int *fd, const void **addr)
 	case SYS_sync_file_range:
 		return a[EMD_SFR_FLAGS_ARG] & EMD_SFR_VALID ? EMD_K_SYNC_FILE_RANGE : -1;
 #endif
+#ifdef SYS_sync_file_range2
+	case SYS_sync_file_range2:
+		return a[1] & EMD_SFR_VALID ? EMD_K_SYNC_FILE_RANGE : -1;
+#endif
 	case SYS_msync:
 		*fd = -1;
 		*addr = (const void *)a[0];
@@ -179,44 +141,115 @@ static int request_kind(long nr, const long *a, int *fd, const void **addr)
 	case SYS_writev:
 	case SYS_pwrite64:
 	case SYS_pwritev:
-	case SYS_pwritev2: /* without sync flags: those were routed */
 		return emd_write_kind(*fd);
 	default:
 		return -1;
 	}
 }
 
-static long call(long nr, long *a)
+/* A durability request made as its libc wrapper makes it when eating:
+ * answered here, or made without its sync bits, and noted when it worked. */
+static long eat(struct sys_call *c)
 {
-	long res;
+	long *a = c->a, r;
 
-	if (emd_eating() && eat(nr, a, &res)) {
-		if (res < 0) {
-			errno = -res;
-			return -1;
-		}
-		return res;
+	switch (c->nr) {
+	case SYS_fsync:
+	case SYS_fdatasync:
+		return emd_eat_fd_sync((int)a[0], -EINVAL);
+	case SYS_syncfs:
+		return emd_eat_fd_sync((int)a[0], 0);
+	case SYS_sync:
+		emd_note_all();
+		return 0;
+	case SYS_msync:
+		a[2] = emd_msync_flags(a[2]);
+		if ((r = raw(c)) == 0)
+			emd_note_all();
+		return r;
+#ifdef EMD_SFR_FLAGS_ARG
+	case SYS_sync_file_range:
+		a[EMD_SFR_FLAGS_ARG] &= ~(long)EMD_SFR_VALID;
+		return emd_done((int)a[0], raw(c));
+#endif
+#ifdef SYS_sync_file_range2
+	case SYS_sync_file_range2:
+		a[1] &= ~(long)EMD_SFR_VALID;
+		return emd_done((int)a[0], raw(c));
+#endif
+	default:
+		return raw(c);
 	}
-	return real_syscall(nr, a);
+}
+
+/* The directory entries --audit follows, made as their wrappers make them;
+ * 1 when `c` is one, its result in *res. */
+static int entry_call(const struct sys_call *c, long *res, const void *site)
+{
+	const long *a = c->a;
+	const char *p0 = (const char *)a[0], *p1 = (const char *)a[1];
+
+	if (EMD_LIKELY(!emd_audit_now()))
+		return 0;
+	switch (c->nr) {
+#ifdef SYS_rename
+	case SYS_rename:
+		*res = emd_audit_rename(AT_FDCWD, p0, AT_FDCWD, p1, 0, site);
+		return 1;
+#endif
+#ifdef SYS_link
+	case SYS_link:
+		*res = emd_audit_link(AT_FDCWD, p0, AT_FDCWD, p1, 0, site);
+		return 1;
+#endif
+#ifdef SYS_renameat
+	case SYS_renameat:
+#endif
+	case SYS_renameat2:
+		*res = emd_audit_rename((int)a[0], p1, (int)a[2],
+					(const char *)a[3],
+					c->nr == SYS_renameat2 ? (unsigned)a[4] : 0,
+					site);
+		return 1;
+	case SYS_linkat:
+		*res = emd_audit_link((int)a[0], p1, (int)a[2],
+				      (const char *)a[3], (int)a[4], site);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static long sync_call(struct sys_call *c, const void *site)
+{
+	struct emd_rec rec;
+	const void *addr;
+	int fd, kind = request_kind(c->nr, c->a, &fd, &addr);
+
+	if (EMD_LIKELY(kind < 0))
+		return raw(c);
+	emd_rec_begin(&rec, kind, fd, addr, site);
+	return emd_rec_end(&rec, emd_eating() ? eat(c) : raw(c));
 }
 
 EMD_EXPORT long syscall(long nr, ...)
 {
-	struct emd_rec rec;
-	long a[6], res;
+	struct sys_call c = {.nr = nr};
+	struct emd_open op;
 	va_list ap;
-	const void *addr;
-	int kind, fd;
+	long res;
 
 	va_start(ap, nr);
 	for (int i = 0; i < 6; i++)
-		a[i] = va_arg(ap, long);
+		c.a[i] = va_arg(ap, long);
 	va_end(ap);
-	if (route(nr, a, EMD_CALLER, &res))
+	if (open_request(&c, &op))
+		return op.flags & EMD_OPEN_SLOW_FLAGS ? emd_open(&op, EMD_CALLER)
+						      : raw(&c);
+	if (nr == SYS_pwritev2)
+		return emd_pwritev2((int)c.a[0], (int)c.a[EMD_PWRITEV2_FLAGS_ARG],
+				    call_pwritev2, &c, EMD_CALLER);
+	if (entry_call(&c, &res, EMD_CALLER))
 		return res;
-	if (EMD_LIKELY(!(emd_mode_now() & EMD_RECORD)) ||
-	    (kind = request_kind(nr, a, &fd, &addr)) < 0)
-		return call(nr, a);
-	emd_rec_begin(&rec, kind, fd, addr, EMD_CALLER);
-	return emd_rec_end(&rec, call(nr, a));
+	return sync_call(&c, EMD_CALLER);
 }

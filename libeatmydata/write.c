@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* write.c -- pwritev2 with RWF_SYNC or RWF_DSYNC: the write happens, the
- * sync does not.  One body for libc's pwritev2, its 32-bit pwritev64v2 and
- * syscall(SYS_pwritev2); they differ only in how the real call is made.
+ * sync does not.  pwritev2, pwritev64v2 and syscall(SYS_pwritev2) all go
+ * through emd_pwritev2.
  */
 #include "emd.h"
 
@@ -14,68 +14,60 @@ int emd_rwf_flags(int fd, int flags)
 	return flags & ~EMD_RWF_SYNC_FLAGS;
 }
 
-long emd_pwritev2(long *a, emd_pwritev2_fn *real, const void *site)
+long emd_pwritev2(int fd, int flags, long (*call)(void *arg, int flags),
+		  void *arg, const void *site)
 {
-	int fd = (int)a[0], flags = (int)a[EMD_PWRITEV2_FLAGS_ARG];
 	struct emd_rec rec;
 
+	if (!(flags & EMD_RWF_SYNC_FLAGS)) {
+		int kind = emd_write_kind(fd);
+
+		if (EMD_LIKELY(kind < 0))
+			return call(arg, flags);
+		emd_rec_begin(&rec, kind, fd, NULL, site);
+		return emd_rec_end(&rec, call(arg, flags));
+	}
 	emd_rec_begin(&rec, flags & RWF_SYNC ? EMD_K_PWRITEV2_SYNC : EMD_K_PWRITEV2_DSYNC,
 		      fd, NULL, site);
 	if (!emd_eating())
-		return emd_rec_end(&rec, real(a));
-	a[EMD_PWRITEV2_FLAGS_ARG] = emd_rwf_flags(fd, flags);
-	return emd_rec_end(&rec, emd_done(fd, real(a)));
+		return emd_rec_end(&rec, call(arg, flags));
+	return emd_rec_end(&rec,
+			   emd_done(fd, call(arg, emd_rwf_flags(fd, flags))));
 }
 
-/* Without sync flags, a write to a descriptor opened O_SYNC still syncs. */
-static long plain(const long *a, emd_pwritev2_fn *real, const void *site)
-{
-	struct emd_rec rec;
-	int kind = emd_write_kind((int)a[0]);
+struct pwritev2_args {
+	int fd;
+	const struct iovec *iov;
+	int cnt;
+	off64_t offset;
+};
 
-	if (EMD_LIKELY(kind < 0))
-		return real(a);
-	emd_rec_begin(&rec, kind, (int)a[0], NULL, site);
-	return emd_rec_end(&rec, real(a));
-}
-
-static long call_pwritev2(const long *a)
+/* On a 32-bit ABI pwritev2's off_t widens to pwritev64v2's: -1 (the
+ * current position) stays -1. */
+static long call_pwritev64v2(void *arg, int flags)
 {
-	return EMD_REAL(pwritev2)((int)a[0], (const struct iovec *)a[1],
-				  (int)a[2], (off_t)a[3], (int)a[5]);
+	struct pwritev2_args *a = arg;
+
+	return EMD_REAL(pwritev64v2)(a->fd, a->iov, a->cnt, a->offset, flags);
 }
 
 EMD_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int iovcnt,
 			    off_t offset, int flags)
 {
-	long a[6] = {fd, (long)iov, iovcnt, (long)offset, 0, flags};
+	struct pwritev2_args a = {fd, iov, iovcnt, offset};
 
-	if (EMD_LIKELY(!(flags & EMD_RWF_SYNC_FLAGS)))
-		return plain(a, call_pwritev2, EMD_CALLER);
-	return emd_pwritev2(a, call_pwritev2, EMD_CALLER);
+	return emd_pwritev2(fd, flags, call_pwritev64v2, &a, EMD_CALLER);
 }
 
 #ifdef EMD_LFS_ALIASES
 EMD_EXPORT ssize_t pwritev64v2(int, const struct iovec *, int, off64_t, int)
 	__attribute__((alias("pwritev2")));
 #else
-/* A 64-bit offset in two longs, low half first, as the system call takes it. */
-static long call_pwritev64v2(const long *a)
-{
-	off64_t offset = (off64_t)(unsigned long)a[3] | (off64_t)a[4] << 32;
-
-	return EMD_REAL(pwritev64v2)((int)a[0], (const struct iovec *)a[1],
-				     (int)a[2], offset, (int)a[5]);
-}
-
 EMD_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int iovcnt,
 			       off64_t offset, int flags)
 {
-	long a[6] = {fd, (long)iov, iovcnt, (long)offset, (long)(offset >> 32),
-		     flags};
+	struct pwritev2_args a = {fd, iov, iovcnt, offset};
 
-	if (EMD_LIKELY(!(flags & EMD_RWF_SYNC_FLAGS)))
-		return plain(a, call_pwritev64v2, EMD_CALLER);
-	return emd_pwritev2(a, call_pwritev64v2, EMD_CALLER);
+	return emd_pwritev2(fd, flags, call_pwritev64v2, &a, EMD_CALLER);
 }
 #endif

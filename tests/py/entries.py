@@ -18,17 +18,46 @@ ENTRY_POINTS = {
     "__open64_2": [("entry-fortify", "open64-nomode")],
     "__openat_2": [("entry-fortify", "openat-nomode")],
     "__openat64_2": [("entry-fortify", "openat64-nomode")],
+    # glibc's own open makes these, with the flags they are given.
+    "mkostemp": [("entry", "mkostemp")],
+    "mkostemp64": [("entry", "mkostemp64")],
+    "mkostemps": [("entry", "mkostemps")],
+    "mkostemps64": [("entry", "mkostemps64")],
+    "open_by_handle_at": [("entry", "open_by_handle_at")],
     "pwritev2": [("entry", "pwritev2")],
     "pwritev64v2": [("entry", "pwritev64v2")],
+    # syscall-osync: two O_SYNC files opened through syscall(), written
+    # through syscall() and through libc.
     "syscall": [("entry", f"syscall-{c}") for c in (
         "fsync", "fdatasync", "sync", "syncfs", "sync_file_range", "msync",
-        "open", "openat", "openat2", "write", "pwritev2")],
+        "open", "openat", "openat2", "open_by_handle_at", "pwritev2", "osync")],
 }
 
 REQUESTS = [(sym, prog, call) for sym, rows in ENTRY_POINTS.items()
             for prog, call in rows]
 
-# Wrapped only for syncstat: the writes on O_SYNC descriptors, and the
-# directory entries --audit follows.
+# The requests that open with O_SYNC or O_DSYNC and write: syncstat records
+# each open, and each write, which the kernel syncs.
+SYNC_OPENS = [r for r in REQUESTS
+              if "open" in r[2] or r[2] in ("syscall-osync",) or r[2].startswith("mk")]
+
+# The calls that make a directory entry (create, rename, link) for a file
+# they sync or find synced, never syncing the directory: syncstat --audit
+# follows each entry, whatever the call.
+NEW_ENTRIES = {
+    "open": ["open"], "open64": ["open64"], "openat": ["openat"],
+    "openat64": ["openat64"], "creat": ["creat"], "creat64": ["creat64"],
+    "rename": ["rename"], "renameat": ["renameat"], "renameat2": ["renameat2"],
+    "link": ["link"], "linkat": ["linkat"],
+    **{c: [c] for c in ("fopen", "fopen64", "freopen", "freopen64", "mkstemp", "mkstemp64", "mkstemps", "mkstemps64", "mkostemp",
+                        "mkostemp64", "mkostemps", "mkostemps64")},
+    "syscall": [f"syscall-{c}" for c in (
+        "open", "openat", "openat2", "creat", "rename", "renameat", "renameat2",
+        "link", "linkat")],
+}
+
+# Wrapped only for syncstat: the writes on O_SYNC descriptors, the
+# directory entries --audit follows, and creat, which cannot sync.
 RECORDED_ONLY = {"write", "writev", "pwrite", "pwrite64", "pwritev", "pwritev64",
-                 "rename", "renameat", "renameat2", "link", "linkat"}
+                 "rename", "renameat", "renameat2", "link", "linkat",
+                 "creat", "creat64"}

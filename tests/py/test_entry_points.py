@@ -7,7 +7,9 @@ import subprocess
 import pytest
 
 from conftest import BUILD, EATMYDATA, LIB_DIRS, SYNC_EVENTS, TESTS, eaten, run
-from entries import ENTRY_POINTS, RECORDED_ONLY, REQUESTS
+from entries import ENTRY_POINTS, NEW_ENTRIES, RECORDED_ONLY, REQUESTS, SYNC_OPENS
+from test_audit import audit
+from test_syncstat import recorded
 
 VARIANTS = {
     "plain": [],
@@ -40,6 +42,59 @@ def test_32bit_request_is_eaten(scratch, sym, prog, call):
     assert under.syncs == 0, under.why()
 
 
+# Each request also from the 32-bit build, whose wrappers are other code.
+BOTH_CLASSES = REQUESTS + [(sym, "entry32", call) for sym, prog, call in REQUESTS
+                           if prog == "entry"]
+# The kernel's own count of the O_SYNC opens; it does not see a 32-bit
+# process's system calls.
+SYNC_OPEN_EVENTS = [("ext4:ext4_sync_file_enter", None),
+                    ("syscalls:sys_enter_open", "flags & 0x101000"),
+                    ("syscalls:sys_enter_openat", "flags & 0x101000"),
+                    ("syscalls:sys_enter_openat2", None),
+                    ("syscalls:sys_enter_open_by_handle_at", "flags & 0x101000")]
+
+
+@pytest.mark.parametrize("sym,prog,call", SYNC_OPENS + [
+    (sym, "entry32", call) for sym, prog, call in SYNC_OPENS if prog == "entry"])
+def test_syncstat_counts_the_writes_the_kernel_syncs(scratch, tmp_path, sym, prog, call):
+    """Whatever the entry point of the open, syncstat records it and then
+    each write on its descriptor: as many as the kernel synced."""
+    r, data = recorded([TESTS / prog, call, scratch], tmp_path, events=SYNC_OPEN_EVENTS)
+    # O_DSYNC and O_SYNC are told apart; both sync every write.
+    count = {}
+    for g in data["groups"]:
+        kind = g["kind"].replace("O_DSYNC", "O_SYNC")
+        count[kind] = count.get(kind, 0) + g["count"]
+    kernel = r.counts["ext4:ext4_sync_file_enter"]
+    assert kernel > 0, r.why()
+    assert count.get("write(O_SYNC)") == kernel, f"{sym}: {count}" + r.why()
+    if prog == "entry32":  # the same program's opens, counted in its 64-bit build
+        r = run([TESTS / "entry", call, scratch], events=SYNC_OPEN_EVENTS)
+    opens = sum(v for k, v in r.counts.items() if k.startswith("syscalls:"))
+    assert count.get("open(O_SYNC)") == opens > 0, f"{sym}: {count}" + r.why()
+
+
+@pytest.mark.parametrize("sym,prog,call", BOTH_CLASSES)
+def test_sync_on_exit_after_each_request(scratch, sym, prog, call):
+    """An eaten request is noted: --sync-on-exit syncs at the end (syncfs of
+    the noted file system, or sync), and nothing else does."""
+    r = run([EATMYDATA, "--sync-on-exit", TESTS / prog, call, scratch])
+    exit_syncs = r.counts["syscalls:sys_enter_syncfs"] + r.counts["syscalls:sys_enter_sync"]
+    assert exit_syncs == 1, f"{sym} was not noted" + r.why()
+
+
+@pytest.mark.parametrize("sym,prog,call", [
+    (sym, prog, call) for sym, calls in NEW_ENTRIES.items() for call in calls
+    for prog in ("entry", "entry32")])
+def test_audit_follows_each_new_entry(scratch, tmp_path, sym, prog, call):
+    """The file is synced, the directory of its new entry never is: --audit
+    says so, whichever call made the entry."""
+    r, findings = audit([TESTS / prog, call, scratch], tmp_path)
+    assert [(p, n) for p, n, _ in findings] == [("dir-not-synced", prog)], \
+        f"{sym}: {findings}" + r.why()
+    assert findings[0][2].startswith(f"{scratch}/o"), findings
+
+
 def test_fortified_build_calls_the_fortified_entry_points():
     syms = subprocess.run(["nm", "-D", TESTS / "entry-fortify"], text=True,
                           capture_output=True, check=True).stdout
@@ -53,7 +108,7 @@ NOCACHE_EXPORTS = {
     "write", "writev", "pwrite", "pwrite64", "pwritev", "pwritev64", "pwritev2",
     "pwritev64v2", "copy_file_range", "sendfile", "sendfile64", "close", "fclose",
     "dup2", "dup3"}
-EXPORTS = {"eatmydata": set(ENTRY_POINTS) | RECORDED_ONLY, "nocache": NOCACHE_EXPORTS,
+EXPORTS = {"eatmydata": set(ENTRY_POINTS) | set(NEW_ENTRIES) | RECORDED_ONLY, "nocache": NOCACHE_EXPORTS,
            "hirestimes": {"times", "sysconf", "__sysconf"}}
 
 

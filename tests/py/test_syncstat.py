@@ -67,7 +67,7 @@ def test_counts_equal_the_kernels(scratch, tmp_path, storm):
     ("pwritev64v2", ["pwritev2(RWF_SYNC)"]),
     ("open", ["open(O_SYNC)", "write(O_SYNC)"]), ("syscall-msync", ["msync"]),
     ("open64", ["open(O_DSYNC)", "write(O_DSYNC)"]),
-    ("syscall-open", ["open(O_DSYNC)", "write(O_DSYNC)"]),
+    ("syscall-open", ["open(O_SYNC)", "write(O_SYNC)"]),
     ("syscall-openat", ["open(O_SYNC)", "write(O_SYNC)"]),
     ("syscall-openat2", ["open(O_SYNC)", "write(O_SYNC)"]),
     ("syscall-write", ["open(O_SYNC)", "write(O_SYNC)", "open(O_DSYNC)", "write(O_DSYNC)"]),
