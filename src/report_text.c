@@ -109,12 +109,32 @@ static void quantize(FILE *out, const struct group *g)
 	}
 }
 
+/* A name from the records, on one line: a control character or a backslash
+ * in it is written as C would (\n, \\, \x7f). */
+static const char *one_line(const char *name)
+{
+	static char buf[4][4 * 300 + 1];
+	static int next;
+	char *b = buf[next++ % 4], *p = b;
+
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++) {
+		if (*c == '\\' || *c == '\n' || *c == '\t')
+			p += sprintf(p, "\\%c", *c == '\n' ? 'n' : *c == '\t' ? 't' : '\\');
+		else if (*c < 0x20 || *c == 0x7f)
+			p += sprintf(p, "\\x%02x", *c);
+		else
+			*p++ = (char)*c;
+	}
+	*p = '\0';
+	return b;
+}
+
 static void kind_groups(FILE *out, const struct groups *gs, int eaten)
 {
 	for (size_t i = 0; i < gs->n; i++) {
 		const struct group *g = &gs->g[i];
 
-		fprintf(out, "\n%s %s: %llu calls", g->key, report_kind_names[g->kind],
+		fprintf(out, "\n%s %s: %llu calls", one_line(g->key), report_kind_names[g->kind],
 			g->count);
 		if (g->errors)
 			fprintf(out, ", %llu failed", g->errors);
@@ -140,7 +160,7 @@ static void top(FILE *out, const char *title, const char *what,
 	for (size_t i = 0; i < gs->n && i < TOP; i++)
 		fprintf(out, "%12s %8llu  %s\n",
 			eaten ? "" : duration(gs->g[i].total), gs->g[i].count,
-			gs->g[i].key);
+			one_line(gs->g[i].key));
 }
 
 static void findings(FILE *out, const struct findings *fs)
@@ -150,8 +170,8 @@ static void findings(FILE *out, const struct findings *fs)
 		const struct finding *f = &fs->f[i];
 
 		fprintf(out, "  [%s] %s at %s: %llu time%s, e.g. %s\n    %s\n",
-			audit_names[f->pattern], f->program, f->site, f->count,
-			f->count == 1 ? "" : "s", f->example,
+			audit_names[f->pattern], one_line(f->program), one_line(f->site),
+			f->count, f->count == 1 ? "" : "s", one_line(f->example),
 			audit_explanations[f->pattern]);
 	}
 }

@@ -165,3 +165,16 @@ def test_a_latency_beyond_reason_is_a_corrupt_record(tmp_path):
         r = report(d, *args)
         assert r.returncode == 125, r.stderr
         assert r.stderr.decode().endswith("records: corrupt record\n")
+
+
+def test_names_stay_on_one_line_of_the_text_report(tmp_path):
+    """A newline in a file name started a line of its own in "Top files"."""
+    script = ("import os,sys\n"
+              "fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o644)\n"
+              "os.write(fd, b'a'); os.fsync(fd)\n")
+    name = tmp_path / "new\nline\\x"
+    r = subprocess.run([SYNCSTAT, "--", "python3", "-c", script, name],
+                       capture_output=True, text=True, timeout=60)
+    top = r.stderr.split("Top files by time in durability calls:\n")[1].splitlines()
+    assert top[1].endswith(f"  {tmp_path}/new\\nline\\\\x"), r.stderr
+    assert top[2] == "", r.stderr
