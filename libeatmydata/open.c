@@ -41,12 +41,6 @@ __attribute__((noinline)) long emd_open(const struct emd_open *op,
 	return fd;
 }
 
-/* The mode after `flags` in a variadic open, if the flags say it is there. */
-static mode_t mode_arg(int flags, va_list ap)
-{
-	return __OPEN_NEEDS_MODE(flags) ? va_arg(ap, mode_t) : 0;
-}
-
 static long call_open(const struct emd_open *op, int flags)
 {
 	if (op->dirfd == AT_FDCWD)
@@ -54,32 +48,47 @@ static long call_open(const struct emd_open *op, int flags)
 	return EMD_REAL(openat)(op->dirfd, op->path, flags, op->mode);
 }
 
+/* The slow path of open and openat, out of line: the fast path builds no
+ * struct and saves no registers. */
+__attribute__((noinline)) static int open_slow(int dirfd, const char *path,
+					       int flags, mode_t mode,
+					       const void *site)
+{
+	struct emd_open op = {dirfd, path, flags, mode, call_open, NULL};
+
+	return (int)emd_open(&op, site);
+}
+
 EMD_EXPORT int open(const char *path, int flags, ...)
 {
 	__typeof__(open) *real = EMD_REAL_READY(open);
-	struct emd_open op = {AT_FDCWD, path, flags, 0, call_open, NULL};
-	va_list ap;
+	mode_t mode = 0;
 
 	if (EMD_LIKELY(real && !(flags & EMD_OPEN_SLOW_FLAGS)))
 		return real(path, flags);
-	va_start(ap, flags);
-	op.mode = mode_arg(flags, ap);
-	va_end(ap);
-	return (int)emd_open(&op, EMD_CALLER);
+	if (__OPEN_NEEDS_MODE(flags)) {
+		va_list ap;
+		va_start(ap, flags);
+		mode = va_arg(ap, mode_t);
+		va_end(ap);
+	}
+	return open_slow(AT_FDCWD, path, flags, mode, EMD_CALLER);
 }
 
 EMD_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 {
 	__typeof__(openat) *real = EMD_REAL_READY(openat);
-	struct emd_open op = {dirfd, path, flags, 0, call_open, NULL};
-	va_list ap;
+	mode_t mode = 0;
 
 	if (EMD_LIKELY(real && !(flags & EMD_OPEN_SLOW_FLAGS)))
 		return real(dirfd, path, flags);
-	va_start(ap, flags);
-	op.mode = mode_arg(flags, ap);
-	va_end(ap);
-	return (int)emd_open(&op, EMD_CALLER);
+	if (__OPEN_NEEDS_MODE(flags)) {
+		va_list ap;
+		va_start(ap, flags);
+		mode = va_arg(ap, mode_t);
+		va_end(ap);
+	}
+	return open_slow(dirfd, path, flags, mode, EMD_CALLER);
 }
 
 /* libc's creat opens through its own internal open, out of our reach. */
@@ -235,6 +244,12 @@ static long call_open64(const struct emd_open *op, int flags)
 	if (op->dirfd == AT_FDCWD)
 		return EMD_REAL(open64)(op->path, flags, op->mode);
 	return EMD_REAL(openat64)(op->dirfd, op->path, flags, op->mode);
+}
+
+/* The mode after `flags` in a variadic open, if the flags say it is there. */
+static mode_t mode_arg(int flags, va_list ap)
+{
+	return __OPEN_NEEDS_MODE(flags) ? va_arg(ap, mode_t) : 0;
 }
 
 EMD_EXPORT int open64(const char *path, int flags, ...)
