@@ -302,6 +302,18 @@ void seccomp_install(const struct seccomp_options *opt)
 	if (!privileged() && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
 		die("cannot set no_new_privs: %s", strerror(errno));
 	listener = install(&prog);
+	/* One listener per filter tree: an outer eatmydata --seccomp, or a
+	 * container runtime's supervisor, is there already.  Under the outer
+	 * eatmydata the tree is eaten anyway; "auto" runs on without its own
+	 * filter (closing the socket ends the supervisor). */
+	if (listener < 0 && errno == EBUSY && strcmp(opt->mode, "auto") == 0) {
+		close(sv[0]);
+		return;
+	}
+	if (listener < 0 && errno == EBUSY)
+		die("cannot install the seccomp filter: the process is under one "
+		    "with a supervisor already (an outer eatmydata --seccomp, or a "
+		    "container's)");
 	if (listener < 0)
 		die("cannot install the seccomp filter: %s", strerror(errno));
 	send_fd(sv[0], listener);

@@ -133,3 +133,21 @@ def test_io_uring(scratch):
     assert under.syncs == 0, under.why()
     assert sorted(under.stdout.split()) == sorted(native.stdout.split()) == \
         ["1:1", "2:1", "3:0", "4:1", "5:0", "6:1"]
+
+
+def test_eatmydata_within_eatmydata(scratch):
+    """A tree may hold only one seccomp listener: the inner eatmydata
+    (image build scripts call it again) ran nothing and exited 125.  Its
+    "auto" now runs the command under the outer supervisor, which eats; an
+    explicit --seccomp=on says why it cannot."""
+    cmd = [TESTS / "entry-static", "fsync", scratch]
+    native = run(cmd)
+    assert native.syncs > 0, native.why()
+    nested = run([EATMYDATA, "--seccomp=on", EATMYDATA, *cmd])
+    assert nested.returncode == 0 and nested.syncs == 0, nested.why()
+    r = subprocess.run([EATMYDATA, "--seccomp=on", EATMYDATA, "--seccomp=on", *cmd],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 125
+    assert r.stderr == ("eatmydata: cannot install the seccomp filter: the process is under "
+                        "one with a supervisor already (an outer eatmydata --seccomp, or a "
+                        "container's)\n")
