@@ -22,7 +22,7 @@ struct sys_call {
 	long nr;
 	long a[6];
 	int flags_arg;
-	unsigned char how[HOW_MAX];
+	_Alignas(struct open_how) unsigned char how[HOW_MAX]; /* read as one */
 };
 
 static long raw(const struct sys_call *c)
