@@ -83,7 +83,6 @@ struct finding_key {
 	int pattern;
 	char program[32], site[112];
 };
-static struct keymap finding_index = KEYMAP_INIT(struct finding_key, size_t);
 
 static void add(struct findings *out, enum audit_pattern p, const char *program,
 		const char *site, const char *path)
@@ -94,7 +93,9 @@ static void add(struct findings *out, enum audit_pattern p, const char *program,
 
 	snprintf(k.program, sizeof(k.program), "%s", program);
 	snprintf(k.site, sizeof(k.site), "%s", site);
-	place = keymap_get(&finding_index, &k, 1);
+	if (!out->index.key_size)
+		out->index = (struct keymap)KEYMAP_INIT(struct finding_key, size_t);
+	place = keymap_get(&out->index, &k, 1);
 	if (*place) {
 		out->f[*place - 1].count++;
 		return;

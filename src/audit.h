@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "../libeatmydata/record.h"
+#include "keymap.h"
 
 enum audit_pattern { AUDIT_RENAME_UNSYNCED, AUDIT_DIR_NOT_SYNCED,
 		     AUDIT_TAIL_NOT_SYNCED };
@@ -21,6 +22,7 @@ struct finding {
 struct findings {
 	struct finding *f;
 	size_t n, cap;
+	struct keymap index; /* pattern, program, site -> 1 + place in f */
 };
 
 extern const char *const audit_names[];
