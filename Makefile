@@ -64,15 +64,20 @@ endif
 LIBDIR64 = $(B)/$(LIB64)
 LIBDIR32 = $(B)/$(LIB32)
 
+# The libraries see preload/ and the protocols in include/; the tools see
+# include/ and what the launchers share (launch/common.h).
+LIB_INC = -Iinclude -Ipreload
+CLI_INC = -I. -Iinclude
+
 # One preload library per tool, from lib<tool>/*.c and the shared
 # preload/*.c, in each ELF class.
 $(B)/obj64/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(LIB_CFLAGS) -Ipreload -c $< -o $@
+	$(CC) $(CPPFLAGS) $(LIB_CFLAGS) $(LIB_INC) -c $< -o $@
 
 $(B)/obj32/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) -m32 $(CPPFLAGS) $(LIB_CFLAGS) -Ipreload -c $< -o $@
+	$(CC) -m32 $(CPPFLAGS) $(LIB_CFLAGS) $(LIB_INC) -c $< -o $@
 
 define preload_library
 $(1)_SRC = $$(wildcard lib$(1)/*.c preload/*.c)
@@ -88,9 +93,14 @@ $(LIBDIR32)/lib$(1).so: $$($(1)_SRC:%.c=$(B)/obj32/%.o)
 endef
 $(foreach t,$(TOOLS),$(eval $(call preload_library,$(t))))
 
+# The tools: each launcher in launch/, with what they share; the seccomp
+# supervisor (seccomp/) and the report (report/) are linked into those that
+# use them.
 BINS = $(LAUNCHERS:%=$(B)/bin/%)
-REPORT_OBJS = $(B)/cli/records.o $(B)/cli/report.o $(B)/cli/report_text.o \
-	$(B)/cli/report_json.o $(B)/cli/audit.o $(B)/cli/keymap.o
+LAUNCH_OBJS = $(B)/cli/launch/common.o
+REPORT_OBJS = $(patsubst %.c,$(B)/cli/%.o,$(wildcard report/*.c))
+SECCOMP_OBJS = $(patsubst %.c,$(B)/cli/%.o,$(wildcard seccomp/*.c)) \
+	$(B)/cli/libeatmydata/glob.o
 FLOOR = $(B)/bench/libfloor.so
 
 TEST_C = $(wildcard tests/c/*.c)
@@ -102,29 +112,24 @@ TEST_BINS = $(TEST_C:tests/c/%.c=$(B)/tests/%) \
 
 all: $(BINS) $(LIBS)
 
-$(B)/cli/%.o: src/%.c
+$(B)/cli/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) $(CLI_INC) -c $< -o $@
 
 # What the launchers embed: rebuilt when PREFIX or the version changes.  The
 # stamp is rewritten as the Makefile is read, and only when its text changes,
 # so that an unchanged tree is up to date (make -q) and relinks nothing.
 EMBEDDED = -DEMD_VERSION='"$(VERSION)"' -DEMD_PREFIX='"$(PREFIX)"' -DEMD_LIB='"$(LIB64)"'
 $(shell echo '$(EMBEDDED)' | cmp -s - $(B)/embedded || echo '$(EMBEDDED)' > $(B)/embedded)
-$(B)/cli/common.o: src/common.c $(B)/embedded
+$(B)/cli/launch/common.o: launch/common.c $(B)/embedded
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) $(EMBEDDED) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) $(CLI_INC) $(EMBEDDED) -c $< -o $@
 
-SECCOMP_OBJS = $(B)/cli/seccomp.o $(B)/cli/supervisor.o $(B)/cli/behalf.o \
-	$(B)/cli/proc.o $(B)/cli/rights.o $(B)/cli/uring.o $(B)/cli/glob.o
+$(B)/cli/libeatmydata/glob.o: CLI_INC += -Ipreload
 
-$(B)/cli/glob.o: libeatmydata/glob.c
-	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) -Ipreload -c $< -o $@
-
-$(B)/bin/eatmydata: $(B)/cli/sync_on_exit.o $(REPORT_OBJS) $(SECCOMP_OBJS)
+$(B)/bin/eatmydata: $(B)/cli/launch/sync_on_exit.o $(REPORT_OBJS) $(SECCOMP_OBJS)
 $(B)/bin/syncstat: $(REPORT_OBJS)
-$(B)/bin/%: $(B)/cli/%.o $(B)/cli/common.o
+$(B)/bin/%: $(B)/cli/launch/%.o $(LAUNCH_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $(SAN) -o $@ $^
 
@@ -150,7 +155,7 @@ $(B)/tests/%32: tests/c/%.c
 
 $(B)/tests/unit: tests/c/unit.c libeatmydata/glob.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) -Ipreload -o $@ $^
+	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) $(LIB_INC) -o $@ $^
 
 $(B)/tests/lib%.so: tests/lib/%.c
 	@mkdir -p $(@D)

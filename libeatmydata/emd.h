@@ -137,7 +137,7 @@ static inline void emd_rec_begin(struct emd_rec *rec, int kind, int fd,
 		emd_rec_open(rec, kind, fd, addr, site);
 }
 
-/* syncstat --audit (audit.c): the events, and a file's state. */
+/* syncstat --audit (events.c): the events, and a file's state. */
 extern int emd_auditing;
 struct emd_rec_event {
 	struct emd_rec_file file, dir;

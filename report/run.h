@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* records.h -- a run's record directory: the record file the library writes
- * (libeatmydata/record.h), the command line and how the run ended. */
+/* run.h -- a run's record directory: the record file the library writes
+ * (include/record.h), the command line and how the run ended. */
 #ifndef EMD_RECORDS_H
 #define EMD_RECORDS_H
 

@@ -5,10 +5,10 @@
  * runs that name from PATH, skipping itself, with argv unchanged.
  */
 #include "common.h"
-#include "records.h"
-#include "seccomp.h"
-#include "../libeatmydata/record.h"
-#include "report.h"
+#include "report/run.h"
+#include "seccomp/seccomp.h"
+#include "record.h"
+#include "report/report.h"
 #include "sync_on_exit.h"
 
 #include <getopt.h>

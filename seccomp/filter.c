@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* seccomp.c -- the filter of eatmydata --seccomp, and how it is installed.
+/* filter.c -- the filter of eatmydata --seccomp, and how it is installed.
  *
  * The filter lets every system call through but the durability requests:
  * those go to a supervisor process (SECCOMP_RET_USER_NOTIF), which answers
@@ -9,9 +9,9 @@
  * without O_SYNC.  Everything else stays in the kernel's per-syscall
  * "always allowed" cache, which is why the filter costs almost nothing.
  */
-#include "common.h"
+#include "launch/common.h"
 #include "seccomp.h"
-#include "sync_on_exit.h"
+#include "launch/sync_on_exit.h"
 
 #include <elf.h>
 #include <errno.h>

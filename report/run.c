@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* records.c -- a run's record directory: DIR/records (slots the library
+/* run.c -- a run's record directory: DIR/records (slots the library
  * fills), DIR/command (the arguments, NUL-terminated), DIR/run ("status
  * N\nwall S").
  *
@@ -9,9 +9,9 @@
  * 0600.  The tree reaches the record file through a descriptor it inherits
  * (EATMYDATA_RECORD_FD), so a process that changes user still records.
  */
-#include "common.h"
-#include "records.h"
-#include "../libeatmydata/record.h"
+#include "launch/common.h"
+#include "run.h"
+#include "record.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,9 +2,9 @@
 /* syncstat.c -- run a command with real durability and report every
  * durability call of its process tree: how long, where, by whom. */
 #include "common.h"
-#include "records.h"
-#include "report.h"
-#include "../libeatmydata/record.h"
+#include "report/run.h"
+#include "report/report.h"
+#include "record.h"
 
 #include <getopt.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* audit.c -- the events syncstat --audit needs besides the sync calls:
+/* events.c -- the events syncstat --audit needs besides the sync calls:
  * directory entries made (create, rename, link), with the file's state and
  * the directory they are in.  Without EATMYDATA_AUDIT, rename and link go
  * straight through.  syscall.c makes its renames and links through the same

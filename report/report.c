@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* report.c -- reads a record directory and prints what the run's durability
  * requests cost: per program and kind of call, per file, per call site. */
-#include "common.h"
-#include "records.h"
+#include "launch/common.h"
+#include "run.h"
 #include "report_data.h"
-#include "../libeatmydata/record.h"
+#include "record.h"
 
 #include <errno.h>
 #include <fcntl.h>

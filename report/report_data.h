@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "audit.h"
+#include "findings.h"
 #include "keymap.h"
 #include "report.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* supervisor.c -- answers the durability requests the seccomp filter sends
- * (seccomp.c), from outside the process that made them, as the library
+ * (filter.c), from outside the process that made them, as the library
  * answers them inside: the kernel's verdict on the arguments, no I/O.
  *
  * A descriptor is fetched with pidfd_getfd and asked with
@@ -18,10 +18,10 @@
  * every later durability request of the tree fails with ENOSYS: the kernel
  * has no one to ask.
  */
-#include "common.h"
+#include "launch/common.h"
 #include "seccomp.h"
 #include "supervisor.h"
-#include "sync_on_exit.h"
+#include "launch/sync_on_exit.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* audit.c -- syncstat --audit: the mistakes of "Eat My Data: How Everybody
+/* findings.c -- syncstat --audit: the mistakes of "Eat My Data: How Everybody
  * Gets File IO Wrong", found in a run's records.
  *
  * A file is known by device, inode and birth time; whether its contents
@@ -7,10 +7,10 @@
  * it changed (write, stdio, mmap, another process).  sync(2) and syncfs(2)
  * count as syncs of everything (on that file system) before them.
  */
-#include "common.h"
-#include "audit.h"
+#include "launch/common.h"
+#include "findings.h"
 #include "keymap.h"
-#include "records.h"
+#include "run.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* audit.h -- syncstat --audit: three durability mistakes, found in the
- * records of a run (see audit.c). */
+/* findings.h -- syncstat --audit: three durability mistakes, found in the
+ * records of a run (see findings.c). */
 #ifndef EMD_AUDIT_H
 #define EMD_AUDIT_H
 
 #include <stddef.h>
 
-#include "../libeatmydata/record.h"
+#include "record.h"
 #include "keymap.h"
 
 enum audit_pattern { AUDIT_RENAME_UNSYNCED, AUDIT_DIR_NOT_SYNCED,
