@@ -21,10 +21,10 @@ static int opened_sync(int fd, int flags, const void *site)
 {
 	struct emd_rec rec;
 
-	emd_rec_begin(&rec, emd_open_kind(flags), fd, NULL, site);
+	emd_rec_start(&rec, emd_open_kind(flags), fd, NULL, site);
 	if (rec.slot && fd >= 0 && !emd_eating())
 		emd_mark_sync_fd(fd);
-	return emd_rec_end(&rec, emd_done(fd, fd));
+	return emd_rec_finish(&rec, emd_note_result(fd, fd));
 }
 
 /* Out of line, so that the call-through paths save no registers. */

@@ -9,6 +9,7 @@
  */
 #include "launch/common.h"
 #include "supervisor.h"
+#include "maps.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -172,23 +173,37 @@ int caller_fd_room(pid_t tid)
 	return below < lim.rlim_cur;
 }
 
+/* How far from `start` the mappings reach without a gap; the maps are in
+ * address order.  [vsyscall] is listed, but no mapping of the process's. */
+struct span {
+	unsigned long start, end;
+};
+
+static int extend(const struct emd_map *m, void *arg)
+{
+	struct span *s = arg;
+
+	if (m->lo <= s->start && s->start < m->hi && strcmp(m->path, "[vsyscall]") != 0)
+		s->start = m->hi;
+	return s->start >= s->end;
+}
+
 int caller_mapped(pid_t pid, unsigned long start, unsigned long end)
 {
-	char path[64], line[512];
-	unsigned long lo, hi;
-	FILE *f;
+	struct span s = {start, end};
+	int fd = open_proc(pid, "maps");
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	if (!(f = fopen(path, "re")))
+	if (fd < 0)
 		return -1;
-	while (start < end && fgets(line, sizeof(line), f)) {
-		/* [vsyscall] is listed, but no mapping of the process's */
-		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo <= start && start < hi &&
-		    !strstr(line, " [vsyscall]\n"))
-			start = hi;
-		while (!strchr(line, '\n') && fgets(line, sizeof(line), f))
-			; /* the rest of a long line (a long path) */
-	}
-	fclose(f);
-	return start >= end;
+	emd_maps_each(fd, extend, &s);
+	close(fd);
+	return s.start >= s.end;
+}
+
+int open_proc(pid_t pid, const char *name)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
+	return open(path, O_RDONLY | O_CLOEXEC);
 }
