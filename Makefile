@@ -129,7 +129,8 @@ $(B)/cli/launch/common.o: launch/common.c $(B)/embedded
 # What the supervisor shares with the library.
 $(B)/cli/libeatmydata/%.o: CLI_INC += -Ipreload
 
-$(B)/bin/eatmydata: $(B)/cli/launch/sync_on_exit.o $(REPORT_OBJS) $(SECCOMP_OBJS)
+$(B)/bin/eatmydata: $(B)/cli/launch/sync_on_exit.o $(B)/cli/libeatmydata/notes.o \
+	$(REPORT_OBJS) $(SECCOMP_OBJS)
 $(B)/bin/syncstat: $(REPORT_OBJS)
 $(B)/bin/%: $(B)/cli/launch/%.o $(LAUNCH_OBJS)
 	@mkdir -p $(@D)

@@ -18,6 +18,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "env.h"
 #include "platform.h"
 #include "preload.h"
 #include "record.h"

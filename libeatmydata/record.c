@@ -68,7 +68,7 @@ struct record_id {
 
 static int record_id(struct record_id *id)
 {
-	const char *v = secure_getenv("EATMYDATA_RECORD_FD");
+	const char *v = secure_getenv(EMD_ENV_RECORD_FD);
 	char *end;
 
 	if (!v || !*v)
@@ -122,7 +122,7 @@ static int map_record_file(int fd, const struct record_id *id, int reopened)
  * check and the map; else the file by name, never through a link. */
 static int map_inherited(const struct record_id *id)
 {
-	const char *path = secure_getenv("EATMYDATA_RECORD");
+	const char *path = secure_getenv(EMD_ENV_RECORD);
 	int fd = (int)emd_syscall(SYS_fcntl, id->fd, F_DUPFD_CLOEXEC, 0, 0, 0, 0);
 	int mapped = 0;
 
@@ -144,14 +144,12 @@ static int map_inherited(const struct record_id *id)
 int emd_record_init(void)
 {
 	struct record_id id;
-	const char *audit;
 
 	if (__atomic_load_n(&rec_file, __ATOMIC_ACQUIRE))
 		return 1;
 	if (!record_id(&id) || !map_inherited(&id))
 		return 0;
-	audit = secure_getenv("EATMYDATA_AUDIT");
-	emd_auditing = audit && *audit && strcmp(audit, "0") != 0;
+	emd_auditing = emd_env_true(secure_getenv(EMD_ENV_AUDIT));
 	return 1;
 }
 

@@ -29,26 +29,26 @@ int emd_check_fd(int fd, int espipe)
 	return r == -ESPIPE ? espipe : (int)r;
 }
 
-EMD_EXPORT int fsync(int fd)
+/* fsync and fdatasync: `real` is the libc function of that kind. */
+static int sync_file(int kind, int (*real)(int), int fd, const void *site)
 {
 	struct emd_rec rec;
 
-	emd_rec_start(&rec, EMD_K_FSYNC, fd, NULL, EMD_CALLER);
+	emd_rec_start(&rec, kind, fd, NULL, site);
 	if (!emd_eating())
-		return emd_rec_finish(&rec, EMD_REAL(fsync)(fd));
+		return emd_rec_finish(&rec, real(fd));
 	pthread_testcancel();
 	return emd_rec_finish(&rec, emd_eat_fd_sync(fd, -EINVAL));
 }
 
+EMD_EXPORT int fsync(int fd)
+{
+	return sync_file(EMD_K_FSYNC, EMD_REAL(fsync), fd, EMD_CALLER);
+}
+
 EMD_EXPORT int fdatasync(int fd)
 {
-	struct emd_rec rec;
-
-	emd_rec_start(&rec, EMD_K_FDATASYNC, fd, NULL, EMD_CALLER);
-	if (!emd_eating())
-		return emd_rec_finish(&rec, EMD_REAL(fdatasync)(fd));
-	pthread_testcancel();
-	return emd_rec_finish(&rec, emd_eat_fd_sync(fd, -EINVAL));
+	return sync_file(EMD_K_FDATASYNC, EMD_REAL(fdatasync), fd, EMD_CALLER);
 }
 
 EMD_EXPORT void sync(void)
