@@ -99,9 +99,10 @@ $(foreach t,$(TOOLS),$(eval $(call preload_library,$(t))))
 BINS = $(LAUNCHERS:%=$(B)/bin/%)
 LAUNCH_OBJS = $(B)/cli/launch/common.o
 REPORT_OBJS = $(patsubst %.c,$(B)/cli/%.o,$(wildcard report/*.c))
+# What the supervisor and the launcher share with the library.
+SHARED_WITH_LIB = glob maps elf_kind filter inherit
 SECCOMP_OBJS = $(patsubst %.c,$(B)/cli/%.o,$(wildcard seccomp/*.c)) \
-	$(B)/cli/libeatmydata/glob.o $(B)/cli/libeatmydata/maps.o \
-	$(B)/cli/libeatmydata/elf_kind.o
+	$(SHARED_WITH_LIB:%=$(B)/cli/libeatmydata/%.o)
 FLOOR = $(B)/bench/libfloor.so
 
 TEST_C = $(wildcard tests/c/*.c)
@@ -126,11 +127,9 @@ $(B)/cli/launch/common.o: launch/common.c $(B)/embedded
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) $(CLI_INC) $(EMBEDDED) -c $< -o $@
 
-# What the supervisor shares with the library.
 $(B)/cli/libeatmydata/%.o: CLI_INC += -Ipreload
 
-$(B)/bin/eatmydata: $(B)/cli/launch/sync_on_exit.o $(B)/cli/libeatmydata/notes.o \
-	$(REPORT_OBJS) $(SECCOMP_OBJS)
+$(B)/bin/eatmydata: $(B)/cli/launch/sync_on_exit.o $(REPORT_OBJS) $(SECCOMP_OBJS)
 $(B)/bin/syncstat: $(REPORT_OBJS)
 $(B)/bin/%: $(B)/cli/launch/%.o $(LAUNCH_OBJS)
 	@mkdir -p $(@D)

@@ -60,7 +60,14 @@
 #define EMD_COMPAT_OPEN_FLAGS_NATIVE 0
 #define EMD_COMPAT_O_LARGEFILE 0400000
 #else
-#define EMD_COMPAT(i386, arm) (-1) /* the library needs no compat ABI */
+/* A 32-bit library builds no filter: the table's numbers are its own ABI's
+ * there, and a filter must know the kernel's native ones. */
+#define EMD_ARCH_NATIVE 0
+#define EMD_ARCH_COMPAT 0
+#define EMD_COMPAT(i386, arm) (-1)
+#define EMD_X32_BIT 0
+#define EMD_COMPAT_OPEN_FLAGS_NATIVE 0
+#define EMD_COMPAT_O_LARGEFILE 0
 #endif
 
 /* A system call this ABI lacks (aarch64 has no open): -1 in the table. */

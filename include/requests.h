@@ -109,6 +109,13 @@ struct emd_request {
 			     .arg = (arg_), .arg32 = (arg32_), .test = EMD_TEST_##test_,                     \
 			     .eat = EMD_EAT_##eat_, .bits = (unsigned)(bits_), .kind = EMD_K_##kind_},
 
+/* Does the supervisor answer the request (seccomp/supervisor.c has a
+ * handler for its `eat`)?  The filter notifies only those. */
+static inline int emd_supervised(const struct emd_request *r)
+{
+	return r->eat != EMD_EAT_NONE && r->eat != EMD_EAT_OPEN_HANDLE;
+}
+
 /* A case label per row, for the switch that finds a system call's row in
  * the ABI being built. */
 #define EMD_REQ_CASE(name, nr, ...)                                                                          \

@@ -354,3 +354,18 @@ double monotonic_seconds(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
+
+void private_tmpdir(const char *name, char *out, size_t size)
+{
+	const char *tmp = getenv("TMPDIR");
+	char abs[PATH_MAX];
+
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	if (!realpath(tmp, abs))
+		die("cannot use TMPDIR %s: %s", tmp, strerror(errno));
+	if (snprintf(out, size, "%s/%s.XXXXXX", abs, name) >= (int)size)
+		die("TMPDIR too long: %s", abs);
+	if (!mkdtemp(out))
+		die("cannot create %s: %s", out, strerror(errno));
+}

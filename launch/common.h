@@ -6,6 +6,7 @@
 #define EMD_COMMON_H
 
 #define _GNU_SOURCE 1
+#include <stddef.h>
 #include <stdnoreturn.h>
 
 /* Exit statuses of env(1) and the shell. */
@@ -61,5 +62,9 @@ double monotonic_seconds(void);
 
 /* Exit as the child did: its code, or its signal. */
 noreturn void exit_like(int status);
+
+/* A new private directory NAME.XXXXXX in $TMPDIR, its path made absolute
+ * (the tree may change directory); dies if it cannot. */
+void private_tmpdir(const char *name, char *out, size_t size);
 
 #endif

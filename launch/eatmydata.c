@@ -49,7 +49,8 @@ struct options {
 	int sync_on_exit;
 	int stats;
 	struct seccomp_options seccomp;
-	int filter; /* the seccomp filter is wanted */
+	const char *record_dir; /* --stats */
+	const char *file;       /* the command, as found in PATH */
 };
 
 /* Parse the options; returns the index of COMMAND in argv. */
@@ -110,29 +111,28 @@ static noreturn void run_as_link(const char *name, char **argv)
 		exit(EXIT_NOT_FOUND);
 	}
 	preload_prepend(preload_entry("libeatmydata.so"));
-	if (seccomp_wanted(&auto_seccomp, file))
-		seccomp_install(&auto_seccomp);
+	seccomp_prepare(&auto_seccomp, file);
+	seccomp_before_exec(&auto_seccomp, file);
 	exec_command(file, argv);
 }
 
-static void install_filter(const void *seccomp)
+/* In the command's process, before its exec. */
+static void before_exec(const void *argv_opt)
 {
-	seccomp_install(seccomp);
+	const struct options *opt = argv_opt;
+
+	seccomp_before_exec(&opt->seccomp, opt->file);
 }
 
 /* Run the command as a child, then sync and report as asked. */
 static noreturn void run_then_finish(char **argv, const struct options *opt)
 {
 	const struct report_options report = {0};
-	const char *dir = NULL;
+	const char *dir = opt->record_dir;
 	double start = monotonic_seconds();
 	int status;
 
-	if (opt->sync_on_exit)
-		sync_on_exit_prepare();
-	if (opt->stats)
-		dir = records_prepare(NULL, EMD_REC_EATEN, argv);
-	status = run_and_wait(argv, opt->filter ? install_filter : NULL, &opt->seccomp);
+	status = run_and_wait(argv, before_exec, opt);
 	if (opt->sync_on_exit)
 		sync_on_exit_finish();
 	if (dir) {
@@ -149,6 +149,10 @@ int main(int argc, char **argv)
 	struct options opt = {.seccomp.mode = "auto"};
 	int first;
 
+	/* 0. In the place of a program that posix_spawn starts (exec.c). */
+	if (argc > 1 && !strncmp(argv[1], "--seccomp-exec=", 15))
+		seccomp_exec(argv[1] + 15, argv + 2);
+
 	/* 1. Under another name, be that program. */
 	name = name ? name + 1 : argv[0];
 	if (strcmp(name, "eatmydata") != 0 && *name)
@@ -160,12 +164,19 @@ int main(int argc, char **argv)
 	if (opt.only && setenv(EMD_ENV_ONLY, opt.only, 1) != 0)
 		die("cannot set EATMYDATA_ONLY");
 	opt.seccomp.only = getenv(EMD_ENV_ONLY);
-	opt.filter = seccomp_wanted(&opt.seccomp, find_command(argv[first]));
+	opt.file = find_command(argv[first]);
 
-	/* 3. Become the command, unless something has to happen after it. */
+	/* 3. What happens after the command is set up before it, then the
+	 * supervisor, which keeps the notes directory. */
+	if (opt.sync_on_exit)
+		sync_on_exit_prepare();
+	if (opt.stats)
+		opt.record_dir = records_prepare(NULL, EMD_REC_EATEN, argv + first);
+	seccomp_prepare(&opt.seccomp, opt.file);
+
+	/* 4. Become the command, unless something has to happen after it. */
 	if (!opt.sync_on_exit && !opt.stats) {
-		if (opt.filter)
-			seccomp_install(&opt.seccomp);
+		seccomp_before_exec(&opt.seccomp, opt.file);
 		exec_command(argv[first], argv + first);
 	}
 	run_then_finish(argv + first, &opt);

@@ -3,14 +3,14 @@
  *
  * Each process of the tree makes an entry "MAJOR:MINOR" (or "all") in a
  * directory for every file system whose durability it had eaten (the
- * protocol: include/notes.h).  At the end, one syncfs per entry makes all
+ * protocol: include/inherit.h).  At the end, one syncfs per entry makes all
  * that durable.  The supervisor notes here too (sync_on_exit_note).  A
  * process that cannot note syncs at once.
  */
 #include "common.h"
 #include "sync_on_exit.h"
 #include "env.h"
-#include "notes.h"
+#include "inherit.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -25,30 +25,13 @@
 static char note_dir[PATH_MAX];
 static int note_fd = -1;
 
-/* mkdtemp in $TMPDIR, made absolute: the tree may change directory. */
-static void make_note_dir(void)
-{
-	const char *tmp = getenv("TMPDIR");
-	char abs[PATH_MAX];
-
-	if (!tmp || !*tmp)
-		tmp = "/tmp";
-	if (!realpath(tmp, abs))
-		die("cannot use TMPDIR %s: %s", tmp, strerror(errno));
-	if (snprintf(note_dir, sizeof(note_dir), "%s/eatmydata-sync.XXXXXX",
-		     abs) >= (int)sizeof(note_dir))
-		die("TMPDIR too long: %s", abs);
-	if (!mkdtemp(note_dir))
-		die("cannot create %s: %s", note_dir, strerror(errno));
-}
-
 void sync_on_exit_prepare(void)
 {
 	struct stat st;
 	char number[16], id[48];
 	int fd;
 
-	make_note_dir();
+	private_tmpdir("eatmydata-sync", note_dir, sizeof(note_dir));
 	/* Inherited (no O_CLOEXEC), and above the low numbers that shell
 	 * scripts take for themselves (debconf's 3). */
 	fd = open(note_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW);
@@ -69,18 +52,18 @@ void sync_on_exit_prepare(void)
 }
 
 /* The directory the environment names, if the descriptor is still it. */
-static int inherited_dir(struct emd_notes *n)
+static int inherited_dir(struct emd_inherited *n)
 {
 	const char *number = getenv(EMD_ENV_SYNC_FD), *id = getenv(EMD_ENV_SYNC_ID);
 
-	if (!number || !id || emd_notes_parse(n, number, id) != 0 || !emd_notes_ok(n))
+	if (!number || !id || emd_notes_parse(n, number, id) != 0 || !emd_inherited_ok(n, S_IFDIR))
 		return -1;
 	return n->fd;
 }
 
 int sync_on_exit_keep(int at)
 {
-	struct emd_notes n;
+	struct emd_inherited n;
 	int fd = inherited_dir(&n);
 	char number[16];
 
@@ -94,7 +77,7 @@ int sync_on_exit_keep(int at)
 void sync_on_exit_note(int fd)
 {
 	int saved = errno;
-	struct emd_notes n;
+	struct emd_inherited n;
 	struct stat st;
 	int known = fd >= 0 && fstat(fd, &st) == 0;
 

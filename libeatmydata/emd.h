@@ -73,7 +73,14 @@ int __openat64_2(int dirfd, const char *path, int flags);
 	X(writev)                                                              \
 	X(pwrite64)                                                            \
 	X(pwritev64)                                                           \
-	X(syscall)
+	X(syscall)                                                             \
+	X(execve)                                                              \
+	X(execveat)                                                            \
+	X(fexecve)                                                             \
+	X(execv)                                                               \
+	X(execvpe)                                                             \
+	X(posix_spawn)                                                         \
+	X(posix_spawnp)
 
 enum emd_real_id { EMD_REAL_SYMBOLS(PL_ID) EMD_NREAL };
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* note.c -- remembers which file systems had durability eaten, so that
  * `eatmydata --sync-on-exit` can sync just those at the end (the protocol:
- * include/notes.h).  A descriptor reaches the directory from a chroot, a
+ * include/inherit.h).  A descriptor reaches the directory from a chroot, a
  * mount namespace with its own /tmp, or any working directory, where a
  * path would not.
  *
@@ -14,7 +14,7 @@
  * --sync-on-exit claims.
  */
 #include "emd.h"
-#include "notes.h"
+#include "inherit.h"
 
 #include <sys/auxv.h>
 
@@ -22,7 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static struct emd_notes notes = {-1, 0, 0};
+static struct emd_inherited notes = {-1, 0, 0};
 static int note_wanted;
 
 /* The last few file systems this process noted, to skip the mkdirat; a racy
@@ -43,7 +43,7 @@ static int reopen_by_path(void)
 	notes.fd = (int)emd_syscall(SYS_openat, AT_FDCWD, (long)dir,
 				    O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
 				    0, 0, 0);
-	return emd_notes_ok(&notes);
+	return emd_inherited_ok(&notes, S_IFDIR);
 }
 
 int emd_note_init(void)
@@ -59,7 +59,7 @@ int emd_note_init(void)
 		return 0;
 	note_wanted = 1;
 	ok = emd_notes_parse(&notes, secure_getenv(EMD_ENV_SYNC_FD), id) == 0 &&
-	     (emd_notes_ok(&notes) || reopen_by_path());
+	     (emd_inherited_ok(&notes, S_IFDIR) || reopen_by_path());
 	errno = saved;
 	return ok ? 0 : -1;
 }

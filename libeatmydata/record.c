@@ -8,6 +8,7 @@
  * allocation: the caches are seqlocked and a race only costs a lookup.
  */
 #include "emd.h"
+#include "inherit.h"
 #include "maps.h"
 
 #include <dlfcn.h>
@@ -61,32 +62,15 @@ static size_t map_size(off_t file_size)
  * is "N:DEV:INO", the descriptor and the file it must still be.  Never in
  * a setuid program (secure execution: /etc/ld.so.preload loads us there):
  * its caller could name a file of root's that root's program would write. */
-struct record_id {
-	int fd;
-	unsigned long long dev, ino;
-};
-
-static int record_id(struct record_id *id)
+static int record_id(struct emd_inherited *id)
 {
-	const char *v = secure_getenv(EMD_ENV_RECORD_FD);
-	char *end;
-
-	if (!v || !*v)
-		return 0;
-	id->fd = (int)strtol(v, &end, 10);
-	if (*end != ':')
-		return 0;
-	id->dev = strtoull(end + 1, &end, 10);
-	if (*end != ':')
-		return 0;
-	id->ino = strtoull(end + 1, &end, 10);
-	return *end == '\0' && id->fd >= 0;
+	return emd_inherited_parse(id, secure_getenv(EMD_ENV_RECORD_FD)) == 0;
 }
 
 /* Map the record file open at fd, once per process image (fork keeps the
  * mapping), if it is the launcher's file; the capacity is what this process
  * mapped. */
-static int map_record_file(int fd, const struct record_id *id, int reopened)
+static int map_record_file(int fd, const struct emd_inherited *id, int reopened)
 {
 	struct emd_rec_header *map, *none = NULL;
 	unsigned long long slots;
@@ -120,7 +104,7 @@ static int map_record_file(int fd, const struct record_id *id, int reopened)
 /* The inherited descriptor, through a reference of our own, so that a
  * thread closing or reusing its number cannot change the file between the
  * check and the map; else the file by name, never through a link. */
-static int map_inherited(const struct record_id *id)
+static int map_inherited(const struct emd_inherited *id)
 {
 	const char *path = secure_getenv(EMD_ENV_RECORD);
 	int fd = (int)emd_syscall(SYS_fcntl, id->fd, F_DUPFD_CLOEXEC, 0, 0, 0, 0);
@@ -143,7 +127,7 @@ static int map_inherited(const struct record_id *id)
 
 int emd_record_init(void)
 {
-	struct record_id id;
+	struct emd_inherited id;
 
 	if (__atomic_load_n(&rec_file, __ATOMIC_ACQUIRE))
 		return 1;

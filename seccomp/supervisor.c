@@ -1,22 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* supervisor.c -- answers the durability requests the seccomp filter sends
- * (filter.c), from outside the process that made them, as the library
- * answers them inside: the kernel's verdict on the arguments, no I/O.
+/* supervisor.c -- what the supervisor answers to each durability request
+ * the seccomp filter sends (serve.c receives them), from outside the process
+ * that made it, as the library answers it inside: the kernel's verdict on
+ * the arguments, no I/O.  One handler per way of eating in the request
+ * table (include/requests.h).
  *
  * A descriptor is fetched with pidfd_getfd and asked with
  * sync_file_range(fd, 0, 0, 0).  Opens and writes with sync flags are in
  * behalf.c, io_uring submissions in uring.c.  Anything that cannot be
  * answered faithfully goes on to the kernel unchanged
  * (SECCOMP_USER_NOTIF_FLAG_CONTINUE): it then syncs, but it is answered.
- *
- * The tree must never pay for a fault of this process: it answers on
- * worker threads, so that a caller whose memory blocks (FUSE,
- * userfaultfd) stalls only itself; it blocks every signal and raises its
- * soft limits, so that nothing the tree does to its own (ulimit -f, a
- * signal to the process group) reaches it; and it leaves when the last
- * filtered process has.  If it is killed anyway (SIGKILL, the OOM killer),
- * every later durability request of the tree fails with ENOSYS: the kernel
- * has no one to ask.
  */
 #include "launch/common.h"
 #include "seccomp.h"
@@ -24,21 +17,9 @@
 #include "launch/sync_on_exit.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/sysmacros.h>
-#include <time.h>
 #include <unistd.h>
 
 int reply_error(struct call *c, int err)
@@ -136,6 +117,8 @@ static int sync_mapping(struct call *c)
 	return m ? 0 : reply_error(c, ENOMEM);
 }
 
+EMD_REQUEST_TABLE(requests);
+
 /* The supervisor's handler for each way a request is eaten; a request
  * without one is not filtered. */
 static int (*const handlers[EMD_NEAT])(struct call *c) = {
@@ -154,7 +137,13 @@ int supervisor_answers(const struct emd_request *r)
 	return handlers[r->eat] != NULL;
 }
 
-EMD_REQUEST_TABLE(requests);
+int supervisor_table_agrees(void)
+{
+	for (int i = 0; i < EMD_NREQUESTS; i++)
+		if (supervisor_answers(&requests[i]) != emd_supervised(&requests[i]))
+			return 0;
+	return 1;
+}
 
 /* The row of the notified call, by its ABI and number; NULL for Landlock
  * (through any entry: x32 sets a bit in the number). */
@@ -170,7 +159,7 @@ static const struct emd_request *request_of(const struct seccomp_data *d, int *c
 	return NULL;
 }
 
-static int answer(struct call *c, const char *only)
+int supervisor_answer(struct call *c, const char *only)
 {
 	c->request = request_of(&c->req->data, &c->compat);
 	if (!c->request) {
@@ -183,164 +172,3 @@ static int answer(struct call *c, const char *only)
 	return handlers[c->request->eat](c);
 }
 
-/* The pool: each worker receives one notification and answers it.  Whoever
- * takes the last idle place starts another worker first, so that one is
- * always waiting while others may be blocked; surplus workers leave.  One
- * receives at a time (`receiving`): the main thread, which cannot block,
- * knows a notification is nobody's when it can take that lock itself. */
-struct pool {
-	int listener;
-	const char *only;
-	struct seccomp_notif_sizes sizes;
-	int idle;
-	pthread_mutex_t receiving;
-};
-
-static void *worker(void *arg);
-
-static void start_worker(struct pool *p)
-{
-	pthread_attr_t attr;
-	pthread_t t;
-
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 256 << 10);
-	__atomic_add_fetch(&p->idle, 1, __ATOMIC_ACQ_REL);
-	if (pthread_create(&t, &attr, worker, p) != 0)
-		__atomic_sub_fetch(&p->idle, 1, __ATOMIC_ACQ_REL); /* fewer workers */
-	pthread_attr_destroy(&attr);
-}
-
-/* Answer one notification; returns 0 when the listener is gone. */
-static int serve_one(struct pool *p, struct seccomp_notif *req, struct seccomp_notif_resp *resp)
-{
-	struct call c = {p->listener, req, resp, NULL, 0};
-	int how, got;
-
-	memset(req, 0, p->sizes.seccomp_notif);
-	pthread_mutex_lock(&p->receiving);
-	got = ioctl(p->listener, SECCOMP_IOCTL_NOTIF_RECV, req) == 0;
-	pthread_mutex_unlock(&p->receiving);
-	if (__atomic_sub_fetch(&p->idle, 1, __ATOMIC_ACQ_REL) == 0 && got)
-		start_worker(p);
-	if (!got) /* ENOENT: the caller was interrupted or died meanwhile */
-		return errno == ENOENT || errno == EINTR;
-	memset(resp, 0, p->sizes.seccomp_notif_resp);
-	resp->id = req->id;
-	how = answer(&c, p->only);
-	if (how == CONTINUE)
-		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-	if (how != ANSWERED)
-		ioctl(p->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
-	return 1;
-}
-
-static void *worker(void *arg)
-{
-	struct pool *p = arg;
-	struct seccomp_notif *req = calloc(1, p->sizes.seccomp_notif);
-	struct seccomp_notif_resp *resp = calloc(1, p->sizes.seccomp_notif_resp);
-
-	/* start_worker counted this worker idle; serve_one takes that place,
-	 * and it is given back before each next one.  A umask and working
-	 * directory of its own: behalf.c sets the caller's umask. */
-	if (!req || !resp || unshare(CLONE_FS) != 0)
-		__atomic_sub_fetch(&p->idle, 1, __ATOMIC_ACQ_REL);
-	else
-		while (serve_one(p, req, resp))
-			if (__atomic_add_fetch(&p->idle, 1, __ATOMIC_ACQ_REL) > 2) {
-				__atomic_sub_fetch(&p->idle, 1, __ATOMIC_ACQ_REL);
-				break;
-			}
-	free(req);
-	free(resp);
-	return NULL;
-}
-
-/* Nothing the tree does to itself may end this process: no signal but
- * SIGKILL, no limit of the tree's (ulimit -f, -n), no ptrace by it. */
-static void harden(void)
-{
-	sigset_t all;
-	struct rlimit r;
-	int fd;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	signal(SIGXFSZ, SIG_IGN);
-	signal(SIGPIPE, SIG_IGN);
-	prctl(PR_SET_DUMPABLE, 0);
-	for (int res = 0; res < RLIM_NLIMITS; res++)
-		if (getrlimit(res, &r) == 0 && r.rlim_cur != r.rlim_max &&
-		    res != RLIMIT_CORE && res != RLIMIT_STACK) {
-			r.rlim_cur = r.rlim_max;
-			setrlimit(res, &r);
-		}
-	if ((fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC)) >= 0) {
-		if (write(fd, "-1000", 5) < 0) /* only root may; small anyway */
-			(void)0;
-		close(fd);
-	}
-	if (chdir("/") != 0)
-		(void)0; /* keep no mount of the tree's busy */
-}
-
-/* No worker could be started (pids.max, RLIMIT_NPROC of the tree's user):
- * a pending notification that no worker is receiving is let go on to the
- * kernel, from here.  With the lock, RECV cannot block: POLLIN said that a
- * notification waits, and no one else can take it meanwhile. */
-static void answer_unattended(struct pool *p)
-{
-	struct seccomp_notif *req = calloc(1, p->sizes.seccomp_notif);
-	struct seccomp_notif_resp *resp = calloc(1, p->sizes.seccomp_notif_resp);
-
-	if (req && resp && pthread_mutex_trylock(&p->receiving) == 0) {
-		/* else a worker is receiving: it will have it */
-		if (ioctl(p->listener, SECCOMP_IOCTL_NOTIF_RECV, req) == 0) {
-			resp->id = req->id;
-			resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-			ioctl(p->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
-		}
-		pthread_mutex_unlock(&p->receiving);
-	}
-	free(req);
-	free(resp);
-}
-
-/* Every notification is answered: by a worker, or here when none can be
- * started (retried every poll).  POLLHUP: no process is left under the
- * filter.  `ready` tells the launcher it may run the command. */
-void supervise(int listener, int ready, const char *only)
-{
-	static struct pool p = {.receiving = PTHREAD_MUTEX_INITIALIZER};
-	struct pollfd pfd = {.fd = listener, .events = POLLIN};
-	const struct timespec pause = {0, 1000000};
-
-	harden();
-	rights_init();
-	p.listener = listener;
-	p.only = only;
-	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &p.sizes) != 0)
-		_exit(1);
-	/* Requests made meanwhile wait in the kernel for the first worker;
-	 * the socket is closed first, for a descriptor of its own. */
-	if (write(ready, "", 1) != 1)
-		_exit(1);
-	close(ready);
-	start_worker(&p);
-	for (;;) {
-		int n = poll(&pfd, 1, 100);
-
-		if (n > 0 && (pfd.revents & POLLHUP))
-			_exit(0);
-		if (__atomic_load_n(&p.idle, __ATOMIC_ACQUIRE) == 0)
-			start_worker(&p);
-		if (n > 0 && (pfd.revents & POLLIN)) {
-			if (__atomic_load_n(&p.idle, __ATOMIC_ACQUIRE) == 0)
-				answer_unattended(&p);
-			else
-				nanosleep(&pause, NULL); /* an idle worker is taking it */
-		}
-	}
-}

@@ -28,6 +28,12 @@ struct call {
 	struct seccomp_notif_resp *resp;
 	const struct emd_request *request;
 	int compat;
+	/* The filter is the launcher's own, installed before the tree ran:
+	 * every Landlock domain the tree entered since was notified.  A filter
+	 * a process of the tree installed (the library, at an exec) may have
+	 * come after one the filter did not see: nothing is opened for its
+	 * callers, whose opens may be confined. */
+	int trusted;
 };
 
 /* Argument i as the kernel reads it: 32 bits wide in the compat ABI. */
@@ -47,9 +53,14 @@ static inline long long call_arg64(const struct call *c, int i)
 	return (long long)(call_arg(c, i) | call_arg(c, i + 1) << 32);
 }
 
-/* Does the supervisor answer this request (has a handler for it)?  The
- * filter notifies only those. */
+/* supervisor.c: the answer to one notification (0, CONTINUE or ANSWERED);
+ * `only` is --only's globs or NULL. */
+int supervisor_answer(struct call *c, const char *only);
+
+/* Does the supervisor answer this request (has a handler for it)?  And
+ * does that agree with the table's emd_supervised, which the filter uses? */
 int supervisor_answers(const struct emd_request *r);
+int supervisor_table_agrees(void);
 
 /* Reply that the call failed with err; returns 0 (the reply is to send). */
 int reply_error(struct call *c, int err);

@@ -167,13 +167,17 @@ def start_tagged(scratch):
     return p, tag
 
 
+def holds_listener(pid):
+    fds = f"/proc/{pid}/fd"
+    return any(os.readlink(f"{fds}/{fd}") == "anon_inode:seccomp notify" for fd in os.listdir(fds))
+
+
 def supervisor_of(proc, tag):
     """The supervisor a launcher started: an eatmydata process forked just
     after it, holding a seccomp listener, with the launcher's tag."""
     for pid in range(proc.pid + 1, proc.pid + 64):
         try:
-            if (open(f"/proc/{pid}/comm").read() == "eatmydata\n" and
-                    os.readlink(f"/proc/{pid}/fd/3") == "anon_inode:seccomp notify" and
+            if (open(f"/proc/{pid}/comm").read() == "eatmydata\n" and holds_listener(pid) and
                     tag.encode() in open(f"/proc/{pid}/environ", "rb").read().split(b"\0")):
                 return pid
         except OSError:

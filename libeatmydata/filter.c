@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: MIT */
+/* filter.c -- the seccomp filter, made from the request table, and putting
+ * a process under it (include/filter.h).  Linked into the library and the
+ * launcher: it calls nothing the library intercepts, allocates nothing, and
+ * may run in a vfork child.
+ *
+ * The filter lets every system call through but the durability requests:
+ * those go to the supervisor (SECCOMP_RET_USER_NOTIF), which answers them
+ * as the library would.  Calls that cannot sync pass untouched: an fsync of
+ * a negative descriptor (EBADF from the kernel), sync_file_range with no
+ * flags (the library's own validation), opens without O_SYNC.  Everything
+ * else stays in the kernel's per-syscall "always allowed" cache, which is
+ * why a filter costs little (about 45 ns a system call here).
+ */
+#define _GNU_SOURCE 1
+#include "filter.h"
+#include "requests.h"
+#include "inherit.h"
+
+#include <errno.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+
+#define ARG_LO(i) (offsetof(struct seccomp_data, args) + 8 * (i))
+#define NOTIFY SECCOMP_RET_USER_NOTIF
+#define ALLOW SECCOMP_RET_ALLOW
+
+EMD_REQUEST_TABLE(requests);
+
+static void emit(struct emd_filter *f, struct sock_filter insn)
+{
+	if (f->n == sizeof(f->insn) / sizeof(*f->insn))
+		f->overflow = 1;
+	else
+		f->insn[f->n++] = insn;
+}
+
+/* "if nr: body", the body `len` instructions that end in a return. */
+static void rule(struct emd_filter *f, long nr, unsigned char len)
+{
+	emit(f, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, len));
+}
+
+static void ret(struct emd_filter *f, unsigned action)
+{
+	emit(f, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, action));
+}
+
+static void load(struct emd_filter *f, unsigned offset)
+{
+	emit(f, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offset));
+}
+
+/* Notify when any bit of `mask` is set in argument `arg`. */
+static void notify_if_flags(struct emd_filter *f, long nr, int arg, unsigned mask)
+{
+	rule(f, nr, 4);
+	load(f, ARG_LO(arg));
+	emit(f, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, mask, 0, 1));
+	ret(f, NOTIFY);
+	ret(f, ALLOW);
+}
+
+/* Notify unless the descriptor is negative: the kernel's own EBADF. */
+static void notify_unless_negative(struct emd_filter *f, long nr, int arg)
+{
+	rule(f, nr, 4);
+	load(f, ARG_LO(arg));
+	emit(f, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x80000000u, 0, 1));
+	ret(f, ALLOW);
+	ret(f, NOTIFY);
+}
+
+static void notify(struct emd_filter *f, long nr)
+{
+	rule(f, nr, 1);
+	ret(f, NOTIFY);
+}
+
+/* The rules of one ABI, from the request table: each request the
+ * supervisor answers, by its number and argument there.  Landlock is no
+ * durability request, but the supervisor must know that someone in the
+ * tree confined itself, which cannot be seen from outside. */
+static void abi_rules(struct emd_filter *f, int compat, int no_io_uring)
+{
+	load(f, offsetof(struct seccomp_data, nr));
+	for (int i = 0; i < EMD_NREQUESTS; i++) {
+		const struct emd_request *r = &requests[i];
+		long nr = compat ? r->nr32 : r->nr;
+		int arg = compat ? r->arg32 : r->arg;
+
+		if (nr < 0 || !emd_supervised(r))
+			continue;
+		if (r->test == EMD_TEST_FD)
+			notify_unless_negative(f, nr, arg);
+		else if (r->test == EMD_TEST_BITS)
+			notify_if_flags(f, nr, arg, r->bits);
+		else
+			notify(f, nr);
+	}
+	notify(f, SYS_landlock_restrict_self);
+	if (EMD_X32_BIT && !compat)
+		notify(f, SYS_landlock_restrict_self | EMD_X32_BIT);
+	if (no_io_uring) {
+		rule(f, SYS_io_uring_setup, 1); /* one number on every ABI */
+		ret(f, SECCOMP_RET_ERRNO | ENOSYS);
+	}
+	ret(f, ALLOW);
+}
+
+/* "if the ABI is `arch`: its rules", patched once their length is known. */
+static void abi_block(struct emd_filter *f, unsigned arch, int compat, int no_io_uring)
+{
+	unsigned short at = f->n;
+
+	emit(f, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 0, 0));
+	abi_rules(f, compat, no_io_uring);
+	if (f->n - at - 1 > 255)
+		f->overflow = 1;
+	else
+		f->insn[at].jf = (unsigned char)(f->n - at - 1);
+}
+
+/* Each ABI the kernel runs here gets its own rules (x32 shares the native
+ * ABI's arch with a bit in the number, which none of the rules has); any
+ * other ABI only has Landlock watched. */
+void emd_filter_build(struct emd_filter *f, int no_io_uring)
+{
+	f->n = 0;
+	f->overflow = 0;
+	load(f, offsetof(struct seccomp_data, arch));
+	abi_block(f, EMD_ARCH_NATIVE, 0, no_io_uring);
+	abi_block(f, EMD_ARCH_COMPAT, 1, no_io_uring);
+	load(f, offsetof(struct seccomp_data, nr));
+	notify(f, SYS_landlock_restrict_self);
+	ret(f, ALLOW);
+}
+
+/* Install with a listener; the notified caller waits killably once the
+ * supervisor has its request (Linux 5.19), so that a signal cannot make
+ * it ask again what the supervisor is already doing (an append twice). */
+static int install(struct sock_fprog *prog)
+{
+	int fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			      SECCOMP_FILTER_FLAG_NEW_LISTENER |
+				      SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, prog);
+
+	if (fd < 0 && errno == EINVAL)
+		fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+				  SECCOMP_FILTER_FLAG_NEW_LISTENER, prog);
+	return fd < 0 ? -errno : fd;
+}
+
+static int send_listener(int sock, int fd, char data)
+{
+	char ctl[CMSG_SPACE(sizeof(int))] = {0};
+	struct iovec iov = {&data, 1};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = ctl, .msg_controllen = sizeof(ctl)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+}
+
+/* Whoever holds the listener can answer this process's calls for it and
+ * put descriptors in it: only a supervisor of this user's or root's (the
+ * socket's creator), never one whose socket reached a process of another
+ * user (a descriptor left open across sudo). */
+static int ours(int sock)
+{
+	struct ucred peer;
+	socklen_t len = sizeof(peer);
+
+	return getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0 &&
+	       (peer.uid == 0 || peer.uid == geteuid());
+}
+
+static int filter_self(int sock, int no_io_uring, char tag)
+{
+	struct emd_filter f;
+	struct sock_fprog prog;
+	struct pollfd alive = {.fd = sock, .events = POLLOUT};
+	int listener, r;
+
+	if (!EMD_ARCH_NATIVE)
+		return -ENOSYS;
+	/* A filter nobody answers would fail every request: none then. */
+	if (poll(&alive, 1, 0) != 1 || (alive.revents & (POLLHUP | POLLERR | POLLNVAL)) ||
+	    !ours(sock))
+		return -EPIPE;
+	emd_filter_build(&f, no_io_uring);
+	if (f.overflow)
+		return -E2BIG;
+	prog = (struct sock_fprog){.len = f.n, .filter = f.insn};
+	/* CAP_SYS_ADMIN, or no_new_privs set already, needs no more. */
+	listener = install(&prog);
+	if (listener == -EACCES && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0)
+		listener = install(&prog);
+	if (listener < 0)
+		return listener;
+	r = send_listener(sock, listener, tag);
+	close(listener);
+	return r;
+}
+
+int emd_supervisor(const char *id, const char *path, int *opened)
+{
+	struct emd_inherited in;
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	int saved = errno, fd;
+
+	*opened = 0;
+	if (emd_inherited_parse(&in, id) == 0 && emd_inherited_ok(&in, S_IFSOCK))
+		return in.fd;
+	if (!path || *path != '/' || strlen(path) >= sizeof(addr.sun_path))
+		return -1;
+	strcpy(addr.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
+		close(fd);
+		fd = -1;
+	}
+	errno = saved;
+	*opened = fd >= 0;
+	return fd;
+}
+
+int emd_filter_self(int sock, int no_io_uring, char tag)
+{
+	int saved = errno, r = filter_self(sock, no_io_uring, tag);
+
+	errno = saved;
+	return r;
+}

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT */
+/* start.c -- the launcher's side of the seccomp filter: starting the tree's
+ * supervisor, deciding whether the command starts filtered, and standing in
+ * for a program that posix_spawn starts (--seccomp-exec).
+ *
+ * The supervisor is started once per run, before the command, and serves
+ * every filter of the tree: each process that execs a program the library
+ * cannot reach puts itself under the filter and sends the listener over
+ * the socket the tree inherits (include/filter.h).  A process the library
+ * serves runs with no filter at all.
+ */
+#include "launch/common.h"
+#include "seccomp.h"
+#include "elf_kind.h"
+#include "env.h"
+#include "filter.h"
+#include "inherit.h"
+#include "launch/sync_on_exit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* The tree's copy of the supervisor's socket, as EATMYDATA_SECCOMP names
+ * it; -1 when there is none, or no supervisor at its end (an outer run's
+ * that filters its whole tree takes no other filter). */
+static int tree_socket(void)
+{
+	struct emd_inherited in;
+	struct pollfd alive;
+
+	if (emd_inherited_parse(&in, getenv(EMD_ENV_SECCOMP)) != 0 ||
+	    !emd_inherited_ok(&in, S_IFSOCK))
+		return -1;
+	alive = (struct pollfd){.fd = in.fd, .events = POLLOUT};
+	if (poll(&alive, 1, 0) != 1 || (alive.revents & (POLLHUP | POLLERR)))
+		return -1;
+	return in.fd;
+}
+
+/* The command runs only once the supervisor answers: a byte on the socket
+ * (nothing: it died, the kernel refused it seccomp). */
+static int ready(int sock)
+{
+	char byte;
+	ssize_t n;
+
+	while ((n = read(sock, &byte, 1)) < 0 && errno == EINTR)
+		;
+	return n == 1;
+}
+
+/* The supervisor: a grandchild, so that it is nobody's child in the tree,
+ * in a session of its own, holding no descriptor of the tree's but its
+ * socket and --sync-on-exit's notes directory (ulimit -n 6 runs).  Stdio
+ * is /dev/null. */
+/* The supervisor's listening socket at `path`, in a private directory
+ * (only this user, and root, may connect); -1 if it cannot be made: then
+ * only processes that kept the inherited socket are served. */
+static int listen_at(const char *path)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	int fd;
+
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return -1;
+	strcpy(addr.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0 ||
+			listen(fd, 64) != 0)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+static void start_supervisor(int sock, const char *dir, const char *path, const char *only)
+{
+	pid_t middle = fork(), grandchild;
+	int null, status;
+
+	if (middle < 0)
+		die("cannot fork: %s", strerror(errno));
+	if (middle > 0) {
+		while (waitpid(middle, &status, 0) < 0)
+			if (errno != EINTR)
+				die("cannot start the seccomp supervisor: %s", strerror(errno));
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			die("cannot start the seccomp supervisor");
+		return;
+	}
+	if ((grandchild = fork()) != 0)
+		_exit(grandchild < 0);
+	setsid();
+	if (dup2(sock, 3) < 0)
+		_exit(1);
+	close_range(sync_on_exit_keep(4), ~0U, 0);
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+		_exit(1);
+	if (null > 3)
+		close(null);
+	supervise(3, 3, path ? listen_at(path) : -1, dir, only);
+}
+
+/* The environment that lets the tree find the supervisor: its socket
+ * (inherited, above the numbers shell scripts take for themselves), the
+ * path to connect to, this launcher for --seccomp-exec, --no-io-uring. */
+static void name_socket(int sock, const char *path, const struct seccomp_options *opt)
+{
+	char id[64], self[PATH_MAX];
+	struct stat st;
+	int fd = fcntl(sock, F_DUPFD, 100);
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (fd >= 0)
+		close(sock);
+	else if ((fd = fcntl(sock, F_DUPFD, 0)) >= 0) /* under ulimit -n 100 */
+		close(sock);
+	else
+		fd = sock;
+	if (fcntl(fd, F_SETFD, 0) != 0 || fstat(fd, &st) != 0 || n <= 0)
+		die("cannot set up the seccomp supervisor: %s", strerror(errno));
+	self[n] = '\0';
+	snprintf(id, sizeof(id), "%d:%llu:%llu", fd, (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino);
+	if (setenv(EMD_ENV_SECCOMP, id, 1) != 0 ||
+	    (path ? setenv(EMD_ENV_SECCOMP_PATH, path, 1) : unsetenv(EMD_ENV_SECCOMP_PATH)) != 0 ||
+	    setenv(EMD_ENV_SECCOMP_EXEC, self, 1) != 0 ||
+	    (opt->no_io_uring && setenv(EMD_ENV_NO_IO_URING, "1", 1) != 0))
+		die("cannot set up the seccomp supervisor: %s", strerror(errno));
+}
+
+/* Does the program need the filter (elf_kind.c)? */
+static int unreachable(const char *file)
+{
+	int fd = file ? open(file, O_RDONLY | O_CLOEXEC) : -1, r;
+
+	if (fd < 0)
+		return 0;
+	r = emd_elf_unreachable(fd);
+	close(fd);
+	return r;
+}
+
+/* Will the command itself run under the filter, and with it all the tree? */
+static int whole_tree(const struct seccomp_options *opt, const char *file)
+{
+	return !strcmp(opt->mode, "on") || unreachable(file);
+}
+
+void seccomp_prepare(const struct seccomp_options *opt, const char *file)
+{
+	char dir[PATH_MAX] = "", path[PATH_MAX] = "";
+	int sv[2], whole = whole_tree(opt, file);
+
+	if (strcmp(opt->mode, "auto") && strcmp(opt->mode, "on") && strcmp(opt->mode, "off"))
+		die("--seccomp takes auto, on or off, not '%s'", opt->mode);
+	if (!strcmp(opt->mode, "off")) { /* nor an outer run's */
+		unsetenv(EMD_ENV_SECCOMP);
+		unsetenv(EMD_ENV_SECCOMP_PATH);
+		return;
+	}
+	if (tree_socket() >= 0)
+		return; /* under an outer eatmydata: its supervisor serves */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+		die("cannot create a socket: %s", strerror(errno));
+	/* The whole tree under the launcher's filter can add no other: no
+	 * socket to connect to (its descriptor counts: ulimit -n 6 runs). */
+	if (!whole)
+		private_tmpdir("eatmydata-seccomp", dir, sizeof(dir));
+	if (!whole && snprintf(path, sizeof(path), "%s/%s", dir, SUPERVISOR_SOCKET) >= (int)sizeof(path))
+		die("TMPDIR too long: %s", dir);
+	start_supervisor(sv[1], whole ? NULL : dir, whole ? NULL : path, opt->only);
+	close(sv[1]);
+	if (!ready(sv[0])) {
+		if (!whole) {
+			unlink(path);
+			rmdir(dir);
+		}
+		if (!strcmp(opt->mode, "on"))
+			die("cannot install the seccomp filter: the supervisor could not "
+			    "start (is seccomp refused here?)");
+		close(sv[0]); /* auto: the library's part goes on alone */
+		return;
+	}
+	name_socket(sv[0], whole ? NULL : path, opt);
+}
+
+void seccomp_before_exec(const struct seccomp_options *opt, const char *file)
+{
+	static const char end = SUPERVISOR_END;
+	int sock = tree_socket(), r = 0;
+
+	if (sock < 0)
+		return;
+	if (whole_tree(opt, file))
+		r = emd_filter_self(sock, opt->no_io_uring, SUPERVISOR_END);
+	/* One listener per filter chain: an outer eatmydata --seccomp=on, or
+	 * a container runtime's supervisor, is there already.  Under the
+	 * outer eatmydata the tree is eaten anyway; "auto" runs on. */
+	if (r == -EBUSY && !strcmp(opt->mode, "on"))
+		die("cannot install the seccomp filter: the process is under one "
+		    "with a supervisor already (an outer eatmydata --seccomp, or a "
+		    "container's)");
+	if (r < 0 && r != -EBUSY && !strcmp(opt->mode, "on"))
+		die("cannot install the seccomp filter: %s", strerror(-r));
+	if (r != 0 && send(sock, &end, 1, MSG_NOSIGNAL) != 1 && !strcmp(opt->mode, "on"))
+		die("the seccomp supervisor is gone");
+}
+
+noreturn void seccomp_exec(const char *arg, char **argv)
+{
+	int opened, sock = emd_supervisor(arg, getenv(EMD_ENV_SECCOMP_PATH), &opened);
+
+	/* A stand-in: whatever fails, the program runs, as posix_spawn asked. */
+	if (sock >= 0)
+		emd_filter_self(sock, getenv(EMD_ENV_NO_IO_URING) != NULL, 0);
+	if (opened)
+		close(sock);
+	if (!argv[0] || !argv[1])
+		_exit(127);
+	execve(argv[0], argv + 1, environ);
+	_exit(errno == ENOENT ? 127 : 126);
+}
