@@ -77,7 +77,6 @@ int __openat64_2(int dirfd, const char *path, int flags);
 	X(execve)                                                              \
 	X(execveat)                                                            \
 	X(fexecve)                                                             \
-	X(execv)                                                               \
 	X(execvpe)                                                             \
 	X(posix_spawn)                                                         \
 	X(posix_spawnp)

@@ -39,19 +39,21 @@ static int unreachable_at(int dirfd, const char *path)
 }
 
 /* Before the exec of dirfd/path: under the filter, if that program needs
- * it and there is a supervisor to hand it to. */
-static void before_exec(int dirfd, const char *path)
+ * it and there is a supervisor to hand it to.  1 when this process cannot
+ * build the filter (exec_stand_in, below, then). */
+static int before_exec(int dirfd, const char *path)
 {
 	const char *id = secure_getenv(EMD_ENV_SECCOMP);
-	int sock, opened;
+	int sock, opened, r = 0;
 
 	if (!id || !path || !unreachable_at(dirfd, path))
-		return;
+		return 0;
 	sock = emd_supervisor(id, secure_getenv(EMD_ENV_SECCOMP_PATH), &opened);
 	if (sock >= 0)
-		emd_filter_self(sock, secure_getenv(EMD_ENV_NO_IO_URING) != NULL, 0);
+		r = emd_filter_self(sock, secure_getenv(EMD_ENV_NO_IO_URING) != NULL, 0);
 	if (opened)
 		close(sock);
+	return r == -ENOSYS;
 }
 
 /* The file execvp would run for `name`: itself if it has a slash, else
@@ -75,36 +77,97 @@ static const char *find_program(const char *name, char *buf, size_t size)
 	return NULL;
 }
 
+/* The launcher's arguments to stand in for `found` run with argv: in
+ * args (argc + 5 of them), "STAND_IN --seccomp-exec=ID FOUND ARGV0 ARG...";
+ * 0 when there is no stand-in. */
+static int stand_in_args(char **args, char *opt, size_t size, const char *found,
+			 char *const argv[], size_t argc)
+{
+	const char *stand_in = secure_getenv(EMD_ENV_SECCOMP_EXEC);
+	const char *sock = secure_getenv(EMD_ENV_SECCOMP);
+
+	if (!stand_in || *stand_in != '/' || !sock ||
+	    snprintf(opt, size, "--seccomp-exec=%s", sock) >= (int)size)
+		return 0;
+	args[0] = (char *)stand_in;
+	args[1] = opt;
+	args[2] = (char *)found;
+	args[3] = argc ? argv[0] : (char *)found;
+	for (size_t i = 1; i <= argc; i++)
+		args[3 + i] = argv[i];
+	args[argc + 4] = NULL;
+	return 1;
+}
+
+static size_t count(char *const argv[])
+{
+	size_t n = 0;
+
+	while (argv && argv[n])
+		n++;
+	return n;
+}
+
+/* A process that cannot build the filter itself (a 32-bit one: its table
+ * is of its own ABI) execs the launcher in the program's place; returns
+ * only if that fails, and the program is then run as it is. */
+static void exec_stand_in(const char *found, char *const argv[], char *const envp[])
+{
+	size_t argc = count(argv);
+	char opt[96], *args[argc + 5];
+
+	if (stand_in_args(args, opt, sizeof(opt), found, argv, argc))
+		EMD_REAL(execve)(args[0], args, envp);
+}
+
 EMD_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-	before_exec(AT_FDCWD, path);
+	if (before_exec(AT_FDCWD, path))
+		exec_stand_in(path, argv, envp);
 	return EMD_REAL(execve)(path, argv, envp);
+}
+
+/* dirfd/path as one path, for the stand-in: through /proc/self/fd, which
+ * the stand-in shares (the descriptor must not be close-on-exec). */
+static const char *fd_path(int dirfd, const char *path, char *buf, size_t size)
+{
+	if (dirfd == AT_FDCWD || *path == '/')
+		return path;
+	snprintf(buf, size, *path ? "/proc/self/fd/%d/%s" : "/proc/self/fd/%d", dirfd, path);
+	return buf;
 }
 
 EMD_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
 			int flags)
 {
-	before_exec(dirfd, path);
+	char buf[PATH_MAX];
+
+	if (before_exec(dirfd, path))
+		exec_stand_in(fd_path(dirfd, path, buf, sizeof(buf)), argv, envp);
 	return EMD_REAL(execveat)(dirfd, path, argv, envp, flags);
 }
 
 EMD_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	before_exec(fd, "");
+	char buf[64];
+
+	if (before_exec(fd, ""))
+		exec_stand_in(fd_path(fd, "", buf, sizeof(buf)), argv, envp);
 	return EMD_REAL(fexecve)(fd, argv, envp);
 }
 
 EMD_EXPORT int execv(const char *path, char *const argv[])
 {
-	before_exec(AT_FDCWD, path);
-	return EMD_REAL(execv)(path, argv);
+	return execve(path, argv, environ);
 }
 
 EMD_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	char buf[PATH_MAX];
+	const char *found = find_program(file, buf, sizeof(buf));
 
-	before_exec(AT_FDCWD, find_program(file, buf, sizeof(buf)));
+	if (before_exec(AT_FDCWD, found))
+		exec_stand_in(found, argv, envp);
 	return EMD_REAL(execvpe)(file, argv, envp);
 }
 
@@ -191,25 +254,13 @@ static int spawn(int (*real)(pid_t *, const char *, const posix_spawn_file_actio
 		 const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
 		 char *const argv[], char *const envp[])
 {
-	const char *stand_in = secure_getenv(EMD_ENV_SECCOMP_EXEC);
-	const char *sock = secure_getenv(EMD_ENV_SECCOMP);
-	char opt[96];
-	size_t argc = 0;
+	size_t argc = count(argv);
+	char opt[96], *args[argc + 5];
 
-	if (!stand_in || *stand_in != '/' || !sock || !found || !unreachable_at(AT_FDCWD, found) ||
-	    snprintf(opt, sizeof(opt), "--seccomp-exec=%s", sock) >= (int)sizeof(opt))
+	if (!found || !secure_getenv(EMD_ENV_SECCOMP) || !unreachable_at(AT_FDCWD, found) ||
+	    !stand_in_args(args, opt, sizeof(opt), found, argv, argc))
 		return real(pid, file, fa, attr, argv, envp);
-	while (argv && argv[argc])
-		argc++;
-	char *args[argc + 5];
-	args[0] = (char *)stand_in;
-	args[1] = opt;
-	args[2] = (char *)found;
-	args[3] = argc ? argv[0] : (char *)found;
-	for (size_t i = 1; i <= argc; i++)
-		args[3 + i] = argv[i];
-	args[argc + 4] = NULL;
-	return EMD_REAL(posix_spawn)(pid, stand_in, fa, attr, args, envp);
+	return EMD_REAL(posix_spawn)(pid, args[0], fa, attr, args, envp);
 }
 
 EMD_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,

@@ -3,6 +3,8 @@
  * the kernel's counters can show whether it reached the disk.
  *
  * Usage: entry [-t THREADS] [-f] CALL DIR
+ * CALL exec-FUNCTION starts entry-static (beside this program) through the
+ * exec entry point FUNCTION: the request is its fsync.
  *   -t N  make the request from N threads at once, as the process's first
  *         calls (the library initialises under contention)
  *   -f    also make it in a forked child
@@ -12,6 +14,7 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +25,19 @@
 #include <unistd.h>
 
 static const char *dir;
+static char static_prog[4096]; /* entry-static, beside this program */
 static volatile int sync_flags = O_WRONLY | O_SYNC; /* not a constant */
 static pthread_barrier_t start;
+
+/* The directory of `path` (".": none), in a buffer of its own. */
+static const char *dirname_of(const char *path)
+{
+	static char buf[4096];
+	const char *slash = strrchr(path, '/');
+
+	snprintf(buf, sizeof(buf), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+	return buf;
+}
 
 static int fail(const char *what)
 {
@@ -229,6 +243,46 @@ static void write_pages_sys(int fd)
 			fail("syscall write");
 }
 
+/* Starts entry-static, which fsyncs, through the exec entry point `how`
+ * (in a child), and waits for it: the library puts it under the filter. */
+static int exec_static(const char *how)
+{
+	char *argv[] = {"entry-static", "fsync", (char *)dir, NULL};
+	const char *base = strrchr(static_prog, '/') + 1;
+	int status = -1, fd;
+	pid_t pid;
+
+	if (!strcmp(how, "posix_spawn") || !strcmp(how, "posix_spawnp")) {
+		setenv("PATH", dirname_of(static_prog), 1);
+		if ((how[11] ? posix_spawnp(&pid, base, NULL, NULL, argv, environ)
+			     : posix_spawn(&pid, static_prog, NULL, NULL, argv, environ)) != 0)
+			return -1;
+	} else if ((pid = fork()) == 0) {
+		setenv("PATH", dirname_of(static_prog), 1);
+		fd = open(static_prog, O_RDONLY);
+		if (!strcmp(how, "execve"))
+			execve(static_prog, argv, environ);
+		else if (!strcmp(how, "execv"))
+			execv(static_prog, argv);
+		else if (!strcmp(how, "execvp"))
+			execvp(base, argv);
+		else if (!strcmp(how, "execvpe"))
+			execvpe(base, argv, environ);
+		else if (!strcmp(how, "execl"))
+			execl(static_prog, "entry-static", "fsync", dir, (char *)NULL);
+		else if (!strcmp(how, "execle"))
+			execle(static_prog, "entry-static", "fsync", dir, (char *)NULL, environ);
+		else if (!strcmp(how, "execlp"))
+			execlp(base, "entry-static", "fsync", dir, (char *)NULL);
+		else if (!strcmp(how, "fexecve"))
+			fexecve(fd, argv, environ);
+		else if (!strcmp(how, "execveat"))
+			execveat(AT_FDCWD, static_prog, argv, environ, 0);
+		_exit(127);
+	}
+	return pid < 0 || waitpid(pid, &status, 0) < 0 || status != 0 ? -1 : 0;
+}
+
 static void do_call(const char *call)
 {
 	struct iovec iov = {(void *)"data", 4};
@@ -323,6 +377,8 @@ static void do_call(const char *call)
 		r = stream_file(call, name);
 	else if (!strncmp(call, "mk", 2))
 		r = temp_file(call, name);
+	else if (!strncmp(call, "exec-", 5))
+		r = exec_static(call + 5);
 	else
 		r = new_entry(call, name);
 	if (r != 0)
@@ -369,6 +425,7 @@ int main(int argc, char **argv)
 	if (optind + 2 != argc)
 		return 2;
 	dir = argv[optind + 1];
+	snprintf(static_prog, sizeof(static_prog), "%s/entry-static", dirname_of(argv[0]));
 	if (forking && (pid = fork()) < 0)
 		fail("fork");
 	run(argv[optind], threads);

@@ -357,6 +357,19 @@ static int partial(char **argv)
 	return 0;
 }
 
+/* Its own "Seccomp:" line: whether it runs under a filter. */
+static int status(char **argv)
+{
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "r");
+
+	(void)argv;
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Seccomp:", 8))
+			fputs(line, stdout);
+	return f ? fclose(f) : 1;
+}
+
 /* msync of the vsyscall page: listed in /proc/PID/maps, but no mapping
  * of the process (ENOMEM natively). */
 static int vsyscall(char **argv)
@@ -577,7 +590,7 @@ static const struct {
 	{"direct", 1, direct},         {"files", 2, files},
 	{"fdlimit", 1, fdlimit},       {"stalled", 1, stalled},
 	{"partial", 1, partial},       {"deny-seccomp", 1, deny_seccomp}, {"fsync-twice", 1, fsync_twice},
-	{"vsyscall", 0, vsyscall},     {"attack", 0, attack},     {"fdlimit-create", 1, fdlimit_create},     {"create-excl", 1, create_excl},     {"tmpfile-excl", 2, tmpfile_excl},     {"memcg-write", 3, memcg_write},     {"cgroup-zero", 2, cgroup_zero},     {"fsync-storm", 3, fsync_storm},     {"swap", 1, swap},     {"pids-full", 1, pids_full},     {"drop-group", 2, drop_group},
+	{"vsyscall", 0, vsyscall},     {"status", 0, status},     {"attack", 0, attack},     {"fdlimit-create", 1, fdlimit_create},     {"create-excl", 1, create_excl},     {"tmpfile-excl", 2, tmpfile_excl},     {"memcg-write", 3, memcg_write},     {"cgroup-zero", 2, cgroup_zero},     {"fsync-storm", 3, fsync_storm},     {"swap", 1, swap},     {"pids-full", 1, pids_full},     {"drop-group", 2, drop_group},
 };
 
 int main(int argc, char **argv)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """The intercepted functions, one row each: the symbol the library exports and
 the tests/c/entry.c requests that reach it (program, call)."""
-from conftest import REQUESTS
+from conftest import REQUESTS as TABLE
 
 ENTRY_POINTS = {
     "fsync": [("entry", "fsync")],
@@ -30,8 +30,14 @@ ENTRY_POINTS = {
     # Every request of the table the library eats (include/requests.h);
     # syscall-osync: two O_SYNC files opened through syscall(), written
     # through syscall() and through libc.
-    "syscall": [("entry", f"syscall-{r.name}") for r in REQUESTS
+    "syscall": [("entry", f"syscall-{r.name}") for r in TABLE
                 if r.nr >= 0 and r.eat not in ("none", "uring")] + [("entry", "syscall-osync")],
+    # A static program started through each exec entry point: the process
+    # puts itself under the filter first (posix_spawn: the launcher stands
+    # in for the program).
+    **{f: [("entry", f"exec-{f}")] for f in (
+        "execve", "execv", "execvp", "execvpe", "execl", "execle", "execlp", "fexecve",
+        "execveat", "posix_spawn", "posix_spawnp")},
 }
 
 REQUESTS = [(sym, prog, call) for sym, rows in ENTRY_POINTS.items()

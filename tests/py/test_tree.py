@@ -1,0 +1,151 @@
+# SPDX-License-Identifier: MIT
+"""Plain `eatmydata CMD` eats every program of the tree, whoever starts it
+(a shell, make, Python's subprocess and posix_spawn, go test, a 32-bit
+process) and whatever it is (static, Go, 32- or 64-bit); only those pay for
+the seccomp filter, and a set-user-ID program beside them keeps its
+privilege."""
+import os
+import shutil
+import subprocess
+import tempfile
+import textwrap
+
+import pytest
+
+from conftest import EATMYDATA, TESTS, cmdline, eaten, run, tool
+from test_seccomp import go_program  # noqa: F401 (a fixture)
+
+SYNCS = [("ext4:ext4_sync_file_enter", None), ("ext4:ext4_sync_fs", None),
+         ("ext4:ext4_writepages", None)]
+STATIC = {"static": TESTS / "entry-static", "static32": TESTS / "entry32-static"}
+
+
+def starters(prog, d):
+    """The ways a process of the tree starts `prog fsync d`."""
+    args = [str(prog), "fsync", str(d)]
+    py = ("import os, subprocess, sys\n"
+          "a = sys.argv[2:]\n"
+          "if sys.argv[1] == 'spawn':\n"
+          "    os.waitpid(os.posix_spawn(a[0], a, os.environ), 0)\n"
+          "else:\n"
+          "    subprocess.run(a, check=True)\n")
+    makefile = d / "Makefile"
+    makefile.write_text(f"all:\n\t{' '.join(args)}\n")
+    return {
+        "sh": ["sh", "-c", " ".join(args) + "; true"],
+        "bash": ["bash", "-c", " ".join(args) + "; true"],
+        "make": ["make", "-s", "-f", str(makefile)],
+        "python-subprocess": ["python3", "-c", py, "run", *args],
+        "python-posix_spawn": ["python3", "-c", py, "spawn", *args],
+        "32-bit parent": [TESTS / "entry32", "exec-execv", d],
+    }
+
+
+@pytest.mark.parametrize("kind", STATIC)
+@pytest.mark.parametrize("starter", ["sh", "bash", "make", "python-subprocess",
+                                     "python-posix_spawn", "32-bit parent"])
+def test_static_program_started_by(scratch, kind, starter):
+    cmd = starters(STATIC[kind], scratch)[starter]
+    if starter == "32-bit parent" and kind == "static32":
+        pytest.skip("entry32 starts the 64-bit entry-static")
+    native = run(cmd, events=SYNCS)
+    assert native.syncs > 0, native.why()
+    under = eaten(cmd, events=SYNCS)
+    assert under.returncode == 0 and under.syncs == 0, under.why()
+
+
+def test_go_program_started_by_a_shell(go_program, scratch):  # noqa: F811
+    cmd = ["sh", "-c", f"{go_program} {scratch / 'f'} 20"]
+    native = run(cmd, events=SYNCS)
+    assert native.counts["ext4:ext4_sync_file_enter"] >= 21, native.why()
+    under = eaten(cmd, events=SYNCS)
+    assert under.syncs == 0 and under.stdout == "ok\n", under.why()
+
+
+def test_go_test_of_a_package_that_fsyncs(tmp_path, scratch):
+    """`go test`: the go command, the compiler and the test binary are Go
+    programs, started by each other."""
+    go = tool("go")
+    assert go, "go is not installed (.ci/run installs it)"
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "go.mod").write_text("module example.com/pkg\n\ngo 1.19\n")
+    (pkg / "sync_test.go").write_text(textwrap.dedent(f"""\
+        package pkg
+
+        import ("os"; "testing")
+
+        func TestSync(t *testing.T) {{
+        \tf, err := os.Create("{scratch}/go-test")
+        \tif err != nil {{ t.Fatal(err) }}
+        \tfor i := 0; i < 20; i++ {{
+        \t\tf.Write([]byte("x"))
+        \t\tif err := f.Sync(); err != nil {{ t.Fatal(err) }}
+        \t}}
+        }}
+        """))
+    env = {"GOCACHE": str(tmp_path / "cache"), "GOPATH": str(tmp_path / "gopath"),
+           "GOFLAGS": "-count=1", "CGO_ENABLED": "0", "HOME": str(tmp_path)}
+    native = run([go, "test", "./..."], cwd=pkg, env=env, events=SYNCS)
+    assert native.counts["ext4:ext4_sync_file_enter"] >= 20, native.why()
+    under = eaten([go, "test", "./..."], cwd=pkg, env=env, events=SYNCS)
+    assert under.returncode == 0 and under.counts["ext4:ext4_sync_file_enter"] == 0, under.why()
+
+
+def seccomp_status(prefix):
+    """The Seccomp: line of a dynamic program and of a static one, both
+    started by the same shell."""
+    script = f"grep Seccomp: /proc/self/status; {TESTS / 'hostile-static'} status"
+    r = subprocess.run([*prefix, "sh", "-c", script], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, cmdline([*prefix, "sh", "-c", script]) + r.stderr
+    return r.stdout.split()
+
+
+def test_only_the_programs_that_need_it_pay_for_the_filter():
+    """A dynamic program the library serves runs with no filter; the static
+    one beside it runs under it (and natively neither)."""
+    assert seccomp_status([]) == ["Seccomp:", "0", "Seccomp:", "0"]
+    assert seccomp_status([EATMYDATA]) == ["Seccomp:", "0", "Seccomp:", "2"]
+    assert seccomp_status([EATMYDATA, "--seccomp=off"]) == ["Seccomp:", "0", "Seccomp:", "0"]
+    assert seccomp_status([EATMYDATA, "--seccomp=on"]) == ["Seccomp:", "2", "Seccomp:", "2"]
+
+
+def test_seccomp_off_leaves_static_programs_alone(scratch):
+    cmd = ["sh", "-c", f"{STATIC['static']} fsync {scratch}"]
+    off = run([EATMYDATA, "--seccomp=off", *cmd], events=SYNCS)
+    assert off.syncs > 0, off.why()
+
+
+NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
+
+
+@pytest.fixture
+def public():
+    """A directory every user reaches (pytest's own is root's alone), with a
+    set-user-ID root program that prints its effective user id, and a
+    directory `w` where anyone writes."""
+    d = tempfile.mkdtemp(prefix="emd-tree-")
+    os.chmod(d, 0o755)
+    src = os.path.join(d, "euid.c")
+    with open(src, "w") as f:
+        f.write('#include <stdio.h>\n#include <unistd.h>\n'
+                'int main(void) { printf("%d\\n", (int)geteuid()); return 0; }\n')
+    subprocess.run(["cc", "-o", os.path.join(d, "euid"), src], check=True)
+    os.chmod(os.path.join(d, "euid"), 0o4755)
+    os.mkdir(os.path.join(d, "w"), 0o777)
+    os.chmod(os.path.join(d, "w"), 0o777)
+    yield d
+    shutil.rmtree(d)
+
+
+def test_unprivileged_tree_keeps_setuid_and_eats_static(public):
+    """An unprivileged user's tree: the set-user-ID program still gains its
+    privilege (no no_new_privs where no filter is), while the static program
+    started next to it is eaten."""
+    script = f"{public}/euid; {STATIC['static']} fsync {public}/w"
+    native = run([*NOBODY, "sh", "-c", script], events=SYNCS)
+    assert native.stdout == "0\n" and native.syncs > 0, native.why()
+    under = run([*NOBODY, EATMYDATA, "sh", "-c", script], events=SYNCS)
+    assert under.returncode == 0 and under.stdout == "0\n", under.why()
+    assert under.syncs == 0, under.why()
