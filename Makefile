@@ -100,7 +100,7 @@ BINS = $(LAUNCHERS:%=$(B)/bin/%)
 LAUNCH_OBJS = $(B)/cli/launch/common.o
 REPORT_OBJS = $(patsubst %.c,$(B)/cli/%.o,$(wildcard report/*.c))
 # What the supervisor and the launcher share with the library.
-SHARED_WITH_LIB = glob maps elf_kind filter inherit
+SHARED_WITH_LIB = glob maps elf_kind filter inherit iocb
 SECCOMP_OBJS = $(patsubst %.c,$(B)/cli/%.o,$(wildcard seccomp/*.c)) \
 	$(SHARED_WITH_LIB:%=$(B)/cli/libeatmydata/%.o)
 FLOOR = $(B)/bench/libfloor.so
@@ -110,7 +110,8 @@ TEST_BINS = $(TEST_C:tests/c/%.c=$(B)/tests/%) \
 	$(B)/tests/probe-fortify $(B)/tests/entry-fortify \
 	$(if $(LIB32),$(B)/tests/probe32 $(B)/tests/entry32 $(B)/tests/timesprobe32) \
 	$(B)/tests/libctor.so $(B)/tests/entry-static $(B)/tests/probe-static \
-	$(B)/tests/hostile-static $(if $(LIB32),$(B)/tests/entry32-static $(B)/tests/probe32-static)
+	$(B)/tests/hostile-static $(B)/tests/aio-submit-static \
+	$(if $(LIB32),$(B)/tests/entry32-static $(B)/tests/probe32-static)
 
 all: $(BINS) $(LIBS)
 

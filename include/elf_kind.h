@@ -5,10 +5,11 @@
 #ifndef EMD_ELF_KIND_H
 #define EMD_ELF_KIND_H
 
-/* Does the program open at fd make its system calls where no preloaded
- * library sees them: statically linked (no ELF interpreter, 64- or 32-bit)
- * or built by Go (a Go build ID note)?  0 for scripts, dynamic programs and
- * anything unreadable.  Uses pread(2) alone. */
+/* Does the program open at fd make durability requests where no preloaded
+ * library sees them: statically linked (no ELF interpreter, 64- or 32-bit),
+ * built by Go (a Go build ID note), or dynamic and naming liburing or
+ * aio_fsync?  0 for scripts, other dynamic programs and anything
+ * unreadable.  Uses pread(2) alone. */
 int emd_elf_unreachable(int fd);
 
 #endif

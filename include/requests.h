@@ -58,6 +58,8 @@
 	X(open_by_handle_at, SYS_open_by_handle_at, 2,             EMD_COMPAT(342, 371), 2,              flags,     EMD_OPEN_SYNC_FLAGS, BITS,   OPEN_SYNC,       OPEN_HANDLE)     \
 	X(pwritev2,        SYS_pwritev2,        5,                 EMD_COMPAT(379, 393), 5,              flags,     EMD_RWF_SYNC_FLAGS,  BITS,   PWRITEV2_SYNC,   WRITE)    \
 	X(io_uring_enter,  SYS_io_uring_enter,  1,                 EMD_COMPAT(426, 426), 1,              to_submit, ~0u,                 BITS,   NONE,            URING)    \
+	X(io_uring_setup,  SYS_io_uring_setup,  1,                 EMD_COMPAT(425, 425), 1,              p,         0,                   MEMORY, NONE,            RING)     \
+	X(io_submit,       SYS_io_submit,       1,                 EMD_COMPAT(248, 246), 1,              nr,        ~0u,                 BITS,   NONE,            AIO)      \
 	X(write,           SYS_write,           0,                 EMD_COMPAT(4, 4),     0,              fd,        0,                   WRITE,  WRITE_SYNC,      NONE)     \
 	X(writev,          SYS_writev,          0,                 EMD_COMPAT(146, 146), 0,              fd,        0,                   WRITE,  WRITE_SYNC,      NONE)     \
 	X(pwrite64,        SYS_pwrite64,        0,                 EMD_COMPAT(181, 181), 0,              fd,        0,                   WRITE,  WRITE_SYNC,      NONE)     \
@@ -80,7 +82,8 @@ enum emd_req_test { EMD_TEST_ALWAYS, EMD_TEST_FD, EMD_TEST_BITS, EMD_TEST_MEMORY
  * msync with MS_ASYNC instead, OPEN and WRITE without their sync flags
  * (OPEN_HANDLE too, but the supervisor has no handler for it: a file
  * handle names no path it could open), URING rewrites the pending
- * submissions; NONE is not eaten.  A side with no handler for a row
+ * submissions, RING makes a ring the kernel polls (SQPOLL) one that is
+ * entered, AIO rewrites Linux AIO's control blocks; NONE is not eaten.  A side with no handler for a row
  * leaves it to the kernel: the filter does not notify it at all. */
 enum emd_req_eat {
 	EMD_EAT_NONE,
@@ -93,6 +96,8 @@ enum emd_req_eat {
 	EMD_EAT_OPEN_HANDLE,
 	EMD_EAT_WRITE,
 	EMD_EAT_URING,
+	EMD_EAT_RING,
+	EMD_EAT_AIO,
 	EMD_NEAT
 };
 

@@ -280,6 +280,13 @@ static inline int emd_open_kind(int flags)
 	return (flags & O_SYNC) == O_SYNC ? EMD_K_OPEN_SYNC : EMD_K_OPEN_DSYNC;
 }
 
+/* aio.c: syscall(SYS_io_submit)'s control blocks that would sync, and
+ * syscall(SYS_io_uring_setup)'s polled ring, made not to, when eating. */
+struct iocb;
+struct io_uring_params;
+void emd_aio_unsync(long nr, struct iocb **list);
+void emd_ring_unpolled(struct io_uring_params *p);
+
 /* Does `name` (a program's name or path) match the comma-separated globs? */
 int emd_glob_list_match(const char *globs, const char *name);
 

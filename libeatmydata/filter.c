@@ -96,6 +96,10 @@ static void notify(struct emd_filter *f, long nr)
 static void abi_rules(struct emd_filter *f, int compat, int no_io_uring)
 {
 	load(f, offsetof(struct seccomp_data, nr));
+	if (no_io_uring) {
+		rule(f, SYS_io_uring_setup, 1); /* one number on every ABI */
+		ret(f, SECCOMP_RET_ERRNO | ENOSYS);
+	}
 	for (int i = 0; i < EMD_NREQUESTS; i++) {
 		const struct emd_request *r = &requests[i];
 		long nr = compat ? r->nr32 : r->nr;
@@ -113,10 +117,6 @@ static void abi_rules(struct emd_filter *f, int compat, int no_io_uring)
 	notify(f, SYS_landlock_restrict_self);
 	if (EMD_X32_BIT && !compat)
 		notify(f, SYS_landlock_restrict_self | EMD_X32_BIT);
-	if (no_io_uring) {
-		rule(f, SYS_io_uring_setup, 1); /* one number on every ABI */
-		ret(f, SECCOMP_RET_ERRNO | ENOSYS);
-	}
 	ret(f, ALLOW);
 }
 

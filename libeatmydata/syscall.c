@@ -196,8 +196,14 @@ static long request(int id, struct sys_call *c, const void *site)
 				    c, site);
 	case EMD_EAT_NONE:
 		return r->test == EMD_TEST_WRITE ? write_request(c, site) : raw(c);
-	case EMD_EAT_URING:
-		return raw(c); /* the ring is the caller's: see README */
+	case EMD_EAT_AIO:
+		emd_aio_unsync(c->a[1], (struct iocb **)c->a[2]);
+		return raw(c);
+	case EMD_EAT_RING:
+		emd_ring_unpolled((struct io_uring_params *)c->a[1]);
+		return raw(c);
+	case EMD_EAT_URING: /* the submissions are in the ring, seen by the filter */
+		return raw(c);
 	default:
 		return sync_request(r, c, site);
 	}

@@ -130,6 +130,8 @@ static int (*const handlers[EMD_NEAT])(struct call *c) = {
 	[EMD_EAT_OPEN] = open_on_behalf,
 	[EMD_EAT_WRITE] = write_on_behalf,
 	[EMD_EAT_URING] = uring_submit,
+	[EMD_EAT_RING] = uring_setup,
+	[EMD_EAT_AIO] = aio_submit,
 };
 
 int supervisor_answers(const struct emd_request *r)

@@ -106,7 +106,10 @@ int open_on_behalf(struct call *c);
 /* pwritev2 with RWF_SYNC or RWF_DSYNC (behalf.c). */
 int write_on_behalf(struct call *c);
 
-/* io_uring_enter submitting SQEs (uring.c). */
+/* io_uring_enter submitting SQEs, io_uring_setup of a polled ring
+ * (uring.c); io_submit (aio.c). */
 int uring_submit(struct call *c);
+int uring_setup(struct call *c);
+int aio_submit(struct call *c);
 
 #endif

@@ -17,6 +17,7 @@
 #include "maps.h"
 
 #include <fcntl.h>
+#include <stddef.h>
 #include <linux/io_uring.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,5 +142,24 @@ int uring_submit(struct call *c)
 		synced |= rewrite(pid, base + (unsigned long)p.idx[i] * p.stride);
 	if (synced)
 		note(-1);
+	return CONTINUE;
+}
+
+/* io_uring_setup of a ring the kernel would poll itself (SQPOLL): its
+ * submissions would never come through io_uring_enter to be rewritten.
+ * The ring is made one that is entered, as the caller's own parameters
+ * then say (liburing reads them back and enters); its results are the
+ * same, without the polling thread. */
+int uring_setup(struct call *c)
+{
+	unsigned long at = call_arg(c, 1) + offsetof(struct io_uring_params, flags);
+	unsigned flags;
+	struct iovec local = {&flags, sizeof(flags)}, remote = {(void *)at, sizeof(flags)};
+
+	if (read_theirs(c->req->pid, at, &flags, sizeof(flags), 0) != 0 ||
+	    !(flags & IORING_SETUP_SQPOLL))
+		return CONTINUE;
+	flags &= ~(unsigned)(IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF);
+	process_vm_writev(c->req->pid, &local, 1, &remote, 1, 0);
 	return CONTINUE;
 }

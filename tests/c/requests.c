@@ -12,7 +12,8 @@ EMD_REQUEST_TABLE(requests);
 
 static const char *const tests[] = {"always", "fd", "bits", "memory", "write"};
 static const char *const eats[] = {"none",    "fd_sync", "fs_sync", "all_sync",    "range",
-				   "mapping", "open",    "open_handle", "write", "uring"};
+				   "mapping", "open",    "open_handle", "write", "uring",
+				   "ring",    "aio"};
 
 int main(void)
 {

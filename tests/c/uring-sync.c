@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* uring-sync.c -- durability through io_uring (liburing, plain rings): a
  * write with RWF_DSYNC, an fsync, a sync_file_range and an O_SYNC openat,
- * each printed with its completion.  Usage: uring-sync DIR */
+ * each printed with its completion.  Usage: uring-sync [-s] DIR
+ * -s: a ring the kernel polls itself (IORING_SETUP_SQPOLL). */
 #define _GNU_SOURCE 1
 #include <fcntl.h>
 #include <liburing.h>
@@ -34,7 +35,10 @@ int main(int argc, char **argv)
 	char path[4096];
 	int fd, bad;
 
-	if (argc != 2 || io_uring_queue_init(8, &ring, 0) != 0)
+	unsigned setup = argc == 3 && !strcmp(argv[1], "-s") ? IORING_SETUP_SQPOLL : 0;
+
+	argv += argc == 3;
+	if ((argc != 2 && !setup) || io_uring_queue_init(8, &ring, setup) != 0)
 		return 2;
 	snprintf(path, sizeof(path), "%s/data", argv[1]);
 	if ((fd = open(path, O_RDWR | O_CREAT, 0644)) < 0)

@@ -102,11 +102,14 @@ class Run:
                 f"counts {self.counts}\nstderr:\n{self.stderr[-3000:]}")
 
 
-def run(cmd, *, env=None, cwd=None, events=SYNC_EVENTS, check=True, input=None):
-    """Run cmd under `perf stat`, counting events over its whole tree."""
+def run(cmd, *, env=None, cwd=None, events=SYNC_EVENTS, check=True, input=None,
+        system_wide=False):
+    """Run cmd under `perf stat`, counting events over its whole tree (or,
+    system_wide, on every CPU while it runs: work the kernel does for it in
+    its own threads, then to be filtered to its files)."""
     cmd = [str(c) for c in cmd]
     with tempfile.NamedTemporaryFile("r", prefix="perf-", suffix=".csv") as stats:
-        perf = ["perf", "stat", "-x", "\x1f", "-o", stats.name]
+        perf = ["perf", "stat", "-x", "\x1f", "-o", stats.name] + (["-a"] if system_wide else [])
         for name, flt in events:
             perf += ["-e", name] + (["--filter", flt] if flt else [])
         proc = subprocess.run(perf + ["--"] + cmd, capture_output=True, text=True,

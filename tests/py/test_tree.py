@@ -149,3 +149,37 @@ def test_unprivileged_tree_keeps_setuid_and_eats_static(public):
     under = run([*NOBODY, EATMYDATA, "sh", "-c", script], events=SYNCS)
     assert under.returncode == 0 and under.stdout == "0\n", under.why()
     assert under.syncs == 0, under.why()
+
+
+def syncs_of(path):
+    """The file's own syncs, wherever the kernel makes them (AIO's fsync
+    runs in a kernel worker, io_uring's in the ring's threads)."""
+    path.touch()
+    return [("ext4:ext4_sync_file_enter", f"ino == {path.stat().st_ino}")]
+
+
+@pytest.mark.parametrize("prog,args,target", [
+    ("uring-sync", [], "data"),
+    ("uring-sync", ["-s"], "data"),  # SQPOLL: a ring the kernel polls
+    ("aio-submit", [], "aio"),
+    ("aio-submit-static", [], "aio"),
+], ids=["io_uring", "io_uring SQPOLL", "Linux AIO", "Linux AIO, static"])
+def test_asynchronous_requests(scratch, prog, args, target):
+    """Rings and AIO contexts of dynamically linked programs too: the same
+    completions as natively, none of the syncs."""
+    cmd = [TESTS / prog, *args, scratch]
+    events = syncs_of(scratch / target)
+    native = run(cmd, events=events, system_wide=True)
+    assert native.syncs > 0, native.why()
+    under = eaten(cmd, events=events, system_wide=True)
+    assert under.syncs == 0, under.why()
+    assert under.stdout == native.stdout, under.why()
+
+
+def test_posix_aio_fsync(scratch):
+    """glibc's aio_fsync, whose helper thread calls fsync inside libc."""
+    cmd = [TESTS / "aio", scratch / "f"]
+    native = run(cmd, events=syncs_of(scratch / "f"), system_wide=True)
+    assert native.syncs == 1, native.why()
+    under = eaten(cmd, events=syncs_of(scratch / "f"), system_wide=True)
+    assert under.syncs == 0 and under.stdout == native.stdout, under.why()

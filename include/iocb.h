@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/* iocb.h -- Linux AIO control blocks that sync, made not to
+ * (libeatmydata/iocb.c): for the library's syscall(SYS_io_submit) and the
+ * supervisor's io_submit alike. */
+#ifndef EMD_IOCB_H
+#define EMD_IOCB_H
+
+#include <linux/aio_abi.h>
+
+/* Would `cb` sync (IOCB_CMD_FSYNC, IOCB_CMD_FDSYNC, a write with RWF_SYNC
+ * or RWF_DSYNC)?  Its descriptor is then to be checked as fsync would
+ * check it before emd_iocb_unsync. */
+int emd_iocb_syncs(const struct iocb *cb);
+
+/* Make `cb`, on a descriptor fsync would act on and open with `accmode`
+ * (O_RDONLY...), not sync: an fsync becomes a read, or on a descriptor
+ * open for writing only a write, of nothing, which completes with 0 as
+ * the fsync would have; a write loses RWF_SYNC and RWF_DSYNC.  1 if it
+ * changed. */
+int emd_iocb_unsync(struct iocb *cb, int accmode);
+
+#endif

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/* aio.c -- Linux AIO and io_uring set-up asked through syscall(): the
+ * process's own control blocks that would sync are made not to before the
+ * kernel reads them (iocb.h), as the supervisor does for a filtered
+ * process; a ring the kernel would poll itself is made one that is entered
+ * (seccomp/uring.c says why).  The memory is read and written with
+ * process_vm_readv/writev on this process, so that a bad pointer is the
+ * kernel's EFAULT, not a crash.
+ */
+#include "emd.h"
+#include "iocb.h"
+
+#include <linux/io_uring.h>
+#include <stddef.h>
+
+#define MAX_IOCBS 4096
+
+static int copy_own(void *to, const void *from, size_t size, int write)
+{
+	struct iovec mine = {write ? (void *)from : to, size};
+	struct iovec theirs = {write ? to : (void *)from, size};
+
+	return emd_syscall(write ? SYS_process_vm_writev : SYS_process_vm_readv, getpid(),
+			   (long)&mine, 1, (long)&theirs, 1, 0) == (long)size;
+}
+
+static void unsync(struct iocb *at)
+{
+	struct iocb cb;
+	long flags;
+
+	if (!copy_own(&cb, at, sizeof(cb), 0) || !emd_iocb_syncs(&cb) ||
+	    emd_check_fd((int)cb.aio_fildes, -ESPIPE) != 0)
+		return;
+	flags = emd_syscall(SYS_fcntl, (long)cb.aio_fildes, F_GETFL, 0, 0, 0, 0);
+	if (flags >= 0 && emd_iocb_unsync(&cb, (int)flags & O_ACCMODE) &&
+	    copy_own(at, &cb, sizeof(cb), 1))
+		emd_note_fd((int)cb.aio_fildes);
+}
+
+void emd_aio_unsync(long nr, struct iocb **list)
+{
+	struct iocb *at;
+
+	if (!emd_eating())
+		return;
+	for (long i = 0; i < nr && i < MAX_IOCBS; i++)
+		if (copy_own(&at, &list[i], sizeof(at), 0) && at)
+			unsync(at);
+}
+
+void emd_ring_unpolled(struct io_uring_params *p)
+{
+	unsigned flags, *at = &p->flags;
+
+	if (emd_eating() && copy_own(&flags, at, sizeof(flags), 0) &&
+	    (flags & IORING_SETUP_SQPOLL)) {
+		flags &= ~(unsigned)(IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF);
+		copy_own(at, &flags, sizeof(flags), 1);
+	}
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/* aio.c -- Linux AIO (io_submit, libaio's io_prep_fsync and friends) under
+ * the filter: before the kernel copies them, the caller's control blocks
+ * that would sync are rewritten in its memory (include/iocb.h), each after
+ * its descriptor is checked as the library checks fsync's.  Then the
+ * submission goes on to the kernel, which completes them as it would have,
+ * without the sync.
+ */
+#include "launch/common.h"
+#include "supervisor.h"
+#include "iocb.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define MAX_IOCBS 4096 /* a larger submission syncs past these */
+
+/* The address of control block i, from the caller's array of pointers
+ * (32-bit ones in the compat ABI); 0 if it cannot be read. */
+static unsigned long iocb_at(const struct call *c, unsigned long list, long i)
+{
+	unsigned long long wide = 0;
+	unsigned narrow = 0;
+
+	if (c->compat)
+		return read_theirs(c->req->pid, list + 4 * (unsigned long)i, &narrow, 4, 0) ? 0 : narrow;
+	return read_theirs(c->req->pid, list + 8 * (unsigned long)i, &wide, 8, 0) ? 0 : wide;
+}
+
+/* One control block: rewritten if it would sync a file fsync acts on. */
+static void unsync(const struct call *c, unsigned long at)
+{
+	struct iocb cb;
+	struct iovec local = {&cb, sizeof(cb)}, remote = {(void *)at, sizeof(cb)};
+	int fd, flags;
+
+	if (!at || read_theirs(c->req->pid, at, &cb, sizeof(cb), 0) || !emd_iocb_syncs(&cb))
+		return;
+	if ((fd = their_fd(c, (int)cb.aio_fildes)) < 0)
+		return;
+	flags = fcntl(fd, F_GETFL);
+	if (flags >= 0 && syscall(SYS_sync_file_range, fd, 0L, 0L, 0U) == 0 &&
+	    emd_iocb_unsync(&cb, flags & O_ACCMODE) &&
+	    process_vm_writev(c->req->pid, &local, 1, &remote, 1, 0) == sizeof(cb))
+		note(fd);
+	close(fd);
+}
+
+int aio_submit(struct call *c)
+{
+	long n = (long)call_arg(c, 1);
+	unsigned long list = call_arg(c, 2);
+
+	for (long i = 0; i < n && i < MAX_IOCBS; i++)
+		unsync(c, iocb_at(c, list, i));
+	return CONTINUE;
+}
