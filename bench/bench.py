@@ -242,6 +242,32 @@ def syncstat_bench(top, libs, workloads):
               f"{times} |", flush=True)
 
 
+def default_vs_off(top, libs, workloads):
+    """The default (a supervisor for the tree, a filter only where a program
+    needs one) against --seccomp=off: wall time and system calls."""
+    emd = f"{libs.dir}/bin/eatmydata"
+    wrappers = {"off": (emd, "--seccomp=off", "--"), "default": (emd, "--")}
+    loop = ("sh: 1000 x exec of /bin/true (each exec's ELF check)", no_setup,
+            lambda d, knob: ["sh", "-c", "i=0; while [ $i -lt 1000 ]; do /bin/true; i=$((i+1)); done"],
+            None)
+    print(f"\nThe launcher's default against --seccomp=off: median of per-round ratios over "
+          f"{ROUNDS} interleaved rounds; system calls of the whole tree, supervisor included "
+          "(perf stat -e raw_syscalls:sys_enter, median of 3):\n")
+    print("| workload | off s | default s | default / off | off syscalls | default syscalls |\n"
+          "|---|---:|---:|---:|---:|---:|")
+    every = [("raw_syscalls:sys_enter", None)]
+    for w in workloads + [loop]:
+        t = {m: [] for m in wrappers}
+        for _ in range(ROUNDS):
+            for m in random.sample(list(wrappers), 2):
+                t[m].append(run_one(w, top, None, False, wrapper=wrappers[m]))
+        calls = {m: statistics.median(run_one(w, top, None, False, every, wrapper=wrappers[m])
+                                      for _ in range(3)) for m in wrappers}
+        print(f"| {w[0]} | {statistics.median(t['off']):.3f} | "
+              f"{statistics.median(t['default']):.3f} | {ratio(t, 'default', 'off'):.3f} | "
+              f"{calls['off']:.0f} | {calls['default']:.0f} |", flush=True)
+
+
 def seccomp_bench(top):
     """The filter: a Go program's fsync loop eaten, and the cost on a tree
     that makes a million cheap system calls."""
@@ -390,6 +416,7 @@ def main():
         for k, v in launcher_overhead().items():
             print(f"| {k} | {v:.2f} |")
 
+        default_vs_off(top, libs, workloads)
         seccomp_bench(top)
         syncstat_bench(top, libs, [w for w in workloads if not w[0].startswith("initdb")])
         nocache_bench(top)

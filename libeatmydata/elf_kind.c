@@ -21,21 +21,35 @@ struct phdr {
 	unsigned long offset, vaddr, filesz;
 };
 
-/* What the headers say: the loaded segments, the dynamic section. */
+/* What the headers say: the loaded segments, the dynamic section.  The
+ * file's first 4 KiB are read at once: the headers are there in any
+ * program a linker made, and one read per exec is all it costs then. */
 struct image {
 	int fd, wide;
+	unsigned char head[4096];
+	size_t have;
 	struct phdr load[MAX_LOADS], dynamic;
 	int loads, interp, go;
 };
+
+/* size bytes at offset, from the head read already or from the file. */
+static int read_at(const struct image *im, void *out, size_t size, unsigned long offset)
+{
+	if (offset <= im->have && size <= im->have - offset) {
+		memcpy(out, im->head + offset, size);
+		return 1;
+	}
+	return pread(im->fd, out, size, (off_t)offset) == (ssize_t)size;
+}
 
 static int read_phdr(const struct image *im, unsigned long at, struct phdr *ph)
 {
 	Elf64_Phdr p64;
 	Elf32_Phdr p32;
 
-	if (im->wide && pread(im->fd, &p64, sizeof(p64), (off_t)at) == sizeof(p64))
+	if (im->wide && read_at(im, &p64, sizeof(p64), at))
 		*ph = (struct phdr){p64.p_type, p64.p_offset, p64.p_vaddr, p64.p_filesz};
-	else if (!im->wide && pread(im->fd, &p32, sizeof(p32), (off_t)at) == sizeof(p32))
+	else if (!im->wide && read_at(im, &p32, sizeof(p32), at))
 		*ph = (struct phdr){p32.p_type, p32.p_offset, p32.p_vaddr, p32.p_filesz};
 	else
 		return 0;
@@ -43,17 +57,16 @@ static int read_phdr(const struct image *im, unsigned long at, struct phdr *ph)
 }
 
 /* A note named "Go" (its build ID) at offset. */
-static int go_note(int fd, unsigned long offset)
+static int go_note(const struct image *im, unsigned long offset)
 {
 	char note[16];
 
-	return pread(fd, note, sizeof(note), (off_t)offset) == sizeof(note) &&
-	       memcmp(note + 12, "Go\0", 3) == 0;
+	return read_at(im, note, sizeof(note), offset) && memcmp(note + 12, "Go\0", 3) == 0;
 }
 
 static void take(struct image *im, const struct phdr *ph)
 {
-	if (ph->type == PT_NOTE && go_note(im->fd, ph->offset))
+	if (ph->type == PT_NOTE && go_note(im, ph->offset))
 		im->go = 1;
 	im->interp |= ph->type == PT_INTERP;
 	if (ph->type == PT_DYNAMIC)
@@ -71,22 +84,32 @@ static unsigned long file_offset(const struct image *im, unsigned long vaddr)
 	return 0;
 }
 
-/* Dynamic entry i: its tag and value; 0 past the end. */
-static int read_dyn(const struct image *im, unsigned long i, long *tag, unsigned long *val)
+/* The string table's file offset and size, from the dynamic section
+ * (read at once, its first 8 KiB: DT_STRTAB and DT_STRSZ come early). */
+static void string_table(const struct image *im, unsigned long *offset, unsigned long *size)
 {
-	Elf64_Dyn d64;
-	Elf32_Dyn d32;
-	unsigned long size = im->wide ? sizeof(d64) : sizeof(d32), at = im->dynamic.offset + i * size;
+	union {
+		Elf64_Dyn d64[512];
+		Elf32_Dyn d32[1024];
+	} dyn;
+	size_t len = im->dynamic.filesz < sizeof(dyn) ? im->dynamic.filesz : sizeof(dyn);
+	size_t n = len / (im->wide ? sizeof(Elf64_Dyn) : sizeof(Elf32_Dyn));
+	long tag;
+	unsigned long val;
 
-	if ((i + 1) * size > im->dynamic.filesz)
-		return 0;
-	if (im->wide && pread(im->fd, &d64, sizeof(d64), (off_t)at) == sizeof(d64))
-		*tag = (long)d64.d_tag, *val = d64.d_un.d_val;
-	else if (!im->wide && pread(im->fd, &d32, sizeof(d32), (off_t)at) == sizeof(d32))
-		*tag = d32.d_tag, *val = d32.d_un.d_val;
-	else
-		return 0;
-	return *tag != DT_NULL;
+	*offset = *size = 0;
+	if (!len || !read_at(im, &dyn, len, im->dynamic.offset))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		tag = im->wide ? (long)dyn.d64[i].d_tag : dyn.d32[i].d_tag;
+		val = im->wide ? dyn.d64[i].d_un.d_val : dyn.d32[i].d_un.d_val;
+		if (tag == DT_NULL)
+			break;
+		if (tag == DT_STRTAB)
+			*offset = file_offset(im, val);
+		if (tag == DT_STRSZ)
+			*size = val;
+	}
 }
 
 /* The names in a dynamic program's string table that say it makes
@@ -104,18 +127,14 @@ static int has_unseen_name(const char *buf, size_t len)
 /* Does the dynamic string table name one of those? */
 static int names_unseen(const struct image *im)
 {
-	char buf[4096 + 32];
-	unsigned long strtab = 0, size = 0, val, at, n;
+	char buf[16384 + 32];
+	unsigned long strtab, size, at, n;
 	size_t keep = 0, len;
-	long tag;
 
-	for (unsigned long i = 0; read_dyn(im, i, &tag, &val); i++) {
-		strtab = tag == DT_STRTAB ? file_offset(im, val) : strtab;
-		size = tag == DT_STRSZ ? val : size;
-	}
+	string_table(im, &strtab, &size);
 	for (at = 0; strtab && at < size && at < (16ul << 20); at += n) {
-		n = size - at < 4096 ? size - at : 4096;
-		if (pread(im->fd, buf + keep, n, (off_t)(strtab + at)) != (ssize_t)n)
+		n = size - at < 16384 ? size - at : 16384;
+		if (!read_at(im, buf + keep, n, strtab + at))
 			return 0;
 		len = keep + n;
 		if (has_unseen_name(buf, len))
@@ -136,11 +155,16 @@ int emd_elf_unreachable(int fd)
 	struct image im = {.fd = fd};
 	struct phdr ph;
 	unsigned long phoff, entsize;
+	ssize_t got = pread(fd, im.head, sizeof(im.head), 0);
 	int phnum;
 
-	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) || memcmp(eh.ident, ELFMAG, SELFMAG) != 0 ||
-	    (eh.ident[EI_CLASS] != ELFCLASS64 && eh.ident[EI_CLASS] != ELFCLASS32))
+	im.have = got > 0 ? (size_t)got : 0;
+	if (im.have < sizeof(eh))
 		return 0; /* a script, or not ours to judge */
+	memcpy(&eh, im.head, sizeof(eh));
+	if (memcmp(eh.ident, ELFMAG, SELFMAG) != 0 ||
+	    (eh.ident[EI_CLASS] != ELFCLASS64 && eh.ident[EI_CLASS] != ELFCLASS32))
+		return 0;
 	im.wide = eh.ident[EI_CLASS] == ELFCLASS64;
 	phnum = im.wide ? eh.h64.e_phnum : eh.h32.e_phnum;
 	phoff = im.wide ? eh.h64.e_phoff : eh.h32.e_phoff;
