@@ -2,6 +2,7 @@
 /* syncstat.c -- run a command with real durability and report every
  * durability call of its process tree: how long, where, by whom. */
 #include "common.h"
+#include "report/device.h"
 #include "report/run.h"
 #include "report/report.h"
 #include "record.h"
@@ -22,7 +23,7 @@ static const char usage[] =
 	"directory kept with --keep.\n"
 	"\n"
 	"  -o, --output=FILE  write the report to FILE instead of stderr\n"
-	"  -j, --json         the report as JSON (schema eatmydata.syncstat/1)\n"
+	"  -j, --json         the report as JSON (schema eatmydata.syncstat/2)\n"
 	"  -k, --keep=DIR     keep the records in DIR (created if needed)\n"
 	"  -a, --audit        also report the durability mistakes made: renames\n"
 	"                     of unsynced data, directories never synced after\n"
@@ -99,8 +100,11 @@ int main(int argc, char **argv)
 	preload_prepend(preload_entry("libeatmydata.so"));
 	if (setenv("EATMYDATA_DISABLE", "1", 1) != 0)
 		die("cannot set EATMYDATA_DISABLE");
+	device_sample_start(dir);
+	run_and_wait_tick(device_tick, DEVICE_TICK);
 	start = monotonic_seconds();
 	status = run_and_wait(argv + first, NULL, NULL);
+	device_sample_end();
 
 	/* 3. Report, then exit as the command did. */
 	records_save_run(dir, status, monotonic_seconds() - start);

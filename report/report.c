@@ -118,6 +118,8 @@ static void tally(struct run *run, const struct emd_rec_slot *s)
 	add(group_of(&run->by_site, s->site, 0), s);
 	snprintf(key, sizeof(key), "%d", s->pid);
 	add_process(group_of(&run->by_process, key, 0), s);
+	if (run->devices.present)
+		device_count(&run->devices, s);
 }
 
 static void load_records(struct run *run)
@@ -280,6 +282,7 @@ void report_dir(const char *dir, const struct report_options *opt)
 	struct run run = {.dir = dir};
 	FILE *out = stderr;
 
+	device_load(dir, &run.devices);
 	load_records(&run);
 	load_run(&run);
 	sort_all(&run);
@@ -295,6 +298,17 @@ void report_dir(const char *dir, const struct report_options *opt)
 		report_text(out, &run);
 	if (out != stderr && fclose(out) != 0)
 		die("cannot write %s: %s", opt->output, strerror(errno));
+}
+
+const char *report_devices_missing(const struct run *run)
+{
+	const struct devices *ds = &run->devices;
+
+	if (ds->unavailable)
+		return "/sys/dev/block could not be read when the run started";
+	if (ds->samples < 2)
+		return "the disks were not sampled at the start and the end of the run";
+	return NULL;
 }
 
 void report_finish_audit(const char *dir)

@@ -6,9 +6,14 @@
 
 #include <stdio.h>
 
+#include "device.h"
 #include "findings.h"
 #include "keymap.h"
 #include "report.h"
+
+/* The JSON report's schema (doc/syncstat.schema.json): its number changes
+ * with any change of the JSON's fields or their meaning. */
+#define REPORT_SCHEMA "eatmydata.syncstat/2"
 
 /* What an eaten call costs: the one validating system call. */
 #define EATEN_NS 200
@@ -46,6 +51,7 @@ struct run {
 	char **argv;
 	int status;   /* -1: unknown */
 	double wall;  /* < 0: unknown */
+	struct devices devices; /* syncstat's samples of the disks */
 };
 
 extern const char *const report_kind_names[];
@@ -59,6 +65,9 @@ unsigned long long report_percentile(const struct group *g, int pct);
 int report_histogram(const struct group *g, unsigned long long counts[66],
 		     int *lo, int *hi);
 unsigned long long report_bucket_value(int b);
+
+/* Why there is no device attribution, or NULL if there is one. */
+const char *report_devices_missing(const struct run *run);
 
 void report_text(FILE *out, const struct run *run);
 void report_json(FILE *out, const struct run *run);

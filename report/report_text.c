@@ -176,6 +176,72 @@ static void findings(FILE *out, const struct findings *fs)
 	}
 }
 
+static const char *cache_setting(const struct disk *d)
+{
+	static char b[64];
+
+	snprintf(b, sizeof(b), "write cache %s, FUA %s",
+		 d->write_cache < 0 ? "unknown" : d->write_cache ? "write back" : "write through",
+		 d->fua < 0 ? "unknown" : d->fua ? "yes" : "no");
+	return b;
+}
+
+/* One disk: what it did during the run, beside what the tree spent. */
+static void disk(FILE *out, const struct disk *d)
+{
+	unsigned long long flushes = d->delta[DEV_FLUSHES], flush_ns = device_flush_ns(d);
+	double share = device_flush_share(d);
+
+	fprintf(out, "  %s (%u:%u, %s)%s:\n", d->name, d->major, d->minor, cache_setting(d),
+		d->from_start ? "" : " [not sampled from the start: mounted during the run]");
+	if (d->fields < 17)
+		fprintf(out, "    the kernel counts no flushes for it (before Linux 5.5)\n");
+	else
+		fprintf(out, "    completed %llu cache flushes, %s each on average, %s in all\n",
+			flushes, duration(flushes ? flush_ns / flushes : 0), duration(flush_ns));
+	fprintf(out, "    %llu writes (%.1f MiB) taking %s; busy %s of the run\n",
+		d->delta[DEV_WRITES], d->delta[DEV_WRITE_SECTORS] / 2048.0,
+		duration(device_ns(d->delta[DEV_WRITE_MS])), duration(device_ns(d->delta[DEV_BUSY_MS])));
+	fprintf(out, "    the tree spent %s in %llu durability calls on files here", duration(d->total_ns),
+		d->calls);
+	if (share >= 0)
+		fprintf(out, ": %s%.0f%% in the device's flushes, the rest in the kernel\n"
+			"    (journal commits, waiting for writeback)", share >= 100 ? "up to " : "",
+			share);
+	fputc('\n', out);
+}
+
+static void devices(FILE *out, const struct run *run)
+{
+	const struct devices *ds = &run->devices;
+	const char *missing = report_devices_missing(run);
+
+	if (missing) {
+		fprintf(out, "\nDevices: attribution unavailable: %s\n", missing);
+		return;
+	}
+	fprintf(out, "\nDevices over %.3f s (each device's own counters, /sys/block/DEV/stat:\n"
+		"what others did with it during the run is in them too):\n",
+		(ds->t1_ns - ds->t0_ns) / 1e9);
+	for (size_t i = 0; i < ds->nd; i++)
+		if (ds->d[i].calls)
+			disk(out, &ds->d[i]);
+	for (size_t i = 0; i < ds->nm; i++)
+		if (ds->m[i].calls && ds->m[i].nleaves == 0)
+			fprintf(out, "  no block device: %llu calls (%s) on %s (%llu:%llu)\n",
+				ds->m[i].calls, duration(ds->m[i].total_ns),
+				one_line(ds->m[i].fstype), ds->m[i].dev >> 32, ds->m[i].dev & 0xffffffff);
+		else if (ds->m[i].calls && ds->m[i].via[0])
+			fprintf(out, "  (%llu calls on files on %s, counted on the disks under it)\n",
+				ds->m[i].calls, ds->m[i].via);
+	if (ds->nofile_calls)
+		fprintf(out, "  no file: %llu call%s (%s) named none (sync)\n", ds->nofile_calls,
+			ds->nofile_calls == 1 ? "" : "s", duration(ds->nofile_ns));
+	if (ds->unknown_calls)
+		fprintf(out, "  unknown device: %llu calls (%s) on file systems mounted after the "
+			"run started\n", ds->unknown_calls, duration(ds->unknown_ns));
+}
+
 void report_text(FILE *out, const struct run *run)
 {
 	summary(out, run, run->eaten);
@@ -184,6 +250,8 @@ void report_text(FILE *out, const struct run *run)
 		top(out, "files", "file", &run->by_file, run->eaten);
 		top(out, "call sites", "site", &run->by_site, run->eaten);
 	}
+	if (run->devices.present && !run->eaten)
+		devices(out, run);
 	if (run->audit)
 		findings(out, &run->findings);
 }
