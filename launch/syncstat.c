@@ -2,6 +2,7 @@
 /* syncstat.c -- run a command with real durability and report every
  * durability call of its process tree: how long, where, by whom. */
 #include "common.h"
+#include "report/compare.h"
 #include "report/device.h"
 #include "report/run.h"
 #include "report/report.h"
@@ -14,13 +15,17 @@
 
 static const char usage[] =
 	"Usage: syncstat [OPTION]... [--] COMMAND [ARG]...\n"
-	"       syncstat report [--json] [--output=FILE] DIR\n"
+	"       syncstat report [--json] [--html=FILE] [--output=FILE] DIR\n"
+	"       syncstat compare [--max-calls-increase=N|P%] [--max-time-increase=T|P%]\n"
+	"                        [--output=FILE] OLD NEW\n"
 	"Run COMMAND with real durability and report every durability call of\n"
 	"its process tree (fsync, fdatasync, syncfs, sync, sync_file_range,\n"
 	"msync, O_SYNC opens, pwritev2 with RWF_SYNC): per program and kind of\n"
 	"call its latency histogram, then the files and call sites that cost the\n"
 	"most, and what eatmydata would save.  'report' prints it again from a\n"
-	"directory kept with --keep.\n"
+	"directory kept with --keep; 'compare' sets two runs (kept directories\n"
+	"or --json reports) side by side and fails (exit 1) when the calls or\n"
+	"their time grew past a limit.\n"
 	"\n"
 	"  -o, --output=FILE  write the report to FILE instead of stderr\n"
 	"  -j, --json         the report as JSON (schema eatmydata.syncstat/2)\n"
@@ -28,14 +33,19 @@ static const char usage[] =
 	"  -a, --audit        also report the durability mistakes made: renames\n"
 	"                     of unsynced data, directories never synced after\n"
 	"                     an entry, writes after the last sync\n"
+	"  --max-calls-increase=N|P%   compare: the most the calls may grow, in\n"
+	"                     calls or percent (whole run, each program and kind)\n"
+	"  --max-time-increase=T|P%    compare: the same for their time (20ms, 1s...)\n"
 	"  -h, --help         show this help and exit\n"
 	"  -V, --version      show the version and exit\n"
 	"\n"
 	"Exit status: 125 for an error of syncstat itself, 126 if COMMAND cannot\n"
-	"be run, 127 if it is not found, else COMMAND's status.\n";
+	"be run, 127 if it is not found, else COMMAND's status; 'compare': 0 within\n"
+	"the limits, 1 past one, 125 if OLD or NEW cannot be read.\n";
 
 struct options {
 	struct report_options report;
+	struct compare_options compare;
 	const char *keep;
 	int audit;
 };
@@ -47,6 +57,8 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		{"json", no_argument, NULL, 'j'},
 		{"keep", required_argument, NULL, 'k'},
 		{"audit", no_argument, NULL, 'a'},
+		{"max-calls-increase", required_argument, NULL, 'C'},
+		{"max-time-increase", required_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -67,6 +79,14 @@ static int parse_options(int argc, char **argv, struct options *opt)
 			break;
 		case 'a':
 			opt->audit = 1;
+			break;
+		case 'C':
+			compare_parse_limit("--max-calls-increase", optarg, 0,
+					    &opt->compare.calls);
+			break;
+		case 'T':
+			compare_parse_limit("--max-time-increase", optarg, 1,
+					    &opt->compare.time);
 			break;
 		default:
 			common_option(c, argv, usage);
@@ -90,6 +110,14 @@ int main(int argc, char **argv)
 			die("usage: syncstat report [--json] [--output=FILE] DIR");
 		report_dir(argv[first], &opt.report);
 		return 0;
+	}
+	if (argc > 1 && strcmp(argv[1], "compare") == 0) {
+		first = parse_options(argc - 1, argv + 1, &opt) + 1;
+		if (first != argc - 2 || opt.keep || opt.audit || opt.report.json)
+			die("usage: syncstat compare [--max-calls-increase=N|P%%] "
+			    "[--max-time-increase=T|P%%] [--output=FILE] OLD NEW");
+		opt.compare.output = opt.report.output;
+		return compare_runs(argv[first], argv[first + 1], &opt.compare);
 	}
 
 	/* 2. Record the command's durability calls, passed through. */

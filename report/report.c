@@ -277,19 +277,25 @@ int report_histogram(const struct group *g, unsigned long long counts[66],
 	return 1;
 }
 
+void report_load(const char *dir, struct run *run)
+{
+	*run = (struct run){.dir = dir};
+	device_load(dir, &run->devices);
+	load_records(run);
+	load_run(run);
+	sort_all(run);
+	if (run->audit) {
+		audit_records(run->slots, run->nslots, &run->findings);
+		audit_load_tails(dir, &run->findings);
+	}
+}
+
 void report_dir(const char *dir, const struct report_options *opt)
 {
-	struct run run = {.dir = dir};
+	struct run run;
 	FILE *out = stderr;
 
-	device_load(dir, &run.devices);
-	load_records(&run);
-	load_run(&run);
-	sort_all(&run);
-	if (run.audit) {
-		audit_records(run.slots, run.nslots, &run.findings);
-		audit_load_tails(dir, &run.findings);
-	}
+	report_load(dir, &run);
 	if (opt->output && !(out = fopen(opt->output, "we")))
 		die("cannot write %s: %s", opt->output, strerror(errno));
 	if (opt->json)

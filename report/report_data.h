@@ -66,8 +66,16 @@ int report_histogram(const struct group *g, unsigned long long counts[66],
 		     int *lo, int *hi);
 unsigned long long report_bucket_value(int b);
 
+/* Load DIR: its records grouped and sorted, its run, devices and findings;
+ * dies (125) naming the file if one is corrupt. */
+void report_load(const char *dir, struct run *run);
+
 /* Why there is no device attribution, or NULL if there is one. */
 const char *report_devices_missing(const struct run *run);
+
+/* A name from the records on one line: control characters and backslash
+ * escaped as in C.  The result lasts until the fourth call after. */
+const char *report_one_line(const char *name);
 
 void report_text(FILE *out, const struct run *run);
 void report_json(FILE *out, const struct run *run);

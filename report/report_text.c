@@ -111,7 +111,7 @@ static void quantize(FILE *out, const struct group *g)
 
 /* A name from the records, on one line: a control character or a backslash
  * in it is written as C would (\n, \\, \x7f). */
-static const char *one_line(const char *name)
+const char *report_one_line(const char *name)
 {
 	static char buf[4][4 * 300 + 1];
 	static int next;
@@ -134,7 +134,7 @@ static void kind_groups(FILE *out, const struct groups *gs, int eaten)
 	for (size_t i = 0; i < gs->n; i++) {
 		const struct group *g = &gs->g[i];
 
-		fprintf(out, "\n%s %s: %llu calls", one_line(g->key), report_kind_names[g->kind],
+		fprintf(out, "\n%s %s: %llu calls", report_one_line(g->key), report_kind_names[g->kind],
 			g->count);
 		if (g->errors)
 			fprintf(out, ", %llu failed", g->errors);
@@ -160,7 +160,7 @@ static void top(FILE *out, const char *title, const char *what,
 	for (size_t i = 0; i < gs->n && i < TOP; i++)
 		fprintf(out, "%12s %8llu  %s\n",
 			eaten ? "" : duration(gs->g[i].total), gs->g[i].count,
-			one_line(gs->g[i].key));
+			report_one_line(gs->g[i].key));
 }
 
 static void findings(FILE *out, const struct findings *fs)
@@ -170,8 +170,8 @@ static void findings(FILE *out, const struct findings *fs)
 		const struct finding *f = &fs->f[i];
 
 		fprintf(out, "  [%s] %s at %s: %llu time%s, e.g. %s\n    %s\n",
-			audit_names[f->pattern], one_line(f->program), one_line(f->site),
-			f->count, f->count == 1 ? "" : "s", one_line(f->example),
+			audit_names[f->pattern], report_one_line(f->program), report_one_line(f->site),
+			f->count, f->count == 1 ? "" : "s", report_one_line(f->example),
 			audit_explanations[f->pattern]);
 	}
 }
@@ -230,7 +230,7 @@ static void devices(FILE *out, const struct run *run)
 		if (ds->m[i].calls && ds->m[i].nleaves == 0)
 			fprintf(out, "  no block device: %llu calls (%s) on %s (%llu:%llu)\n",
 				ds->m[i].calls, duration(ds->m[i].total_ns),
-				one_line(ds->m[i].fstype), ds->m[i].dev >> 32, ds->m[i].dev & 0xffffffff);
+				report_one_line(ds->m[i].fstype), ds->m[i].dev >> 32, ds->m[i].dev & 0xffffffff);
 		else if (ds->m[i].calls && ds->m[i].via[0])
 			fprintf(out, "  (%llu calls on files on %s, counted on the disks under it)\n",
 				ds->m[i].calls, ds->m[i].via);
