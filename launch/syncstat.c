@@ -29,6 +29,9 @@ static const char usage[] =
 	"\n"
 	"  -o, --output=FILE  write the report to FILE instead of stderr\n"
 	"  -j, --json         the report as JSON (schema eatmydata.syncstat/2)\n"
+	"      --html=FILE    write the report as one self-contained HTML page\n"
+	"                     (charts, no script) to FILE, instead of the text\n"
+	"                     report unless --json or --output asks for it too\n"
 	"  -k, --keep=DIR     keep the records in DIR (created if needed)\n"
 	"  -a, --audit        also report the durability mistakes made: renames\n"
 	"                     of unsynced data, directories never synced after\n"
@@ -55,6 +58,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"json", no_argument, NULL, 'j'},
+		{"html", required_argument, NULL, 'H'},
 		{"keep", required_argument, NULL, 'k'},
 		{"audit", no_argument, NULL, 'a'},
 		{"max-calls-increase", required_argument, NULL, 'C'},
@@ -73,6 +77,9 @@ static int parse_options(int argc, char **argv, struct options *opt)
 			break;
 		case 'j':
 			opt->report.json = 1;
+			break;
+		case 'H':
+			opt->report.html = optarg;
 			break;
 		case 'k':
 			opt->keep = optarg;
@@ -107,13 +114,14 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "report") == 0) {
 		first = parse_options(argc - 1, argv + 1, &opt) + 1;
 		if (first != argc - 1 || opt.keep || opt.audit)
-			die("usage: syncstat report [--json] [--output=FILE] DIR");
+			die("usage: syncstat report [--json] [--html=FILE] [--output=FILE] DIR");
 		report_dir(argv[first], &opt.report);
 		return 0;
 	}
 	if (argc > 1 && strcmp(argv[1], "compare") == 0) {
 		first = parse_options(argc - 1, argv + 1, &opt) + 1;
-		if (first != argc - 2 || opt.keep || opt.audit || opt.report.json)
+		if (first != argc - 2 || opt.keep || opt.audit || opt.report.json ||
+		    opt.report.html)
 			die("usage: syncstat compare [--max-calls-increase=N|P%%] "
 			    "[--max-time-increase=T|P%%] [--output=FILE] OLD NEW");
 		opt.compare.output = opt.report.output;

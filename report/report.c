@@ -290,12 +290,29 @@ void report_load(const char *dir, struct run *run)
 	}
 }
 
+/* --html FILE: never through a symbolic link (a shared /tmp). */
+static void write_html(const char *file, const struct run *run)
+{
+	int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+	FILE *out = fd < 0 ? NULL : fdopen(fd, "w");
+
+	if (!out)
+		die("cannot write %s: %s", file, strerror(errno));
+	report_html(out, run);
+	if (fclose(out) != 0)
+		die("cannot write %s: %s", file, strerror(errno));
+}
+
 void report_dir(const char *dir, const struct report_options *opt)
 {
 	struct run run;
 	FILE *out = stderr;
 
 	report_load(dir, &run);
+	if (opt->html)
+		write_html(opt->html, &run);
+	if (opt->html && !opt->json && !opt->output)
+		return;
 	if (opt->output && !(out = fopen(opt->output, "we")))
 		die("cannot write %s: %s", opt->output, strerror(errno));
 	if (opt->json)

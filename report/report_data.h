@@ -73,11 +73,18 @@ void report_load(const char *dir, struct run *run);
 /* Why there is no device attribution, or NULL if there is one. */
 const char *report_devices_missing(const struct run *run);
 
+/* "12 ns", "3.4 us", "5.6 ms", "7.89 s"; lasts until the eighth call after. */
+const char *report_duration(unsigned long long ns);
+
+/* The length of the well-formed UTF-8 sequence at s, or 0. */
+int report_utf8_length(const unsigned char *s);
+
 /* A name from the records on one line: control characters and backslash
  * escaped as in C.  The result lasts until the fourth call after. */
 const char *report_one_line(const char *name);
 
 void report_text(FILE *out, const struct run *run);
 void report_json(FILE *out, const struct run *run);
+void report_html(FILE *out, const struct run *run);
 
 #endif

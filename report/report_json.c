@@ -5,7 +5,7 @@
 
 /* The length of the well-formed UTF-8 sequence at s (RFC 3629: no
  * overlong forms, no surrogates, nothing past U+10FFFF), or 0. */
-static int utf8_length(const unsigned char *s)
+int report_utf8_length(const unsigned char *s)
 {
 	unsigned c = s[0], n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
 	unsigned lo = 0x80, hi = 0xbf;
@@ -43,7 +43,7 @@ static void json_string(FILE *out, const char *str)
 			fprintf(out, "\\u%04x", *s++);
 		else if (*s < 0x80)
 			fputc(*s++, out);
-		else if ((n = utf8_length(s)) > 0) {
+		else if ((n = report_utf8_length(s)) > 0) {
 			fwrite(s, 1, n, out);
 			s += n;
 		} else {

@@ -8,7 +8,7 @@
 
 #define TOP 10
 
-static const char *duration(unsigned long long ns)
+const char *report_duration(unsigned long long ns)
 {
 	static char buf[8][32];
 	static int next;
@@ -78,7 +78,7 @@ static void summary(FILE *out, const struct run *run, int eaten)
 			fprintf(out, " (summed over its threads: %.1f%% of the wall time)",
 				100 * run->total / 1e9 / run->wall);
 		fprintf(out, "\n  eatmydata would answer them in about %s: %.3f s saved\n",
-			duration(run->calls * EATEN_NS),
+			report_duration(run->calls * EATEN_NS),
 			run->total > run->calls * EATEN_NS
 				? (run->total - run->calls * EATEN_NS) / 1e9 : 0.0);
 	}
@@ -143,10 +143,10 @@ static void kind_groups(FILE *out, const struct groups *gs, int eaten)
 			continue;
 		}
 		fprintf(out, ", total %s, min %s, median %s, p99 %s, max %s\n",
-			duration(g->total), duration(g->lat[0]),
-			duration(report_percentile(g, 50)),
-			duration(report_percentile(g, 99)),
-			duration(g->lat[g->timed - 1]));
+			report_duration(g->total), report_duration(g->lat[0]),
+			report_duration(report_percentile(g, 50)),
+			report_duration(report_percentile(g, 99)),
+			report_duration(g->lat[g->timed - 1]));
 		quantize(out, g);
 	}
 }
@@ -159,7 +159,7 @@ static void top(FILE *out, const char *title, const char *what,
 		eaten ? "" : "total", "calls", what);
 	for (size_t i = 0; i < gs->n && i < TOP; i++)
 		fprintf(out, "%12s %8llu  %s\n",
-			eaten ? "" : duration(gs->g[i].total), gs->g[i].count,
+			eaten ? "" : report_duration(gs->g[i].total), gs->g[i].count,
 			report_one_line(gs->g[i].key));
 }
 
@@ -198,11 +198,11 @@ static void disk(FILE *out, const struct disk *d)
 		fprintf(out, "    the kernel counts no flushes for it (before Linux 5.5)\n");
 	else
 		fprintf(out, "    completed %llu cache flushes, %s each on average, %s in all\n",
-			flushes, duration(flushes ? flush_ns / flushes : 0), duration(flush_ns));
+			flushes, report_duration(flushes ? flush_ns / flushes : 0), report_duration(flush_ns));
 	fprintf(out, "    %llu writes (%.1f MiB) taking %s; busy %s of the run\n",
 		d->delta[DEV_WRITES], d->delta[DEV_WRITE_SECTORS] / 2048.0,
-		duration(device_ns(d->delta[DEV_WRITE_MS])), duration(device_ns(d->delta[DEV_BUSY_MS])));
-	fprintf(out, "    the tree spent %s in %llu durability calls on files here", duration(d->total_ns),
+		report_duration(device_ns(d->delta[DEV_WRITE_MS])), report_duration(device_ns(d->delta[DEV_BUSY_MS])));
+	fprintf(out, "    the tree spent %s in %llu durability calls on files here", report_duration(d->total_ns),
 		d->calls);
 	if (share >= 0)
 		fprintf(out, ": %s%.0f%% in the device's flushes, the rest in the kernel\n"
@@ -229,17 +229,17 @@ static void devices(FILE *out, const struct run *run)
 	for (size_t i = 0; i < ds->nm; i++)
 		if (ds->m[i].calls && ds->m[i].nleaves == 0)
 			fprintf(out, "  no block device: %llu calls (%s) on %s (%llu:%llu)\n",
-				ds->m[i].calls, duration(ds->m[i].total_ns),
+				ds->m[i].calls, report_duration(ds->m[i].total_ns),
 				report_one_line(ds->m[i].fstype), ds->m[i].dev >> 32, ds->m[i].dev & 0xffffffff);
 		else if (ds->m[i].calls && ds->m[i].via[0])
 			fprintf(out, "  (%llu calls on files on %s, counted on the disks under it)\n",
 				ds->m[i].calls, ds->m[i].via);
 	if (ds->nofile_calls)
 		fprintf(out, "  no file: %llu call%s (%s) named none (sync)\n", ds->nofile_calls,
-			ds->nofile_calls == 1 ? "" : "s", duration(ds->nofile_ns));
+			ds->nofile_calls == 1 ? "" : "s", report_duration(ds->nofile_ns));
 	if (ds->unknown_calls)
 		fprintf(out, "  unknown device: %llu calls (%s) on file systems mounted after the "
-			"run started\n", ds->unknown_calls, duration(ds->unknown_ns));
+			"run started\n", ds->unknown_calls, report_duration(ds->unknown_ns));
 }
 
 void report_text(FILE *out, const struct run *run)
