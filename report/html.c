@@ -195,6 +195,23 @@ static void disk_row(FILE *out, const struct disk *d)
 	fprintf(out, "</td></tr>\n");
 }
 
+/* The attribution in words, as the text report gives it. */
+static void disk_sentence(FILE *out, const struct disk *d)
+{
+	unsigned long long flushes = d->delta[DEV_FLUSHES], flush_ns = device_flush_ns(d);
+	double share = device_flush_share(d);
+
+	fprintf(out, "<li>%s completed %llu cache flushes, %s each on average, %s in all; "
+		"the tree spent %s in %llu durability calls on its files", d->name, flushes,
+		report_duration(flushes ? flush_ns / flushes : 0), report_duration(flush_ns),
+		report_duration(d->total_ns), d->calls);
+	if (share >= 0)
+		fprintf(out, ": %s%.0f%% in the device's flushes, the rest in the kernel "
+			"(journal commits, waiting for writeback)", share >= 100 ? "up to " : "",
+			share);
+	fprintf(out, ".</li>\n");
+}
+
 static void other_devices(FILE *out, const struct devices *ds)
 {
 	for (size_t i = 0; i < ds->nm; i++)
@@ -236,6 +253,9 @@ static void devices(FILE *out, const struct run *run)
 		if (ds->d[i].calls)
 			disk_row(out, &ds->d[i]);
 	fprintf(out, "</table>\n<ul>\n");
+	for (size_t i = 0; i < ds->nd; i++)
+		if (ds->d[i].calls)
+			disk_sentence(out, &ds->d[i]);
 	other_devices(out, ds);
 	fprintf(out, "</ul>\n</div>\n");
 }
