@@ -131,7 +131,7 @@ $(B)/bin/eatmydata: $(B)/cli/launch/sync_on_exit.o $(REPORT_OBJS) $(SECCOMP_OBJS
 $(B)/bin/syncstat: $(REPORT_OBJS)
 $(B)/bin/%: $(B)/cli/launch/%.o $(LAUNCH_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $(SAN) -o $@ $^ -lm
+	$(CC) $(LDFLAGS) $(SAN) -o $@ $^
 
 # Test programs: plain, fortified (open becomes __open_2) and 32-bit.
 $(B)/tests/%: tests/c/%.c

@@ -16,7 +16,6 @@
 #include "run.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -97,7 +96,8 @@ static unsigned long long count(const struct json *obj, const char *key)
 	const struct json *v = json_get(obj, key);
 
 	if (!v || v->type != JSON_NUMBER || !(v->number >= 0) ||
-	    v->number > 9223372036854775808.0 || v->number != floor(v->number))
+	    v->number >= 9223372036854775808.0 ||
+	    v->number != (double)(unsigned long long)v->number)
 		bad(key);
 	return (unsigned long long)v->number;
 }
@@ -201,7 +201,7 @@ void compare_parse_limit(const char *option, const char *text, int duration,
 			return;
 		}
 	if (!duration && end != text && !*end && !errno && v >= 0 && v < 9e18 &&
-	    v == floor(v)) {
+	    v == (double)(unsigned long long)v) {
 		out->amount = (unsigned long long)v;
 		return;
 	}

@@ -18,6 +18,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,25 +28,26 @@
 #include <time.h>
 #include <unistd.h>
 
-static int out_fd = -1;
+static FILE *out;
 static char disks[DEV_MAX_DISKS][DEV_NAME];
 static size_t ndisks;
 static unsigned long ticks, samples;
 
-/* A small sysfs file's first line, or "" if it cannot be read. */
+/* A small sysfs file's first line, or "" if it cannot be read (open and
+ * read, not stdio: a sample reads a few of them per disk). */
 static const char *sys_read(const char *fmt, const char *a, const char *b)
 {
 	static char text[512];
 	char path[PATH_MAX];
-	FILE *f;
+	ssize_t n = -1;
+	int fd;
 
-	text[0] = '\0';
 	snprintf(path, sizeof(path), fmt, a, b);
-	if ((f = fopen(path, "re"))) {
-		if (!fgets(text, sizeof(text), f))
-			text[0] = '\0';
-		fclose(f);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		n = read(fd, text, sizeof(text) - 1);
+		close(fd);
 	}
+	text[n > 0 ? n : 0] = '\0';
 	text[strcspn(text, "\n")] = '\0';
 	return text;
 }
@@ -116,8 +118,9 @@ static void resolve(unsigned maj, unsigned min, char leaves[][DEV_NAME], int *n,
 	char link[64], sys[PATH_MAX], part[PATH_MAX + 16], *base;
 	char outer[DEV_NAME];
 
+	/* Major 0 is the kernel's anonymous devices: tmpfs, proc, NFS... */
 	snprintf(link, sizeof(link), "/sys/dev/block/%u:%u", maj, min);
-	if (depth > 8 || !realpath(link, sys))
+	if (maj == 0 || depth > 8 || !realpath(link, sys))
 		return;
 	base = strrchr(sys, '/') + 1;
 	snprintf(outer, sizeof(outer), "%s", *via ? via : "");
@@ -177,13 +180,13 @@ static void mount_line(char *line, unsigned long long done[], size_t *ndone)
 	done[(*ndone)++] = (unsigned long long)maj << 32 | min;
 	resolve(maj, min, leaves, &n, via, 0);
 	resolve_source(source, leaves, &n, via);
-	dprintf(out_fd, "mount %u:%u %s %s", maj, min,
+	fprintf(out, "mount %u:%u %s %s", maj, min,
 		plain_name(fstype) ? fstype : "?", *via ? via : "-");
 	for (int i = 0; i < n; i++) {
-		dprintf(out_fd, " %s", leaves[i]);
+		fprintf(out, " %s", leaves[i]);
 		use_disk(leaves[i]);
 	}
-	dprintf(out_fd, "\n");
+	fprintf(out, "\n");
 }
 
 /* Every file system mounted now, and the disks under each. */
@@ -223,10 +226,10 @@ static void write_disk(const char *name)
 	}
 	if (n < 11)
 		return;
-	dprintf(out_fd, "disk %s %u:%u %llu %d %d %d", name, maj, min, seq, wc, fua, n);
+	fprintf(out, "disk %s %u:%u %llu %d %d %d", name, maj, min, seq, wc, fua, n);
 	for (int i = 0; i < n; i++)
-		dprintf(out_fd, " %llu", v[i]);
-	dprintf(out_fd, "\n");
+		fprintf(out, " %llu", v[i]);
+	fprintf(out, "\n");
 }
 
 static void write_sample(void)
@@ -234,25 +237,31 @@ static void write_sample(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	dprintf(out_fd, "sample %llu\n",
+	fprintf(out, "sample %llu\n",
 		(unsigned long long)ts.tv_sec * 1000000000ULL + ts.tv_nsec);
 	for (size_t i = 0; i < ndisks; i++)
 		write_disk(disks[i]);
 	samples++;
 }
 
+/* The launcher's samples are buffered and written whole, a few system
+ * calls each. */
 void device_sample_start(const char *dir)
 {
-	out_fd = records_create_file("devices");
-	if (out_fd < 0) {
+	int fd = records_create_file("devices");
+
+	if (fd < 0 || !(out = fdopen(fd, "w"))) {
 		warn("cannot write %s/devices: %s", dir, strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return;
 	}
-	dprintf(out_fd, "syncstat-devices 1\n");
+	fprintf(out, "syncstat-devices 1\n");
 	if (access("/sys/dev/block", R_OK | X_OK) != 0)
-		dprintf(out_fd, "nosys\n");
+		fprintf(out, "nosys\n");
 	write_mounts();
 	write_sample();
+	fflush(out);
 }
 
 /* Called every DEVICE_TICK seconds: a sample at every tick for the first
@@ -261,16 +270,19 @@ void device_sample_start(const char *dir)
 void device_tick(void)
 {
 	ticks++;
-	if (out_fd >= 0 && ticks % (1UL << (samples / 256 < 20 ? samples / 256 : 20)) == 0)
+	if (out && ticks % (1UL << (samples / 256 < 20 ? samples / 256 : 20)) == 0) {
 		write_sample();
+		fflush(out);
+	}
 }
 
 void device_sample_end(void)
 {
-	if (out_fd < 0)
+	if (!out)
 		return;
 	write_mounts(); /* those mounted during the run, for the report */
 	write_sample();
-	close(out_fd);
-	out_fd = -1;
+	if (fclose(out) != 0)
+		warn("cannot write the devices' samples: %s", strerror(errno));
+	out = NULL;
 }

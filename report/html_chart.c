@@ -5,7 +5,6 @@
  * past HTML_POINTS calls the timeline is a heat map of fixed cells. */
 #include "html.h"
 
-#include <math.h>
 #include <string.h>
 
 #define W 720
@@ -15,10 +14,20 @@
 #define PLOT_H 180
 #define COLS 120
 
+/* log2(v) + 1, linear between powers of two (as the buckets are): no
+ * libm for the launchers to load. */
+static double log_scale(unsigned long long v)
+{
+	int b = v ? 64 - __builtin_clzll(v) : 0;
+	double low = b ? (double)(1ULL << (b - 1)) : 1;
+
+	return v ? b + ((double)v - low) / low : 0;
+}
+
 /* A latency's height on a log scale from bucket lo to hi. */
 static double y_of(unsigned long long ns, int lo, int hi)
 {
-	double l = ns ? log2((double)ns) + 1 : 0;
+	double l = log_scale(ns);
 	double f = hi > lo ? (l - lo) / (hi - lo) : 0.5;
 
 	f = f < 0 ? 0 : f > 1 ? 1 : f;
@@ -124,7 +133,7 @@ static void heat_map(FILE *out, const struct run *run, const struct group *g, in
 					"height=\"%.1f\" fill-opacity=\"%.2f\"><title>%llu "
 					"calls</title></rect>\n", LEFT + c * cw,
 					TOP + (hi - b) * ch, cw, ch,
-					0.15 + 0.85 * log1p((double)cells[c][b]) / log1p((double)most),
+					0.15 + 0.85 * log_scale(cells[c][b] + 1) / log_scale(most + 1),
 					cells[c][b]);
 	fprintf(out, "</g>\n");
 }
