@@ -229,3 +229,18 @@ def test_a_linked_sample_file_is_not_followed(tmp_path):
     r = report(d)
     assert r.returncode == 125
     assert b"devices: a symbolic link, not followed" in r.stderr
+
+
+def test_a_long_run_is_sampled_every_few_seconds(scratch, tmp_path):
+    """The launcher samples while it waits (every 2 s), from a timer that is
+    its own: the command starts with no timer and SIGALRM's default."""
+    keep = tmp_path / "kept"
+    probe = ("import signal, time\n"
+             "assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)\n"
+             "assert signal.getsignal(signal.SIGALRM) == signal.SIG_DFL\n"
+             "time.sleep(4.5)\n")
+    r, data = syncstat(["python3", "-c", probe], tmp_path, "--keep", keep)
+    assert data["exit_status"] == 0, r.why()
+    samples = (keep / "devices").read_text().count("\nsample ")
+    assert data["devices"]["samples"] == samples >= 4, r.why()
+    assert data["devices"]["span_ns"] >= 4_000_000_000
