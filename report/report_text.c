@@ -202,13 +202,12 @@ static void disk(FILE *out, const struct disk *d)
 	fprintf(out, "    %llu writes (%.1f MiB) taking %s; busy %s of the run\n",
 		d->delta[DEV_WRITES], d->delta[DEV_WRITE_SECTORS] / 2048.0,
 		report_duration(device_ns(d->delta[DEV_WRITE_MS])), report_duration(device_ns(d->delta[DEV_BUSY_MS])));
-	fprintf(out, "    the tree spent %s in %llu durability calls on files here", report_duration(d->total_ns),
-		d->calls);
+	fprintf(out, "    the tree spent %s in %llu durability calls on files here%s\n",
+		report_duration(d->total_ns), d->calls, share >= 0 ? ":" : "");
 	if (share >= 0)
-		fprintf(out, ": %s%.0f%% in the device's flushes, the rest in the kernel\n"
-			"    (journal commits, waiting for writeback)", share >= 100 ? "up to " : "",
+		fprintf(out, "    %s%.0f%% in the device's flushes, the rest in the kernel "
+			"(journal commits, waiting for writeback)\n", share >= 100 ? "up to " : "",
 			share);
-	fputc('\n', out);
 }
 
 static void devices(FILE *out, const struct run *run)
