@@ -53,20 +53,21 @@ struct options {
 	int audit;
 };
 
+static const struct option longopts[] = {
+	{"output", required_argument, NULL, 'o'},
+	{"json", no_argument, NULL, 'j'},
+	{"html", required_argument, NULL, 'H'},
+	{"keep", required_argument, NULL, 'k'},
+	{"audit", no_argument, NULL, 'a'},
+	{"max-calls-increase", required_argument, NULL, 'C'},
+	{"max-time-increase", required_argument, NULL, 'T'},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
+	{NULL, 0, NULL, 0},
+};
+
 static int parse_options(int argc, char **argv, struct options *opt)
 {
-	static const struct option longopts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"json", no_argument, NULL, 'j'},
-		{"html", required_argument, NULL, 'H'},
-		{"keep", required_argument, NULL, 'k'},
-		{"audit", no_argument, NULL, 'a'},
-		{"max-calls-increase", required_argument, NULL, 'C'},
-		{"max-time-increase", required_argument, NULL, 'T'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{NULL, 0, NULL, 0},
-	};
 	int c;
 
 	opterr = 0;
@@ -88,18 +89,41 @@ static int parse_options(int argc, char **argv, struct options *opt)
 			opt->audit = 1;
 			break;
 		case 'C':
-			compare_parse_limit("--max-calls-increase", optarg, 0,
-					    &opt->compare.calls);
-			break;
 		case 'T':
-			compare_parse_limit("--max-time-increase", optarg, 1,
-					    &opt->compare.time);
+			compare_parse_limit(c == 'C' ? "--max-calls-increase"
+						     : "--max-time-increase",
+					    optarg, c == 'T',
+					    c == 'C' ? &opt->compare.calls : &opt->compare.time);
 			break;
 		default:
 			common_option(c, argv, usage);
 		}
 	}
 	return optind;
+}
+
+/* `syncstat report DIR` and `syncstat compare OLD NEW`: an earlier run's
+ * report, two runs side by side; exits, or returns if argv is neither. */
+static void subcommand(int argc, char **argv, struct options *opt)
+{
+	int first;
+
+	if (argc > 1 && strcmp(argv[1], "report") == 0) {
+		first = parse_options(argc - 1, argv + 1, opt) + 1;
+		if (first != argc - 1 || opt->keep || opt->audit)
+			die("usage: syncstat report [--json] [--html=FILE] [--output=FILE] DIR");
+		report_dir(argv[first], &opt->report);
+		exit(0);
+	}
+	if (argc > 1 && strcmp(argv[1], "compare") == 0) {
+		first = parse_options(argc - 1, argv + 1, opt) + 1;
+		if (first != argc - 2 || opt->keep || opt->audit || opt->report.json ||
+		    opt->report.html)
+			die("usage: syncstat compare [--max-calls-increase=N|P%%] "
+			    "[--max-time-increase=T|P%%] [--output=FILE] OLD NEW");
+		opt->compare.output = opt->report.output;
+		exit(compare_runs(argv[first], argv[first + 1], &opt->compare));
+	}
 }
 
 int main(int argc, char **argv)
@@ -110,25 +134,11 @@ int main(int argc, char **argv)
 	int first, status;
 
 	tool_name = "syncstat";
-	/* 1. `syncstat report DIR`: print an earlier run's report. */
-	if (argc > 1 && strcmp(argv[1], "report") == 0) {
-		first = parse_options(argc - 1, argv + 1, &opt) + 1;
-		if (first != argc - 1 || opt.keep || opt.audit)
-			die("usage: syncstat report [--json] [--html=FILE] [--output=FILE] DIR");
-		report_dir(argv[first], &opt.report);
-		return 0;
-	}
-	if (argc > 1 && strcmp(argv[1], "compare") == 0) {
-		first = parse_options(argc - 1, argv + 1, &opt) + 1;
-		if (first != argc - 2 || opt.keep || opt.audit || opt.report.json ||
-		    opt.report.html)
-			die("usage: syncstat compare [--max-calls-increase=N|P%%] "
-			    "[--max-time-increase=T|P%%] [--output=FILE] OLD NEW");
-		opt.compare.output = opt.report.output;
-		return compare_runs(argv[first], argv[first + 1], &opt.compare);
-	}
+	/* 1. `syncstat report DIR`, `syncstat compare OLD NEW`. */
+	subcommand(argc, argv, &opt);
 
-	/* 2. Record the command's durability calls, passed through. */
+	/* 2. Record the command's durability calls, passed through; sample the
+	 * disks' counters at the start, every few seconds and at the end. */
 	first = parse_options(argc, argv, &opt);
 	if (first >= argc)
 		die("no command given; try 'syncstat --help'");
