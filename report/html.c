@@ -198,18 +198,11 @@ static void disk_row(FILE *out, const struct disk *d)
 /* The attribution in words, as the text report gives it. */
 static void disk_sentence(FILE *out, const struct disk *d)
 {
-	unsigned long long flushes = d->delta[DEV_FLUSHES], flush_ns = device_flush_ns(d);
-	double share = device_flush_share(d);
+	const char *share = report_share(d);
 
-	fprintf(out, "<li>%s completed %llu cache flushes, %s each on average, %s in all; "
-		"the tree spent %s in %llu durability calls on its files", d->name, flushes,
-		report_duration(flushes ? flush_ns / flushes : 0), report_duration(flush_ns),
-		report_duration(d->total_ns), d->calls);
-	if (share >= 0)
-		fprintf(out, ": %s%.0f%% in the device's flushes, the rest in the kernel "
-			"(journal commits, waiting for writeback)", share >= 100 ? "up to " : "",
-			share);
-	fprintf(out, ".</li>\n");
+	fprintf(out, "<li>%s %s; ", d->name, report_flushes(d));
+	fprintf(out, "the tree spent %s in %llu durability calls on its files%s%s.</li>\n",
+		report_duration(d->total_ns), d->calls, share ? ": " : "", share ? share : "");
 }
 
 static void other_devices(FILE *out, const struct devices *ds)

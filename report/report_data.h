@@ -83,6 +83,14 @@ int report_utf8_length(const unsigned char *s);
  * escaped as in C.  The result lasts until the fourth call after. */
 const char *report_one_line(const char *name);
 
+/* A disk's flushes during the run ("completed 200 cache flushes, 60.0 us
+ * each on average, 12.0 ms in all"), and the share of the tree's time they
+ * could account for ("39% in the device's flushes, the rest in the
+ * kernel..."; NULL if there is none to give).  Each lasts until its next
+ * call. */
+const char *report_flushes(const struct disk *d);
+const char *report_share(const struct disk *d);
+
 void report_text(FILE *out, const struct run *run);
 void report_json(FILE *out, const struct run *run);
 void report_html(FILE *out, const struct run *run);

@@ -186,28 +186,47 @@ static const char *cache_setting(const struct disk *d)
 	return b;
 }
 
+const char *report_flushes(const struct disk *d)
+{
+	static char b[160];
+	unsigned long long flushes = d->delta[DEV_FLUSHES], flush_ns = device_flush_ns(d);
+
+	if (d->fields < 17)
+		return "counted no flushes (a kernel before Linux 5.5)";
+	snprintf(b, sizeof(b), "completed %llu cache flushes, %s each on average, %s in all",
+		 flushes, report_duration(flushes ? flush_ns / flushes : 0),
+		 report_duration(flush_ns));
+	return b;
+}
+
+const char *report_share(const struct disk *d)
+{
+	static char b[160];
+	double share = device_flush_share(d);
+
+	if (share < 0)
+		return NULL;
+	snprintf(b, sizeof(b), "%s%.0f%% in the device's flushes, the rest in the kernel "
+		 "(journal commits, waiting for writeback)", share >= 100 ? "up to " : "", share);
+	return b;
+}
+
 /* One disk: what it did during the run, beside what the tree spent. */
 static void disk(FILE *out, const struct disk *d)
 {
-	unsigned long long flushes = d->delta[DEV_FLUSHES], flush_ns = device_flush_ns(d);
-	double share = device_flush_share(d);
+	const char *share = report_share(d);
 
-	fprintf(out, "  %s (%u:%u, %s)%s:\n", d->name, d->major, d->minor, cache_setting(d),
-		d->from_start ? "" : " [not sampled from the start: mounted during the run]");
-	if (d->fields < 17)
-		fprintf(out, "    the kernel counts no flushes for it (before Linux 5.5)\n");
-	else
-		fprintf(out, "    completed %llu cache flushes, %s each on average, %s in all\n",
-			flushes, report_duration(flushes ? flush_ns / flushes : 0), report_duration(flush_ns));
+	fprintf(out, "  %s (%u:%u, %s)%s:\n    %s\n", d->name, d->major, d->minor,
+		cache_setting(d), d->from_start ? "" :
+		" [not sampled from the start: mounted during the run]", report_flushes(d));
 	fprintf(out, "    %llu writes (%.1f MiB) taking %s; busy %s of the run\n",
 		d->delta[DEV_WRITES], d->delta[DEV_WRITE_SECTORS] / 2048.0,
-		report_duration(device_ns(d->delta[DEV_WRITE_MS])), report_duration(device_ns(d->delta[DEV_BUSY_MS])));
+		report_duration(device_ns(d->delta[DEV_WRITE_MS])),
+		report_duration(device_ns(d->delta[DEV_BUSY_MS])));
 	fprintf(out, "    the tree spent %s in %llu durability calls on files here%s\n",
-		report_duration(d->total_ns), d->calls, share >= 0 ? ":" : "");
-	if (share >= 0)
-		fprintf(out, "    %s%.0f%% in the device's flushes, the rest in the kernel "
-			"(journal commits, waiting for writeback)\n", share >= 100 ? "up to " : "",
-			share);
+		report_duration(d->total_ns), d->calls, share ? ":" : "");
+	if (share)
+		fprintf(out, "    %s\n", share);
 }
 
 static void devices(FILE *out, const struct run *run)
