@@ -221,7 +221,7 @@ static int over(const struct compare_limit *l, unsigned long long was,
 	return now - was > l->amount;
 }
 
-static int judge(const struct compare_options *opt, const struct side s[2])
+static int judge(const struct compare_options *opt, const struct side *s)
 {
 	return over(&opt->calls, s[0].calls, s[1].calls) |
 	       over(&opt->time, s[0].ns, s[1].ns) << 1;
@@ -248,7 +248,7 @@ static const char *change(unsigned long long was, unsigned long long now, int ns
 	return b;
 }
 
-static void print_row(FILE *out, const char *name, const struct side s[2], int verdict)
+static void print_row(FILE *out, const char *name, const struct side *s, int verdict)
 {
 	fprintf(out, "%-36s %9llu %9llu %-18s %11.3f %11.3f %-22s%s\n", name,
 		s[0].calls, s[1].calls, change(s[0].calls, s[1].calls, 0), s[0].ns / 1e6,
