@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cmdline, require, run
+from conftest import TESTS, cmdline, require, run
 from test_syncstat import HEADER, SLOT, SYNCSTAT
 
 EVENTS = [("syscalls:sys_enter_fsync", None), ("syscalls:sys_enter_fdatasync", None)]
@@ -185,3 +185,14 @@ def test_a_million_calls_make_a_bounded_heat_map(tmp_path):
     assert console == []
     assert dom.count("g", **{"class": "heat"}) == 2 and dom.count("circle") == 0
     assert "and 4980 more" in dom.all_text()
+
+
+def test_the_audits_findings(scratch, tmp_path):
+    page = tmp_path / "page.html"
+    r = run([SYNCSTAT, "--audit", "--html", page, "--", TESTS / "mistakes", "tail", scratch],
+            events=EVENTS)
+    dom, console = browse(page, tmp_path)
+    assert console == []
+    safe(dom)
+    assert dom.count("table", id="findings") == 1, r.why()
+    assert "tail-not-synced" in dom.all_text()
