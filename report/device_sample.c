@@ -110,31 +110,45 @@ static int resolve_loop(const char *sys, char leaves[][DEV_NAME], int *n,
 	return 1;
 }
 
+/* A partition: what its whole disk is (a disk, or a loop or mapper device
+ * partitioned in its turn). */
+static int resolve_partition(const char *sys, char leaves[][DEV_NAME], int *n,
+			     char *via, int depth)
+{
+	char path[PATH_MAX + 16];
+	unsigned maj, min;
+
+	snprintf(path, sizeof(path), "%s/partition", sys);
+	if (access(path, F_OK) != 0 ||
+	    sscanf(sys_read("%s/../dev%s", sys, ""), "%u:%u", &maj, &min) != 2)
+		return 0;
+	resolve(maj, min, leaves, n, via, depth + 1);
+	return 1;
+}
+
 /* The whole disks under block device MAJ:MIN: a partition's disk, what a
- * mapper, md or loop device is made of; `via` names the outermost such. */
+ * mapper, md or loop device is made of; `via` names the outermost device
+ * that is not a disk or a partition of one. */
 static void resolve(unsigned maj, unsigned min, char leaves[][DEV_NAME], int *n,
 		    char *via, int depth)
 {
-	char link[64], sys[PATH_MAX], part[PATH_MAX + 16], *base;
-	char outer[DEV_NAME];
+	char link[64], sys[PATH_MAX], outer[DEV_NAME];
+	const char *base;
 
 	/* Major 0 is the kernel's anonymous devices: tmpfs, proc, NFS... */
 	snprintf(link, sizeof(link), "/sys/dev/block/%u:%u", maj, min);
 	if (maj == 0 || depth > 8 || !realpath(link, sys))
 		return;
+	if (resolve_partition(sys, leaves, n, via, depth))
+		return;
 	base = strrchr(sys, '/') + 1;
-	snprintf(outer, sizeof(outer), "%s", *via ? via : "");
+	snprintf(outer, sizeof(outer), "%s", via);
 	if (!*via && plain_name(base))
 		snprintf(via, DEV_NAME, "%s", base);
 	if (resolve_slaves(sys, leaves, n, via, depth) ||
 	    resolve_loop(sys, leaves, n, via, depth))
 		return;
 	snprintf(via, DEV_NAME, "%s", outer); /* a disk is no way through */
-	snprintf(part, sizeof(part), "%s/partition", sys);
-	if (access(part, F_OK) == 0) {
-		*strrchr(sys, '/') = '\0';
-		base = strrchr(sys, '/') + 1;
-	}
 	add_leaf(leaves, n, base);
 }
 
