@@ -26,7 +26,8 @@ static const char style[] =
 
 void html_text(FILE *out, const char *str, size_t max)
 {
-	const unsigned char *s = (const unsigned char *)str, *end = s + strnlen(str, max);
+	size_t len = strnlen(str, max);
+	const unsigned char *s = (const unsigned char *)str, *end = s + len;
 	int n;
 
 	while (s < end) {
@@ -47,7 +48,7 @@ void html_text(FILE *out, const char *str, size_t max)
 			s++;
 		}
 	}
-	if (*end)
+	if (len == max) /* (never so for a fixed array, which holds its NUL) */
 		fputs("&#x2026;", out);
 }
 

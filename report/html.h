@@ -8,7 +8,8 @@
 
 /* Bytes from the records as HTML text: markup characters as entities,
  * control characters as C escapes, bytes that are not UTF-8 as U+FFFD;
- * at most `max` bytes of s, then an ellipsis. */
+ * at most `max` bytes of s, never reading past them, then an ellipsis if
+ * there were that many (so an array's size is a safe `max`). */
 void html_text(FILE *out, const char *s, size_t max);
 
 /* A group's latency histogram, as DTrace's quantize() draws it. */
