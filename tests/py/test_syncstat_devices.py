@@ -244,3 +244,18 @@ def test_a_long_run_is_sampled_every_few_seconds(scratch, tmp_path):
     samples = (keep / "devices").read_text().count("\nsample ")
     assert data["devices"]["samples"] == samples >= 4, r.why()
     assert data["devices"]["span_ns"] >= 4_000_000_000
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory"])
+def test_a_sample_file_that_is_not_a_regular_file_is_refused(tmp_path, kind):
+    """A FIFO must not hang the report."""
+    d = tmp_path / "r"
+    kept(d, GOOD)
+    (d / "devices").unlink()
+    if kind == "fifo":
+        os.mkfifo(d / "devices")
+    else:
+        (d / "devices").mkdir()
+    r = report(d)
+    assert r.returncode == 125
+    assert b"devices: not a regular file" in r.stderr
