@@ -7,18 +7,24 @@ _eatmydata_tools()
 
     local i opts='--help --version'
     [[ $1 == eatmydata ]] && opts+=' --only= --sync-on-exit --stats --seccomp= --no-io-uring'
-    [[ $1 == syncstat ]] && opts+=' --output= --json --keep= --audit'
+    [[ $1 == syncstat ]] && opts+=' --output= --json --html= --keep= --audit'
     if [[ $1 == syncstat ]]; then
         case $prev in
-            --output | -o | --keep | -k) _filedir; return ;;
+            --output | -o | --keep | -k | --html) _filedir; return ;;
         esac
         if ((cword == 1)) && [[ $cur != -* ]]; then
-            COMPREPLY=($(compgen -W report -- "$cur") $(compgen -c -- "$cur"))
+            COMPREPLY=($(compgen -W 'report compare' -- "$cur") $(compgen -c -- "$cur"))
             return
         fi
         if [[ ${words[1]} == report ]]; then
-            [[ $cur == -* ]] && COMPREPLY=($(compgen -W '--json --output=' -- "$cur")) ||
+            [[ $cur == -* ]] && COMPREPLY=($(compgen -W '--json --html= --output=' -- "$cur")) ||
                 _filedir -d
+            return
+        fi
+        if [[ ${words[1]} == compare ]]; then
+            [[ $cur == -* ]] && COMPREPLY=($(compgen -W \
+                '--max-calls-increase= --max-time-increase= --output=' -- "$cur")) || _filedir
+            [[ ${COMPREPLY-} == *= ]] && compopt -o nospace
             return
         fi
     fi

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -251,6 +252,46 @@ static void block_passed_on(sigset_t *old)
 	sigprocmask(SIG_BLOCK, &set, old);
 }
 
+static void (*tick_fn)(void);
+static unsigned tick_seconds;
+static volatile sig_atomic_t ticked;
+
+void run_and_wait_tick(void (*tick)(void), unsigned seconds)
+{
+	tick_fn = tick;
+	tick_seconds = seconds;
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	ticked = 1;
+}
+
+/* The timer is the parent's alone (a child inherits none), and its signal
+ * interrupts waitpid, so the tick runs in the waiting loop, not in a
+ * handler. */
+static void start_ticking(void)
+{
+	struct sigaction sa = {.sa_handler = on_alarm};
+	struct itimerval every = {{tick_seconds, 0}, {tick_seconds, 0}};
+
+	if (!tick_fn || !tick_seconds)
+		return;
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &every, NULL);
+}
+
+static void stop_ticking(void)
+{
+	struct itimerval off = {{0, 0}, {0, 0}};
+
+	if (!tick_fn || !tick_seconds)
+		return;
+	setitimer(ITIMER_REAL, &off, NULL);
+	signal(SIGALRM, SIG_DFL);
+}
+
 int run_and_wait(char *const argv[], void (*before_exec)(const void *),
 		 const void *arg)
 {
@@ -272,11 +313,18 @@ int run_and_wait(char *const argv[], void (*before_exec)(const void *),
 		sigaction(passed_on[i], &sa, NULL);
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
+	start_ticking();
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	while (waitpid(child, &status, 0) < 0)
+	while (waitpid(child, &status, 0) < 0) {
 		if (errno != EINTR)
 			die("cannot wait for %s: %s", argv[0], strerror(errno));
+		if (ticked && tick_fn) {
+			ticked = 0;
+			tick_fn();
+		}
+	}
 	child = 0; /* reaped: its pid may be another's now */
+	stop_ticking();
 	return status;
 }
 

@@ -45,6 +45,10 @@ char *find_in_path_skipping_self(const char *name);
 int run_and_wait(char *const argv[], void (*before_exec)(const void *),
 		 const void *arg);
 
+/* While run_and_wait waits: call tick() every `seconds` (syncstat samples
+ * the disks' counters), from the waiting loop, not from a signal handler. */
+void run_and_wait_tick(void (*tick)(void), unsigned seconds);
+
 /* Where execvp would find `name`, or NULL. */
 const char *find_command(const char *name);
 

@@ -2,6 +2,8 @@
 /* syncstat.c -- run a command with real durability and report every
  * durability call of its process tree: how long, where, by whom. */
 #include "common.h"
+#include "report/compare.h"
+#include "report/device.h"
 #include "report/run.h"
 #include "report/report.h"
 #include "record.h"
@@ -14,43 +16,59 @@
 
 static const char usage[] =
 	"Usage: syncstat [OPTION]... [--] COMMAND [ARG]...\n"
-	"       syncstat report [--json] [--output=FILE] DIR\n"
+	"       syncstat report [--json] [--html=FILE] [--output=FILE] DIR\n"
+	"       syncstat compare [--max-calls-increase=N|P%] [--max-time-increase=T|P%]\n"
+	"                        [--output=FILE] OLD NEW\n"
 	"Run COMMAND with real durability and report every durability call of\n"
 	"its process tree (fsync, fdatasync, syncfs, sync, sync_file_range,\n"
 	"msync, O_SYNC opens, pwritev2 with RWF_SYNC): per program and kind of\n"
 	"call its latency histogram, then the files and call sites that cost the\n"
 	"most, and what eatmydata would save.  'report' prints it again from a\n"
-	"directory kept with --keep.\n"
+	"directory kept with --keep; 'compare' sets two runs (kept directories\n"
+	"or --json reports) side by side and fails (exit 1) when the calls or\n"
+	"their time grew past a limit.\n"
 	"\n"
 	"  -o, --output=FILE  write the report to FILE instead of stderr\n"
-	"  -j, --json         the report as JSON (schema eatmydata.syncstat/1)\n"
+	"  -j, --json         the report as JSON (schema eatmydata.syncstat/2)\n"
+	"      --html=FILE    write the report as one self-contained HTML page\n"
+	"                     (charts, no script) to FILE, instead of the text\n"
+	"                     report unless --json or --output asks for it too\n"
 	"  -k, --keep=DIR     keep the records in DIR (created if needed)\n"
 	"  -a, --audit        also report the durability mistakes made: renames\n"
 	"                     of unsynced data, directories never synced after\n"
 	"                     an entry, writes after the last sync\n"
+	"  --max-calls-increase=N|P%   compare: the most the calls may grow, in\n"
+	"                     calls or percent (whole run, each program and kind)\n"
+	"  --max-time-increase=T|P%    compare: the same for their time (20ms, 1s...)\n"
 	"  -h, --help         show this help and exit\n"
 	"  -V, --version      show the version and exit\n"
 	"\n"
 	"Exit status: 125 for an error of syncstat itself, 126 if COMMAND cannot\n"
-	"be run, 127 if it is not found, else COMMAND's status.\n";
+	"be run, 127 if it is not found, else COMMAND's status; 'compare': 0 within\n"
+	"the limits, 1 past one, 125 if OLD or NEW cannot be read.\n";
 
 struct options {
 	struct report_options report;
+	struct compare_options compare;
 	const char *keep;
 	int audit;
 };
 
+static const struct option longopts[] = {
+	{"output", required_argument, NULL, 'o'},
+	{"json", no_argument, NULL, 'j'},
+	{"html", required_argument, NULL, 'H'},
+	{"keep", required_argument, NULL, 'k'},
+	{"audit", no_argument, NULL, 'a'},
+	{"max-calls-increase", required_argument, NULL, 'C'},
+	{"max-time-increase", required_argument, NULL, 'T'},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
+	{NULL, 0, NULL, 0},
+};
+
 static int parse_options(int argc, char **argv, struct options *opt)
 {
-	static const struct option longopts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"json", no_argument, NULL, 'j'},
-		{"keep", required_argument, NULL, 'k'},
-		{"audit", no_argument, NULL, 'a'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{NULL, 0, NULL, 0},
-	};
 	int c;
 
 	opterr = 0;
@@ -62,17 +80,51 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		case 'j':
 			opt->report.json = 1;
 			break;
+		case 'H':
+			opt->report.html = optarg;
+			break;
 		case 'k':
 			opt->keep = optarg;
 			break;
 		case 'a':
 			opt->audit = 1;
 			break;
+		case 'C':
+		case 'T':
+			compare_parse_limit(c == 'C' ? "--max-calls-increase"
+						     : "--max-time-increase",
+					    optarg, c == 'T',
+					    c == 'C' ? &opt->compare.calls : &opt->compare.time);
+			break;
 		default:
 			common_option(c, argv, usage);
 		}
 	}
 	return optind;
+}
+
+/* `syncstat report DIR` and `syncstat compare OLD NEW`: an earlier run's
+ * report, two runs side by side; exits, or returns if argv is neither. */
+static void subcommand(int argc, char **argv, struct options *opt)
+{
+	int first;
+
+	if (argc > 1 && strcmp(argv[1], "report") == 0) {
+		first = parse_options(argc - 1, argv + 1, opt) + 1;
+		if (first != argc - 1 || opt->keep || opt->audit)
+			die("usage: syncstat report [--json] [--html=FILE] [--output=FILE] DIR");
+		report_dir(argv[first], &opt->report);
+		exit(0);
+	}
+	if (argc > 1 && strcmp(argv[1], "compare") == 0) {
+		first = parse_options(argc - 1, argv + 1, opt) + 1;
+		if (first != argc - 2 || opt->keep || opt->audit || opt->report.json ||
+		    opt->report.html)
+			die("usage: syncstat compare [--max-calls-increase=N|P%%] "
+			    "[--max-time-increase=T|P%%] [--output=FILE] OLD NEW");
+		opt->compare.output = opt->report.output;
+		exit(compare_runs(argv[first], argv[first + 1], &opt->compare));
+	}
 }
 
 int main(int argc, char **argv)
@@ -83,16 +135,11 @@ int main(int argc, char **argv)
 	int first, status;
 
 	tool_name = "syncstat";
-	/* 1. `syncstat report DIR`: print an earlier run's report. */
-	if (argc > 1 && strcmp(argv[1], "report") == 0) {
-		first = parse_options(argc - 1, argv + 1, &opt) + 1;
-		if (first != argc - 1 || opt.keep || opt.audit)
-			die("usage: syncstat report [--json] [--output=FILE] DIR");
-		report_dir(argv[first], &opt.report);
-		return 0;
-	}
+	/* 1. `syncstat report DIR`, `syncstat compare OLD NEW`. */
+	subcommand(argc, argv, &opt);
 
-	/* 2. Record the command's durability calls, passed through. */
+	/* 2. Record the command's durability calls, passed through; sample the
+	 * disks' counters at the start, every few seconds and at the end. */
 	first = parse_options(argc, argv, &opt);
 	if (first >= argc)
 		die("no command given; try 'syncstat --help'");
@@ -100,8 +147,11 @@ int main(int argc, char **argv)
 	preload_prepend(preload_entry("libeatmydata.so"));
 	if (setenv(EMD_ENV_DISABLE, "1", 1) != 0)
 		die("cannot set EATMYDATA_DISABLE");
+	device_sample_start(dir);
+	run_and_wait_tick(device_tick, DEVICE_TICK);
 	start = monotonic_seconds();
 	status = run_and_wait(argv + first, NULL, NULL);
+	device_sample_end();
 
 	/* 3. Report, then exit as the command did. */
 	records_save_run(dir, status, monotonic_seconds() - start);

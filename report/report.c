@@ -118,6 +118,8 @@ static void tally(struct run *run, const struct emd_rec_slot *s)
 	add(group_of(&run->by_site, s->site, 0), s);
 	snprintf(key, sizeof(key), "%d", s->pid);
 	add_process(group_of(&run->by_process, key, 0), s);
+	if (run->devices.present)
+		device_count(&run->devices, s);
 }
 
 static void load_records(struct run *run)
@@ -275,18 +277,42 @@ int report_histogram(const struct group *g, unsigned long long counts[66],
 	return 1;
 }
 
+void report_load(const char *dir, struct run *run)
+{
+	*run = (struct run){.dir = dir};
+	device_load(dir, &run->devices);
+	load_records(run);
+	load_run(run);
+	sort_all(run);
+	if (run->audit) {
+		audit_records(run->slots, run->nslots, &run->findings);
+		audit_load_tails(dir, &run->findings);
+	}
+}
+
+/* --html FILE: never through a symbolic link (a shared /tmp). */
+static void write_html(const char *file, const struct run *run)
+{
+	int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+	FILE *out = fd < 0 ? NULL : fdopen(fd, "w");
+
+	if (!out)
+		die("cannot write %s: %s", file, strerror(errno));
+	report_html(out, run);
+	if (fclose(out) != 0)
+		die("cannot write %s: %s", file, strerror(errno));
+}
+
 void report_dir(const char *dir, const struct report_options *opt)
 {
-	struct run run = {.dir = dir};
+	struct run run;
 	FILE *out = stderr;
 
-	load_records(&run);
-	load_run(&run);
-	sort_all(&run);
-	if (run.audit) {
-		audit_records(run.slots, run.nslots, &run.findings);
-		audit_load_tails(dir, &run.findings);
-	}
+	report_load(dir, &run);
+	if (opt->html)
+		write_html(opt->html, &run);
+	if (opt->html && !opt->json && !opt->output)
+		return;
 	if (opt->output && !(out = fopen(opt->output, "we")))
 		die("cannot write %s: %s", opt->output, strerror(errno));
 	if (opt->json)
@@ -295,6 +321,17 @@ void report_dir(const char *dir, const struct report_options *opt)
 		report_text(out, &run);
 	if (out != stderr && fclose(out) != 0)
 		die("cannot write %s: %s", opt->output, strerror(errno));
+}
+
+const char *report_devices_missing(const struct run *run)
+{
+	const struct devices *ds = &run->devices;
+
+	if (ds->unavailable)
+		return "/sys/dev/block could not be read when the run started";
+	if (ds->samples < 2)
+		return "the disks were not sampled at the start and the end of the run";
+	return NULL;
 }
 
 void report_finish_audit(const char *dir)

@@ -7,6 +7,8 @@
 struct report_options {
 	int json;           /* --json */
 	const char *output; /* --output FILE, else stderr */
+	const char *html;   /* --html FILE: the page, instead of the text
+			     * report unless --json or --output asks too */
 };
 
 /* Print the report of `dir`; dies (exit 125) naming the file when a record

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* report_json.c -- the report for programs, schema "eatmydata.syncstat/1"
+/* report_json.c -- the report for programs, schema "eatmydata.syncstat/2"
  * (documented in syncstat(1) and the README). */
 #include "report_data.h"
 
 /* The length of the well-formed UTF-8 sequence at s (RFC 3629: no
  * overlong forms, no surrogates, nothing past U+10FFFF), or 0. */
-static int utf8_length(const unsigned char *s)
+int report_utf8_length(const unsigned char *s)
 {
 	unsigned c = s[0], n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
 	unsigned lo = 0x80, hi = 0xbf;
@@ -43,7 +43,7 @@ static void json_string(FILE *out, const char *str)
 			fprintf(out, "\\u%04x", *s++);
 		else if (*s < 0x80)
 			fputc(*s++, out);
-		else if ((n = utf8_length(s)) > 0) {
+		else if ((n = report_utf8_length(s)) > 0) {
 			fwrite(s, 1, n, out);
 			s += n;
 		} else {
@@ -143,11 +143,87 @@ static void findings(FILE *out, const struct findings *fs)
 	fprintf(out, "\n  ]");
 }
 
+static void disk(FILE *out, const struct disk *d)
+{
+	double share = device_flush_share(d);
+
+	fprintf(out, "{\"name\": \"%s\", \"dev\": \"%u:%u\", \"write_cache\": %s, "
+		"\"fua\": %s, \"from_start\": %s, \"flushes\": %llu, \"flush_ns\": %llu, "
+		"\"writes\": %llu, \"write_sectors\": %llu, \"write_ns\": %llu, "
+		"\"busy_ns\": %llu, \"tree_calls\": %llu, \"tree_total_ns\": %llu, "
+		"\"flush_share_pct\": ", d->name, d->major, d->minor,
+		d->write_cache < 0 ? "null" : d->write_cache ? "\"write back\"" : "\"write through\"",
+		d->fua < 0 ? "null" : d->fua ? "true" : "false", d->from_start ? "true" : "false",
+		d->fields < 17 ? 0 : d->delta[DEV_FLUSHES], device_flush_ns(d),
+		d->delta[DEV_WRITES], d->delta[DEV_WRITE_SECTORS], device_ns(d->delta[DEV_WRITE_MS]),
+		device_ns(d->delta[DEV_BUSY_MS]), d->calls, d->total_ns);
+	if (share < 0)
+		fprintf(out, "null}");
+	else
+		fprintf(out, "%.1f}", share);
+}
+
+static void file_systems(FILE *out, const struct devices *ds)
+{
+	int first = 1;
+
+	fprintf(out, ", \"file_systems\": [");
+	for (size_t i = 0; i < ds->nm; i++) {
+		const struct dev_mount *m = &ds->m[i];
+
+		if (!m->calls)
+			continue;
+		fprintf(out, "%s\n      {\"dev\": \"%llu:%llu\", \"fstype\": ", first ? "" : ",",
+			m->dev >> 32, m->dev & 0xffffffff);
+		json_string(out, m->fstype);
+		fprintf(out, ", \"via\": ");
+		if (m->via[0])
+			json_string(out, m->via);
+		else
+			fprintf(out, "null");
+		fprintf(out, ", \"disks\": [");
+		for (int j = 0; j < m->nleaves; j++)
+			fprintf(out, "%s\"%s\"", j ? ", " : "", ds->d[m->leaves[j]].name);
+		fprintf(out, "], \"calls\": %llu, \"total_ns\": %llu}", m->calls, m->total_ns);
+		first = 0;
+	}
+	fprintf(out, "]");
+}
+
+/* The disks under the tree's files, when syncstat sampled them. */
+static void devices(FILE *out, const struct run *run)
+{
+	const struct devices *ds = &run->devices;
+	const char *missing = report_devices_missing(run);
+	int first = 1;
+
+	fprintf(out, ",\n  \"devices\": {\"available\": %s, \"reason\": ",
+		missing ? "false" : "true");
+	if (missing) {
+		json_string(out, missing);
+		fprintf(out, "}");
+		return;
+	}
+	fprintf(out, "null, \"device_wide\": true, \"samples\": %llu, \"span_ns\": %llu, "
+		"\"disks\": [", ds->samples, ds->t1_ns - ds->t0_ns);
+	for (size_t i = 0; i < ds->nd; i++)
+		if (ds->d[i].calls) {
+			fprintf(out, "%s\n      ", first ? "" : ",");
+			disk(out, &ds->d[i]);
+			first = 0;
+		}
+	fprintf(out, "]");
+	file_systems(out, ds);
+	fprintf(out, ", \"no_file\": {\"calls\": %llu, \"total_ns\": %llu}, "
+		"\"unknown_device\": {\"calls\": %llu, \"total_ns\": %llu}}",
+		ds->nofile_calls, ds->nofile_ns, ds->unknown_calls, ds->unknown_ns);
+}
+
 void report_json(FILE *out, const struct run *run)
 {
 	unsigned long long eaten_ns = run->calls * EATEN_NS;
 
-	fprintf(out, "{\n  \"schema\": \"eatmydata.syncstat/1\",\n  \"command\": [");
+	fprintf(out, "{\n  \"schema\": \"" REPORT_SCHEMA "\",\n  \"command\": [");
 	for (char **a = run->argv; a && *a; a++) {
 		fprintf(out, "%s", a == run->argv ? "" : ", ");
 		json_string(out, *a);
@@ -170,5 +246,7 @@ void report_json(FILE *out, const struct run *run)
 	processes(out, &run->by_process);
 	if (run->audit)
 		findings(out, &run->findings);
+	if (run->devices.present && !run->eaten)
+		devices(out, run);
 	fprintf(out, "\n}\n");
 }

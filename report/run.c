@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* run.c -- a run's record directory: DIR/records (slots the library
  * fills), DIR/command (the arguments, NUL-terminated), DIR/run ("status
- * N\nwall S").
+ * N\nwall S"), DIR/devices (syncstat's samples of the disks' counters,
+ * report/device_sample.c).
  *
  * The records are the user's and their tree's alone.  The directory is made
  * 0700, or is an existing one of the user's that no one else can write in;
@@ -31,7 +32,8 @@
 
 /* The files a run leaves in its directory (tails: syncstat --audit's; .run:
  * the space of `run`, taken before the command can fill the file system). */
-static const char *const run_files[] = {"records", "command", "run", "tails", ".run"};
+static const char *const run_files[] = {"records", "command", "run", "tails",
+					"devices", ".run"};
 #define RUN_FILES (sizeof(run_files) / sizeof(*run_files))
 
 static char path_buf[PATH_MAX];
@@ -292,6 +294,11 @@ static int create_in_dir(const char *name, int flags)
 {
 	return openat(dir_fd, name,
 		      flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+}
+
+int records_create_file(const char *name)
+{
+	return create_in_dir(name, O_WRONLY);
 }
 
 /* The record file, left open for the tree to inherit (not as 0, 1 or 2,

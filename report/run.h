@@ -12,6 +12,10 @@
  * returns the directory.  Dies (125) if the directory is not fit. */
 const char *records_prepare(const char *dir, unsigned flags, char *const argv[]);
 
+/* A new file in the prepared directory, for writing: exclusively, never
+ * through a link, mode 0600; -1 and errno if it cannot be made. */
+int records_create_file(const char *name);
+
 /* Save how the command ended, for `syncstat report`. */
 void records_save_run(const char *dir, int status, double wall_seconds);
 

@@ -49,6 +49,9 @@ def test_install_and_uninstall(tmp_path, scratch):
     ("hirestimes pytho", "python3"),
     ("syncstat --js", "--json"),
     ("syncstat rep", "report"),
+    ("syncstat comp", "compare"),
+    ("syncstat compare --max-c", "--max-calls-increase="),
+    ("syncstat report --ht", "--html="),
     ("eatmydata --seccomp=o", "on"),
 ])
 def test_bash_completion(line, expected):

@@ -202,7 +202,7 @@ def test_keep_makes_a_private_directory(tmp_path):
     cmd, r = keep_run(keep)
     assert r.returncode == 0, cmdline(cmd) + "\n" + r.stderr
     assert {p.name: p.stat().st_mode & 0o7777 for p in [keep, *keep.iterdir()]} == \
-        {"new": 0o700, "records": 0o600, "command": 0o600, "run": 0o600}
+        {"new": 0o700, "records": 0o600, "command": 0o600, "run": 0o600, "devices": 0o600}
 
 
 @pytest.mark.parametrize("mode", [0o755, 0o700, 0o1700])
@@ -249,7 +249,7 @@ def test_keep_refuses_a_directory_others_can_write(tmp_path, other_user, whose, 
 
 
 @pytest.mark.parametrize("whose", ["other", "root"])
-@pytest.mark.parametrize("link", ["records", "run", "command", "tails"])
+@pytest.mark.parametrize("link", ["records", "run", "command", "tails", "devices"])
 def test_keep_never_follows_a_planted_link(tmp_path, other_user, whose, link):
     """A user who could write in DIR planted `link` to a file of root's, or
     to a name where root would create one: root's `syncstat --keep DIR`

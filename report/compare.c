@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: MIT */
+/* compare.c -- `syncstat compare OLD NEW`: per program and kind of call,
+ * and per file, the calls and time of two runs and their change; fails
+ * (COMPARE_FAIL) when the whole run's or a program and kind's calls or time
+ * grew past the user's limit.  The files are listed, not gated: their names
+ * change from run to run (temporary files, git's objects).
+ *
+ * Either side is a kept directory or a --json report of this schema; both
+ * are untrusted input, and whatever is wrong in them stops the comparison
+ * with exit 125, never a pass.
+ */
+#include "launch/common.h"
+#include "compare.h"
+#include "json_read.h"
+#include "report_data.h"
+#include "run.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define FILES_SHOWN 20
+
+struct side {
+	unsigned long long calls, ns;
+};
+
+/* A program and kind (kind < EMD_K_COUNT) or a file (kind EMD_K_COUNT). */
+struct row {
+	struct group_key key;
+	struct side s[2];
+	int over; /* beyond a limit: 1 calls, 2 time */
+};
+
+struct table {
+	struct row *r;
+	size_t n, cap;
+	struct keymap index;
+	struct side total[2];
+};
+
+static unsigned long long add_sat(unsigned long long a, unsigned long long b)
+{
+	return a + b < a ? ~0ULL : a + b;
+}
+
+static void add_row(struct table *t, int kind, const char *name, int side,
+		    unsigned long long calls, unsigned long long ns)
+{
+	struct group_key k = {.kind = kind};
+	size_t *place;
+
+	snprintf(k.key, sizeof(k.key), "%s", name);
+	if (!t->index.key_size)
+		t->index = (struct keymap)KEYMAP_INIT(struct group_key, size_t);
+	place = keymap_get(&t->index, &k, 1);
+	if (!*place) {
+		if (t->n == t->cap) {
+			t->cap = t->cap ? 2 * t->cap : 64;
+			if (!(t->r = realloc(t->r, t->cap * sizeof(*t->r))))
+				die("out of memory");
+		}
+		t->r[t->n] = (struct row){.key = k};
+		*place = ++t->n;
+	}
+	t->r[*place - 1].s[side].calls = add_sat(t->r[*place - 1].s[side].calls, calls);
+	t->r[*place - 1].s[side].ns = add_sat(t->r[*place - 1].s[side].ns, ns);
+}
+
+/* A kept directory, loaded as the report loads it. */
+static void load_dir(struct table *t, const char *dir, int side)
+{
+	struct run run;
+
+	report_load(dir, &run);
+	t->total[side] = (struct side){run.calls, run.total};
+	for (size_t i = 0; i < run.by_kind.n; i++)
+		add_row(t, run.by_kind.g[i].kind, run.by_kind.g[i].key, side,
+			run.by_kind.g[i].count, run.by_kind.g[i].total);
+	for (size_t i = 0; i < run.by_file.n; i++)
+		add_row(t, EMD_K_COUNT, run.by_file.g[i].key, side,
+			run.by_file.g[i].count, run.by_file.g[i].total);
+}
+
+static const char *json_file;
+
+static noreturn void bad(const char *what)
+{
+	die("%s: not a syncstat report: %s", json_file, what);
+}
+
+/* A member that must be a count: a whole number, 0 to 2^63. */
+static unsigned long long count(const struct json *obj, const char *key)
+{
+	const struct json *v = json_get(obj, key);
+
+	if (!v || v->type != JSON_NUMBER || !(v->number >= 0) ||
+	    v->number >= 9223372036854775808.0 ||
+	    v->number != (double)(unsigned long long)v->number)
+		bad(key);
+	return (unsigned long long)v->number;
+}
+
+static const char *string(const struct json *obj, const char *key)
+{
+	const struct json *v = json_get(obj, key);
+
+	if (!v || v->type != JSON_STRING)
+		bad(key);
+	return v->string;
+}
+
+static const struct json *array(const struct json *obj, const char *key)
+{
+	const struct json *v = json_get(obj, key);
+
+	if (!v || v->type != JSON_ARRAY)
+		bad(key);
+	return v;
+}
+
+static int kind_named(const char *name)
+{
+	for (int k = 0; k < EMD_K_FIRST_EVENT; k++)
+		if (strcmp(report_kind_names[k], name) == 0)
+			return k;
+	bad("a kind of call this syncstat does not know");
+}
+
+/* The report's own schema, and no other: a field's meaning may change
+ * with its number. */
+static void check_schema(const struct json *doc)
+{
+	const struct json *v = json_get(doc, "schema");
+
+	if (!doc || doc->type != JSON_OBJECT || !v || v->type != JSON_STRING)
+		bad("no \"schema\"");
+	if (strcmp(v->string, REPORT_SCHEMA) != 0)
+		die("%s: a report of schema %s; this syncstat compares %s", json_file,
+		    v->string, REPORT_SCHEMA);
+}
+
+static void load_json(struct table *t, const char *file, int side)
+{
+	const struct json *doc, *groups, *files;
+	size_t len;
+	char *text = records_read_input(file, (size_t)1 << 30, &len);
+
+	json_file = file;
+	if (!text)
+		die("%s: %s", file, strerror(ENOENT));
+	if (strlen(text) != len)
+		bad("a NUL byte");
+	doc = json_parse(file, text);
+	check_schema(doc);
+	t->total[side] = (struct side){count(doc, "calls"), count(doc, "total_ns")};
+	groups = array(doc, "groups");
+	for (size_t i = 0; i < groups->n; i++)
+		add_row(t, kind_named(string(&groups->items[i], "kind")),
+			string(&groups->items[i], "program"), side,
+			count(&groups->items[i], "count"), count(&groups->items[i], "total_ns"));
+	files = array(doc, "files");
+	for (size_t i = 0; i < files->n; i++)
+		add_row(t, EMD_K_COUNT, string(&files->items[i], "path"), side,
+			count(&files->items[i], "count"), count(&files->items[i], "total_ns"));
+	free(text);
+}
+
+static void load(struct table *t, const char *name, int side)
+{
+	struct stat st;
+
+	if (stat(name, &st) != 0)
+		die("%s: %s", name, strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		load_dir(t, name, side);
+	else
+		load_json(t, name, side);
+}
+
+void compare_parse_limit(const char *option, const char *text, int duration,
+			 struct compare_limit *out)
+{
+	static const struct { const char *unit; double ns; } units[] = {
+		{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(text, &end);
+	*out = (struct compare_limit){.set = 1};
+	if (end != text && !errno && v >= 0 && v < 1e15 && strcmp(end, "%") == 0) {
+		out->relative = 1;
+		out->percent = v;
+		return;
+	}
+	for (size_t i = 0; duration && end != text && !errno && v >= 0 && i < 4; i++)
+		if (strcmp(end, units[i].unit) == 0 && v * units[i].ns < 9e18) {
+			out->amount = (unsigned long long)(v * units[i].ns);
+			return;
+		}
+	if (!duration && end != text && !*end && !errno && v >= 0 && v < 9e18 &&
+	    v == (double)(unsigned long long)v) {
+		out->amount = (unsigned long long)v;
+		return;
+	}
+	die("%s=%s: expected a percentage (10%%) or %s", option, text,
+	    duration ? "a duration (20ms, 1.5s, 300us, 100ns)" : "a number of calls");
+}
+
+/* Whether `was` -> `now` grew past the limit; from nothing, any growth
+ * is past a percentage. */
+static int over(const struct compare_limit *l, unsigned long long was,
+		unsigned long long now)
+{
+	if (!l->set || now <= was)
+		return 0;
+	if (l->relative)
+		return (double)(now - was) * 100 > l->percent * (double)was;
+	return now - was > l->amount;
+}
+
+static int judge(const struct compare_options *opt, const struct side *s)
+{
+	return over(&opt->calls, s[0].calls, s[1].calls) |
+	       over(&opt->time, s[0].ns, s[1].ns) << 1;
+}
+
+/* "+12 (+20.0%)", "-3 (-1.5%)", "+4 (new)", "0". */
+static const char *change(unsigned long long was, unsigned long long now, int ns)
+{
+	static char buf[4][64];
+	static int next;
+	char *b = buf[next++ % 4];
+	double d = (double)now - (double)was;
+
+	if (now == was)
+		return "0";
+	if (ns)
+		snprintf(b, 64, "%+.3f ms", d / 1e6);
+	else
+		snprintf(b, 64, "%+.0f", d);
+	if (was)
+		snprintf(b + strlen(b), 64 - strlen(b), " (%+.1f%%)", 100 * d / (double)was);
+	else
+		snprintf(b + strlen(b), 64 - strlen(b), " (new)");
+	return b;
+}
+
+static void print_row(FILE *out, const char *name, const struct side *s, int verdict)
+{
+	fprintf(out, "%-36s %9llu %9llu %-18s %11.3f %11.3f %-22s%s\n", name,
+		s[0].calls, s[1].calls, change(s[0].calls, s[1].calls, 0), s[0].ns / 1e6,
+		s[1].ns / 1e6, change(s[0].ns, s[1].ns, 1),
+		verdict == 3 ? " FAIL: calls, time" : verdict == 2 ? " FAIL: time"
+		: verdict == 1 ? " FAIL: calls" : "");
+}
+
+static void print_header(FILE *out, const char *title)
+{
+	fprintf(out, "\n%-36s %9s %9s %-18s %11s %11s %s\n", title, "old calls",
+		"new calls", "change", "old ms", "new ms", "change");
+}
+
+/* Most growth in time first, then in calls. */
+static int by_growth(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	double dx = (double)x->s[1].ns - x->s[0].ns, dy = (double)y->s[1].ns - y->s[0].ns;
+	double cx = (double)x->s[1].calls - x->s[0].calls,
+	       cy = (double)y->s[1].calls - y->s[0].calls;
+
+	if ((x->key.kind == EMD_K_COUNT) != (y->key.kind == EMD_K_COUNT))
+		return x->key.kind == EMD_K_COUNT ? 1 : -1; /* the kinds first */
+	if (dx != dy)
+		return dx < dy ? 1 : -1;
+	if (cx != cy)
+		return cx < cy ? 1 : -1;
+	return strcmp(x->key.key, y->key.key);
+}
+
+/* The kinds, each judged; then the files that changed most. */
+static int print_rows(FILE *out, const struct table *t, const struct compare_options *opt)
+{
+	char name[400];
+	size_t i, shown = 0;
+	int failed = 0, v;
+
+	print_header(out, "program and kind");
+	for (i = 0; i < t->n && t->r[i].key.kind < EMD_K_COUNT; i++) {
+		snprintf(name, sizeof(name), "%s %s", report_one_line(t->r[i].key.key),
+			 report_kind_names[t->r[i].key.kind]);
+		failed |= v = judge(opt, t->r[i].s);
+		print_row(out, name, t->r[i].s, v);
+	}
+	print_header(out, "files (most grown first; not judged)");
+	for (; i < t->n && shown < FILES_SHOWN; i++)
+		if (t->r[i].s[0].calls != t->r[i].s[1].calls || t->r[i].s[0].ns != t->r[i].s[1].ns) {
+			print_row(out, report_one_line(t->r[i].key.key), t->r[i].s, 0);
+			shown++;
+		}
+	if (i < t->n)
+		fprintf(out, "... and %zu more files\n", t->n - i);
+	return failed;
+}
+
+static const char *limit_text(const struct compare_limit *l, int ns)
+{
+	static char buf[2][48];
+	static int next;
+	char *b = buf[next++ % 2];
+
+	if (!l->set)
+		return "none";
+	if (l->relative)
+		snprintf(b, 48, "+%g%%", l->percent);
+	else if (ns)
+		snprintf(b, 48, "+%.3f ms", l->amount / 1e6);
+	else
+		snprintf(b, 48, "+%llu", l->amount);
+	return b;
+}
+
+int compare_runs(const char *old, const char *new_, const struct compare_options *opt)
+{
+	struct table t = {0};
+	FILE *out = stdout;
+	int failed;
+
+	load(&t, old, 0);
+	load(&t, new_, 1);
+	if (t.n > 1)
+		qsort(t.r, t.n, sizeof(*t.r), by_growth);
+	if (opt->output && !(out = fopen(opt->output, "we")))
+		die("cannot write %s: %s", opt->output, strerror(errno));
+	fprintf(out, "syncstat compare: %s -> %s\nlimits: calls %s, time %s\n",
+		report_one_line(old), report_one_line(new_), limit_text(&opt->calls, 0),
+		limit_text(&opt->time, 1));
+	print_header(out, "whole run");
+	failed = judge(opt, t.total);
+	print_row(out, "all durability calls", t.total, failed);
+	failed |= print_rows(out, &t, opt);
+	fprintf(out, "\n%s\n", failed ? "FAIL: grew past a limit" : "PASS");
+	if (fflush(out) != 0 || (out != stdout && fclose(out) != 0))
+		die("cannot write %s: %s", opt->output ? opt->output : "the output",
+		    strerror(errno));
+	return failed ? COMPARE_FAIL : COMPARE_PASS;
+}
