@@ -250,6 +250,20 @@ uninstall:
 		rm -f "$(DESTDIR)$$f" || exit; done
 	@$(LDCONFIG)
 
+# make deb: the Debian packages (eatmydata, eatmydata-tools, libeatmydata1
+# for each class built, nocache) in $(B)/deb, built with Debian's build
+# flags from an install with PREFIX=/usr.  build-aux/mkdeb lays them out.
+DEB_DIR = $(B)/deb
+deb:
+	rm -rf $(B)/deb-stage $(DEB_DIR)
+	$(MAKE) --no-print-directory B=$(B)/deb-build PREFIX=/usr \
+		CFLAGS="$$(dpkg-buildflags --get CFLAGS)" \
+		CPPFLAGS="$$(dpkg-buildflags --get CPPFLAGS)" \
+		LDFLAGS="$$(DEB_BUILD_MAINT_OPTIONS=hardening=+bindnow dpkg-buildflags --get LDFLAGS)" \
+		DESTDIR=$(abspath $(B))/deb-stage install
+	STAGE=$(B)/deb-stage OUT=$(DEB_DIR) VERSION=$(VERSION) LAUNCHERS="$(LAUNCHERS)" \
+		TOOLS="$(TOOLS)" MULTI64=$(MULTI64) MULTI32=$(MULTI32) build-aux/mkdeb
+
 clean:
 	rm -rf build build-san
 
