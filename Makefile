@@ -230,6 +230,9 @@ installed:
 		for d in $(filter-out $(MULTI64) $(MULTI32),$(LIB64) $(LIB32)); do \
 		echo "$(PREFIX)/$$d/lib$$t.so"; done; done
 
+print-multiarch:
+	@echo $(MULTI64) $(MULTI32)
+
 # ld.so's cache is refreshed when installing to the live system as root: a
 # PREFIX in /etc/ld.so.conf but not among ld.so's own directories
 # (/usr/local) is found by bare name only through it.
@@ -267,6 +270,6 @@ deb:
 clean:
 	rm -rf build build-san
 
-.PHONY: all deps tests check demo bench install installed uninstall deb clean
+.PHONY: all deps tests check demo bench install installed print-multiarch uninstall deb clean
 .SECONDARY:
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
