@@ -238,7 +238,18 @@ print-multiarch:
 # (/usr/local) is found by bare name only through it.
 LDCONFIG = if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig || :; fi
 
+# On the live system, files a package owns are neither replaced nor removed:
+# make install PREFIX=/usr beside Debian's eatmydata would change its files
+# behind dpkg, and make uninstall would then delete them.  The packages of
+# make deb replace Debian's through dpkg.
+OWNED = if [ -z "$(DESTDIR)" ] && command -v dpkg-query >/dev/null; then \
+	owned=$$($(MAKE) -s --no-print-directory installed | xargs -r dpkg-query -S 2>/dev/null | \
+		sed -n 's|^\([^ ]*\): \(/.*\)|$@: \2 belongs to package \1|p'); \
+	[ -z "$$owned" ] || { echo "$$owned" >&2; echo "$@: remove those packages first," \
+		"install make deb's packages instead, or choose another PREFIX" >&2; exit 1; }; fi
+
 install: all
+	@$(OWNED)
 	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(BASHCOMPDIR)"
 	install -m 755 $(BINS) "$(DESTDIR)$(BINDIR)/"
 	$(call install_libs,$(LIBDIR64),$(MULTI64),$(LIB64))
@@ -249,6 +260,7 @@ install: all
 	@$(LDCONFIG)
 
 uninstall:
+	@$(OWNED)
 	@$(MAKE) -s --no-print-directory installed | while IFS= read -r f; do \
 		rm -f "$(DESTDIR)$$f" || exit; done
 	@$(LDCONFIG)
