@@ -271,7 +271,7 @@ uninstall:
 DEB_DIR = $(B)/deb
 deb:
 	rm -rf $(B)/deb-stage $(DEB_DIR)
-	$(MAKE) --no-print-directory B=$(B)/deb-build PREFIX=/usr \
+	$(MAKE) --no-print-directory B=$(B)/deb-build PREFIX=/usr SANITIZE= \
 		CFLAGS="$$(dpkg-buildflags --get CFLAGS)" \
 		CPPFLAGS="$$(dpkg-buildflags --get CPPFLAGS)" \
 		LDFLAGS="$$(DEB_BUILD_MAINT_OPTIONS=hardening=+bindnow dpkg-buildflags --get LDFLAGS)" \

@@ -126,12 +126,14 @@ def test_layout_like_debian(debs):
         assert "Version: 1:" in fields, fields
 
 
-def test_mmdebstrap_hook(debs, debian_root, tmp_path):
+@pytest.mark.parametrize("include", [True, False])
+def test_mmdebstrap_hook(debs, debian_root, tmp_path, include):
     """mmdebstrap --hook-dir=.../eatmydata with our packages in the sources:
     its extract hook unpacks usr/bin/eatmydata from eatmydata_*_all.deb and
     libeatmydata.so* from libeatmydata1, runs every dpkg through them, and the
     bootstrap's syncs are eaten; without the hook (the Debian root) they
-    are not."""
+    are not.  Its customize hook keeps them when eatmydata was installed, and
+    removes them when it was not."""
     repo = tmp_path / "repo"
     repo.mkdir()
     for deb in debs.values():
@@ -140,15 +142,23 @@ def test_mmdebstrap_hook(debs, debian_root, tmp_path):
     (repo / "Packages").write_text(index)
     root = tmp_path / "root"
     r = logged(tmp_path / "log", "mmdebstrap", "--mode=root", "--variant=essential",
-               "--hook-dir", HOOK, "--include=eatmydata", "bookworm", root, MIRROR,
-               f"deb [trusted=yes] copy://{repo} ./")
+               "--hook-dir", HOOK, *(["--include=eatmydata"] if include else []),
+               "bookworm", root, MIRROR, f"deb [trusted=yes] copy://{repo} ./")
     said = r.stderr
     assert "processing eatmydata_1%3a" in said and "libeatmydata.so.1" in said, r.why()
     _, native = debian_root
     assert native > 1000, f"the bootstrap without the hook synced {native} times"
     assert r.counts["ext4:ext4_sync_file_enter"] < 50, r.why()
+    assert not (root / "usr/bin/dpkg.distrib").exists()
     versions = sh(*inside(root, "dpkg-query", "-W", "eatmydata", "libeatmydata1")).stdout
-    assert "1:" in versions and not (root / "usr/bin/dpkg.distrib").exists(), versions
+    left = sorted(p.name for p in (root / "usr/lib/x86_64-linux-gnu").glob("libeatmydata*"))
+    if include:
+        assert versions.count("\t1:") == 2, versions
+        assert left == ["libeatmydata.so", "libeatmydata.so.1"]
+        assert (root / "usr/libexec/eatmydata/eatmydata").exists()
+    else:
+        assert "1:" not in versions and left == [], (versions, left)
+        assert not (root / "usr/bin/eatmydata").exists()
 
 
 @pytest.fixture(scope="module")
