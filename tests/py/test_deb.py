@@ -250,3 +250,30 @@ def test_back_to_debian(our_root, debian_root, tmp_path):
         assert not (root / gone).exists(), gone
     r = run(inside(root, "eatmydata", "entry", "fsync", "/tmp/w"), events=SYNC)
     assert r.counts["ext4:ext4_sync_file_enter"] == 0, r.why()
+
+
+def test_script_link_mode(tmp_path, scratch):
+    """The eatmydata package's script runs the launcher under the link's
+    path: in symlink mode the launcher skips the script as it skips itself
+    (it found the link again and ran it forever), and runs the program."""
+    from conftest import EATMYDATA
+    script = tmp_path / "eatmydata"
+    script.write_text((ROOT / "debian/eatmydata.sh").read_text()
+                      .replace("/usr/libexec/eatmydata/eatmydata", str(EATMYDATA)))
+    script.chmod(0o755)
+    links = tmp_path / "bin"
+    links.mkdir()
+    (links / "entry").symlink_to(script)
+    path = f"{links}:{TESTS}:{os.environ['PATH']}"
+    native = run([TESTS / "entry", "fsync", scratch], events=SYNC)
+    assert native.counts["ext4:ext4_sync_file_enter"] > 0, native.why()
+    r = run(["env", f"PATH={path}", "timeout", "20", "entry", "fsync", scratch], events=SYNC)
+    assert r.counts["ext4:ext4_sync_file_enter"] == 0, r.why()
+    # Unpacked without the launcher (mmdebstrap's hook): the library by name.
+    script.write_text(script.read_text().replace(str(EATMYDATA), str(tmp_path / "none")))
+    r = run([script, "env"], events=SYNC)
+    assert "LD_PRELOAD=libeatmydata.so" in r.stdout, r.why()
+    r = subprocess.run([script], capture_output=True, text=True)
+    assert r.returncode == 125 and r.stderr.startswith("eatmydata: "), r.stderr
+    r = subprocess.run([script, "--", "no-such-command"], capture_output=True, text=True)
+    assert r.returncode == 127, r.stderr
