@@ -108,7 +108,8 @@ BINS = $(LAUNCHERS:%=$(B)/bin/%)
 LAUNCH_OBJS = $(B)/cli/launch/common.o
 REPORT_OBJS = $(patsubst %.c,$(B)/cli/%.o,$(wildcard report/*.c))
 SECCOMP_OBJS = $(patsubst %.c,$(B)/cli/%.o,$(wildcard seccomp/*.c)) \
-	$(B)/cli/libeatmydata/glob.o
+	$(B)/cli/libeatmydata/glob.o $(B)/cli/libeatmydata/maps.o \
+	$(B)/cli/libeatmydata/elf_kind.o
 FLOOR = $(B)/bench/libfloor.so
 
 TEST_C = $(wildcard tests/c/*.c)
@@ -116,7 +117,7 @@ TEST_BINS = $(TEST_C:tests/c/%.c=$(B)/tests/%) \
 	$(B)/tests/probe-fortify $(B)/tests/entry-fortify \
 	$(if $(LIB32),$(B)/tests/probe32 $(B)/tests/entry32 $(B)/tests/timesprobe32) \
 	$(B)/tests/libctor.so $(B)/tests/entry-static $(B)/tests/probe-static \
-	$(B)/tests/hostile-static
+	$(B)/tests/hostile-static $(if $(LIB32),$(B)/tests/entry32-static $(B)/tests/probe32-static)
 
 all: $(BINS) $(LIBS)
 
@@ -133,9 +134,11 @@ $(B)/cli/launch/common.o: launch/common.c $(B)/embedded
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) $(CLI_INC) $(EMBEDDED) -c $< -o $@
 
-$(B)/cli/libeatmydata/glob.o: CLI_INC += -Ipreload
+# What the supervisor shares with the library.
+$(B)/cli/libeatmydata/%.o: CLI_INC += -Ipreload
 
-$(B)/bin/eatmydata: $(B)/cli/launch/sync_on_exit.o $(REPORT_OBJS) $(SECCOMP_OBJS)
+$(B)/bin/eatmydata: $(B)/cli/launch/sync_on_exit.o $(B)/cli/libeatmydata/notes.o \
+	$(REPORT_OBJS) $(SECCOMP_OBJS)
 $(B)/bin/syncstat: $(REPORT_OBJS)
 $(B)/bin/%: $(B)/cli/launch/%.o $(LAUNCH_OBJS)
 	@mkdir -p $(@D)
@@ -147,6 +150,7 @@ $(B)/tests/%: tests/c/%.c
 	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) -o $@ $< -lpthread -lrt $(TEST_LIBS)
 
 $(B)/tests/uring-sync $(B)/tests/uring-rings: TEST_LIBS = -luring
+$(B)/tests/requests: CPPFLAGS += -Iinclude
 
 $(B)/tests/%-fortify: tests/c/%.c
 	@mkdir -p $(@D)
@@ -155,6 +159,10 @@ $(B)/tests/%-fortify: tests/c/%.c
 $(B)/tests/%-static: tests/c/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -static -o $@ $< -lpthread
+
+$(B)/tests/%32-static: tests/c/%.c
+	@mkdir -p $(@D)
+	$(CC) -m32 $(CPPFLAGS) $(ALL_CFLAGS) -static -o $@ $< -lpthread
 
 # 32-bit ASan will not start behind a preloaded library: trapping UBSan only.
 $(B)/tests/%32: tests/c/%.c

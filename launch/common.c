@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* common.c -- messages, the preload library's location, running commands. */
 #include "common.h"
+#include "env.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -83,7 +84,7 @@ static const char *library_root(const char *lib)
 {
 	static char root[PATH_MAX];
 	char exe[PATH_MAX];
-	const char *env = getenv("EATMYDATA_LIBDIR");
+	const char *env = getenv(EMD_ENV_LIBDIR);
 	ssize_t n;
 
 	if (env && *env) {
@@ -197,7 +198,7 @@ static char *search_path(const char *name, const struct stat *skip, size_t n)
 char *find_in_path_skipping_self(const char *name, const char *argv0)
 {
 	struct stat skip[MAX_LINKS];
-	const char *seen = getenv("EATMYDATA_LINKS");
+	const char *seen = getenv(EMD_ENV_LINKS);
 	unsigned long long dev, ino;
 	char list[MAX_LINKS * 42] = "";
 	size_t n = 0;
@@ -218,7 +219,7 @@ char *find_in_path_skipping_self(const char *name, const char *argv0)
 			 "%s%llu:%llu", i ? "," : "",
 			 (unsigned long long)skip[i].st_dev,
 			 (unsigned long long)skip[i].st_ino);
-	if (setenv("EATMYDATA_LINKS", list, 1) != 0)
+	if (setenv(EMD_ENV_LINKS, list, 1) != 0)
 		die("cannot set EATMYDATA_LINKS: %s", strerror(errno));
 	return search_path(name, skip, n);
 }

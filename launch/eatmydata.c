@@ -10,6 +10,7 @@
 #include "record.h"
 #include "report/report.h"
 #include "sync_on_exit.h"
+#include "env.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -101,7 +102,7 @@ static int parse_options(int argc, char **argv, struct options *opt)
 static noreturn void run_as_link(const char *name, char **argv)
 {
 	const struct seccomp_options auto_seccomp = {.mode = "auto",
-						     .only = getenv("EATMYDATA_ONLY")};
+						     .only = getenv(EMD_ENV_ONLY)};
 	const char *file = find_in_path_skipping_self(name, argv[0]);
 
 	if (!file) {
@@ -156,9 +157,9 @@ int main(int argc, char **argv)
 	/* 2. Read the options, then set up the environment for the tree. */
 	first = parse_options(argc, argv, &opt);
 	preload_prepend(preload_entry("libeatmydata.so"));
-	if (opt.only && setenv("EATMYDATA_ONLY", opt.only, 1) != 0)
+	if (opt.only && setenv(EMD_ENV_ONLY, opt.only, 1) != 0)
 		die("cannot set EATMYDATA_ONLY");
-	opt.seccomp.only = getenv("EATMYDATA_ONLY");
+	opt.seccomp.only = getenv(EMD_ENV_ONLY);
 	opt.filter = seccomp_wanted(&opt.seccomp, find_command(argv[first]));
 
 	/* 3. Become the command, unless something has to happen after it. */

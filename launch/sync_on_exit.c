@@ -2,16 +2,15 @@
 /* sync_on_exit.c -- eatmydata --sync-on-exit.
  *
  * Each process of the tree makes an entry "MAJOR:MINOR" (or "all") in a
- * directory for every file system whose durability it had eaten (see
- * libeatmydata/note.c).  At the end, one syncfs per entry makes all that durable.
- *
- * The tree reaches the directory through a descriptor it inherits
- * (EATMYDATA_SYNC_FD, checked against EATMYDATA_SYNC_ID, "DEV:INO"), not by
- * its path: a process in a chroot or in a mount namespace with its own /tmp
- * could not follow the path.  A process that cannot note syncs at once.
+ * directory for every file system whose durability it had eaten (the
+ * protocol: include/notes.h).  At the end, one syncfs per entry makes all
+ * that durable.  The supervisor notes here too (sync_on_exit_note).  A
+ * process that cannot note syncs at once.
  */
 #include "common.h"
 #include "sync_on_exit.h"
+#include "env.h"
+#include "notes.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -21,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 static char note_dir[PATH_MAX];
@@ -64,58 +62,45 @@ void sync_on_exit_prepare(void)
 	snprintf(number, sizeof(number), "%d", note_fd);
 	snprintf(id, sizeof(id), "%llu:%llu", (unsigned long long)st.st_dev,
 		 (unsigned long long)st.st_ino);
-	if (setenv("EATMYDATA_SYNC_FD", number, 1) != 0 ||
-	    setenv("EATMYDATA_SYNC_ID", id, 1) != 0 ||
-	    setenv("EATMYDATA_SYNC_DIR", note_dir, 1) != 0)
+	if (setenv(EMD_ENV_SYNC_FD, number, 1) != 0 ||
+	    setenv(EMD_ENV_SYNC_ID, id, 1) != 0 ||
+	    setenv(EMD_ENV_SYNC_DIR, note_dir, 1) != 0)
 		die("cannot set up %s: %s", note_dir, strerror(errno));
 }
 
 /* The directory the environment names, if the descriptor is still it. */
-static int inherited_dir(void)
+static int inherited_dir(struct emd_notes *n)
 {
-	const char *number = getenv("EATMYDATA_SYNC_FD");
-	const char *id = getenv("EATMYDATA_SYNC_ID");
-	char want[48];
-	struct stat st;
-	int fd;
+	const char *number = getenv(EMD_ENV_SYNC_FD), *id = getenv(EMD_ENV_SYNC_ID);
 
-	if (!number || !id || !*id)
+	if (!number || !id || emd_notes_parse(n, number, id) != 0 || !emd_notes_ok(n))
 		return -1;
-	fd = atoi(number);
-	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode))
-		return -1;
-	snprintf(want, sizeof(want), "%llu:%llu", (unsigned long long)st.st_dev,
-		 (unsigned long long)st.st_ino);
-	return strcmp(want, id) == 0 ? fd : -1;
+	return n->fd;
 }
 
 int sync_on_exit_keep(int at)
 {
-	int fd = inherited_dir();
+	struct emd_notes n;
+	int fd = inherited_dir(&n);
 	char number[16];
 
 	if (fd < 0 || (fd != at && dup2(fd, at) < 0))
 		return at;
 	snprintf(number, sizeof(number), "%d", at);
-	setenv("EATMYDATA_SYNC_FD", number, 1);
+	setenv(EMD_ENV_SYNC_FD, number, 1);
 	return at + 1;
 }
 
 void sync_on_exit_note(int fd)
 {
-	int saved = errno, dir;
-	char name[32];
+	int saved = errno;
+	struct emd_notes n;
 	struct stat st;
+	int known = fd >= 0 && fstat(fd, &st) == 0;
 
-	if (!getenv("EATMYDATA_SYNC_ID"))
+	if (!getenv(EMD_ENV_SYNC_ID))
 		return;
-	dir = inherited_dir();
-	if (fd >= 0 && fstat(fd, &st) == 0)
-		snprintf(name, sizeof(name), "%u:%u", major(st.st_dev),
-			 minor(st.st_dev));
-	else
-		snprintf(name, sizeof(name), "all");
-	if (dir < 0 || (mkdirat(dir, name, 0700) != 0 && errno != EEXIST)) {
+	if (inherited_dir(&n) < 0 || emd_notes_add(&n, known ? st.st_dev : 0, !known) != 0) {
 		if (fd >= 0)
 			syncfs(fd);
 		else

@@ -5,6 +5,7 @@
 #include "report/run.h"
 #include "report/report.h"
 #include "record.h"
+#include "env.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -97,7 +98,7 @@ int main(int argc, char **argv)
 		die("no command given; try 'syncstat --help'");
 	dir = records_prepare(opt.keep, opt.audit ? EMD_REC_AUDIT : 0, argv + first);
 	preload_prepend(preload_entry("libeatmydata.so"));
-	if (setenv("EATMYDATA_DISABLE", "1", 1) != 0)
+	if (setenv(EMD_ENV_DISABLE, "1", 1) != 0)
 		die("cannot set EATMYDATA_DISABLE");
 	start = monotonic_seconds();
 	status = run_and_wait(argv + first, NULL, NULL);

@@ -18,9 +18,11 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "env.h"
 #include "platform.h"
 #include "preload.h"
 #include "record.h"
+#include "requests.h"
 
 #ifdef EMD_HAVE_FORTIFY_OPEN
 /* glibc declares these only to fortified programs. */
@@ -34,16 +36,10 @@ int __openat64_2(int dirfd, const char *path, int flags);
 #define EMD_LIKELY PL_LIKELY
 #define EMD_UNLIKELY PL_UNLIKELY
 
-/* The open flags and pwritev2 flags that ask for durability. */
-#define EMD_OPEN_SYNC_FLAGS (O_SYNC | O_DSYNC)
 /* The open flags that need more than a call through: a sync flag, or a
  * flag with which open takes a mode (O_CREAT, and O_TMPFILE's own bit). */
 #define EMD_OPEN_SLOW_FLAGS                                                    \
 	(EMD_OPEN_SYNC_FLAGS | O_CREAT | (__O_TMPFILE & ~O_DIRECTORY))
-#define EMD_RWF_SYNC_FLAGS (RWF_SYNC | RWF_DSYNC)
-#define EMD_SFR_VALID                                                          \
-	(SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |                 \
-	 SYNC_FILE_RANGE_WAIT_AFTER)
 
 /* Every libc function the library calls through to: one row each. */
 #define EMD_REAL_SYMBOLS(X)                                                    \
@@ -116,25 +112,27 @@ static inline int emd_eating(void)
 	return emd_mode_now() & EMD_EAT;
 }
 
-/* record.c: one call's entry in the record file.  Begin before the call,
- * end after it; both keep errno. */
+/* record.c: one call's entry in the record file, in two steps that keep
+ * errno: emd_rec_start before the call, emd_rec_finish after it.  Each is
+ * inline and costs one test while nothing is recorded; the slot is claimed
+ * and completed out of line. */
 struct emd_rec {
 	void *slot;
 	unsigned long long start;
 	int fd;
 };
 int emd_record_init(void);
-void emd_rec_open(struct emd_rec *rec, int kind, int fd, const void *addr,
+void emd_rec_claim(struct emd_rec *rec, int kind, int fd, const void *addr,
 		  const void *site);
-void emd_rec_close(struct emd_rec *rec, long result);
+void emd_rec_complete(struct emd_rec *rec, long result);
 
 /* `fd` names the file, or for msync (fd -1) the mapping at `addr` does. */
-static inline void emd_rec_begin(struct emd_rec *rec, int kind, int fd,
+static inline void emd_rec_start(struct emd_rec *rec, int kind, int fd,
 				 const void *addr, const void *site)
 {
 	rec->slot = 0;
 	if (EMD_UNLIKELY(emd_mode_now() & EMD_RECORD))
-		emd_rec_open(rec, kind, fd, addr, site);
+		emd_rec_claim(rec, kind, fd, addr, site);
 }
 
 /* syncstat --audit (events.c): the events, and a file's state. */
@@ -168,10 +166,10 @@ static inline unsigned long long emd_audit_before_open(int flags)
 	return (flags & O_CREAT) && emd_audit_now() ? emd_realtime_ns() : 0;
 }
 
-static inline long emd_rec_end(struct emd_rec *rec, long result)
+static inline long emd_rec_finish(struct emd_rec *rec, long result)
 {
 	if (EMD_UNLIKELY(rec->slot != 0))
-		emd_rec_close(rec, result);
+		emd_rec_complete(rec, result);
 	return result;
 }
 
@@ -224,7 +222,7 @@ void emd_note_all(void);
 int emd_note_init(void);
 
 /* Pass a call's result through, noting fd's file system when it succeeded. */
-static inline long emd_done(int fd, long r)
+static inline long emd_note_result(int fd, long r)
 {
 	if (r >= 0)
 		emd_note_fd(fd);

@@ -21,10 +21,10 @@ static int opened_sync(int fd, int flags, const void *site)
 {
 	struct emd_rec rec;
 
-	emd_rec_begin(&rec, emd_open_kind(flags), fd, NULL, site);
+	emd_rec_start(&rec, emd_open_kind(flags), fd, NULL, site);
 	if (rec.slot && fd >= 0 && !emd_eating())
 		emd_mark_sync_fd(fd);
-	return emd_rec_end(&rec, emd_done(fd, fd));
+	return emd_rec_finish(&rec, emd_note_result(fd, fd));
 }
 
 /* Out of line, so that the call-through paths save no registers. */
@@ -198,9 +198,16 @@ EMD_EXPORT FILE *freopen(const char *path, const char *mode, FILE *stream)
 }
 
 /* The fortified entry points take no mode: glibc aborts the program when the
- * flags need one, and the real function still makes that check. */
+ * flags need one, and the real function still makes that check.  `arg`
+ * set: the *64 names of a 32-bit ABI. */
 static long call_open_2(const struct emd_open *op, int flags)
 {
+#ifndef EMD_LFS_ALIASES
+	if (op->arg && op->dirfd == AT_FDCWD)
+		return EMD_REAL(__open64_2)(op->path, flags);
+	if (op->arg)
+		return EMD_REAL(__openat64_2)(op->dirfd, op->path, flags);
+#endif
 	if (op->dirfd == AT_FDCWD)
 		return EMD_REAL(__open_2)(op->path, flags);
 	return EMD_REAL(__openat_2)(op->dirfd, op->path, flags);
@@ -319,23 +326,18 @@ EMD_EXPORT int mkostemps64(char *tmpl, int suffixlen, int flags)
 	return make_temp(tmpl, suffixlen, flags | O_LARGEFILE, EMD_CALLER);
 }
 
-static long call_open64_2(const struct emd_open *op, int flags)
-{
-	if (op->dirfd == AT_FDCWD)
-		return EMD_REAL(__open64_2)(op->path, flags);
-	return EMD_REAL(__openat64_2)(op->dirfd, op->path, flags);
-}
+static int lfs = 1;
 
 EMD_EXPORT int __open64_2(const char *path, int flags)
 {
-	struct emd_open op = {AT_FDCWD, path, flags, 0, call_open64_2, NULL};
+	struct emd_open op = {AT_FDCWD, path, flags, 0, call_open_2, &lfs};
 
 	return (int)emd_open(&op, EMD_CALLER);
 }
 
 EMD_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
 {
-	struct emd_open op = {dirfd, path, flags, 0, call_open64_2, NULL};
+	struct emd_open op = {dirfd, path, flags, 0, call_open_2, &lfs};
 
 	return (int)emd_open(&op, EMD_CALLER);
 }

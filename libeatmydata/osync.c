@@ -51,8 +51,8 @@ EMD_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 
 	if (EMD_LIKELY(kind < 0))
 		return EMD_REAL(write)(fd, buf, n);
-	emd_rec_begin(&rec, kind, fd, NULL, EMD_CALLER);
-	return emd_rec_end(&rec, EMD_REAL(write)(fd, buf, n));
+	emd_rec_start(&rec, kind, fd, NULL, EMD_CALLER);
+	return emd_rec_finish(&rec, EMD_REAL(write)(fd, buf, n));
 }
 
 EMD_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
@@ -62,8 +62,8 @@ EMD_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 
 	if (EMD_LIKELY(kind < 0))
 		return EMD_REAL(writev)(fd, iov, cnt);
-	emd_rec_begin(&rec, kind, fd, NULL, EMD_CALLER);
-	return emd_rec_end(&rec, EMD_REAL(writev)(fd, iov, cnt));
+	emd_rec_start(&rec, kind, fd, NULL, EMD_CALLER);
+	return emd_rec_finish(&rec, EMD_REAL(writev)(fd, iov, cnt));
 }
 
 EMD_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
@@ -73,8 +73,8 @@ EMD_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 
 	if (EMD_LIKELY(kind < 0))
 		return EMD_REAL(pwrite64)(fd, buf, n, off);
-	emd_rec_begin(&rec, kind, fd, NULL, EMD_CALLER);
-	return emd_rec_end(&rec, EMD_REAL(pwrite64)(fd, buf, n, off));
+	emd_rec_start(&rec, kind, fd, NULL, EMD_CALLER);
+	return emd_rec_finish(&rec, EMD_REAL(pwrite64)(fd, buf, n, off));
 }
 
 EMD_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt,
@@ -85,8 +85,8 @@ EMD_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt,
 
 	if (EMD_LIKELY(kind < 0))
 		return EMD_REAL(pwritev64)(fd, iov, cnt, off);
-	emd_rec_begin(&rec, kind, fd, NULL, EMD_CALLER);
-	return emd_rec_end(&rec, EMD_REAL(pwritev64)(fd, iov, cnt, off));
+	emd_rec_start(&rec, kind, fd, NULL, EMD_CALLER);
+	return emd_rec_finish(&rec, EMD_REAL(pwritev64)(fd, iov, cnt, off));
 }
 
 #ifdef EMD_LFS_ALIASES

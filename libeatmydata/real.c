@@ -26,13 +26,6 @@ long emd_syscall(long nr, long a, long b, long c, long d, long e, long f)
 	return r;
 }
 
-static int env_true(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v && *v && strcmp(v, "0") != 0;
-}
-
 /* --only: match the name the program was started as, and the file it runs. */
 static int program_matches(const char *globs)
 {
@@ -51,9 +44,9 @@ static int program_matches(const char *globs)
 
 static int decide_mode(void)
 {
-	const char *only = getenv("EATMYDATA_ONLY");
+	const char *only = getenv(EMD_ENV_ONLY);
 
-	if (env_true("EATMYDATA_DISABLE"))
+	if (emd_env_true(getenv(EMD_ENV_DISABLE)))
 		return EMD_PASS;
 	if (only && *only && !program_matches(only))
 		return EMD_PASS;

@@ -8,6 +8,7 @@
  * allocation: the caches are seqlocked and a race only costs a lookup.
  */
 #include "emd.h"
+#include "maps.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -67,7 +68,7 @@ struct record_id {
 
 static int record_id(struct record_id *id)
 {
-	const char *v = secure_getenv("EATMYDATA_RECORD_FD");
+	const char *v = secure_getenv(EMD_ENV_RECORD_FD);
 	char *end;
 
 	if (!v || !*v)
@@ -121,7 +122,7 @@ static int map_record_file(int fd, const struct record_id *id, int reopened)
  * check and the map; else the file by name, never through a link. */
 static int map_inherited(const struct record_id *id)
 {
-	const char *path = secure_getenv("EATMYDATA_RECORD");
+	const char *path = secure_getenv(EMD_ENV_RECORD);
 	int fd = (int)emd_syscall(SYS_fcntl, id->fd, F_DUPFD_CLOEXEC, 0, 0, 0, 0);
 	int mapped = 0;
 
@@ -143,14 +144,12 @@ static int map_inherited(const struct record_id *id)
 int emd_record_init(void)
 {
 	struct record_id id;
-	const char *audit;
 
 	if (__atomic_load_n(&rec_file, __ATOMIC_ACQUIRE))
 		return 1;
 	if (!record_id(&id) || !map_inherited(&id))
 		return 0;
-	audit = secure_getenv("EATMYDATA_AUDIT");
-	emd_auditing = audit && *audit && strcmp(audit, "0") != 0;
+	emd_auditing = emd_env_true(secure_getenv(EMD_ENV_AUDIT));
 	return 1;
 }
 
@@ -249,35 +248,35 @@ static void fd_path(int fd, struct emd_rec_file *f, char *out, size_t size)
 	cache_put(e, key, out);
 }
 
+struct map_query {
+	unsigned long addr;
+	char *out;
+	size_t size;
+};
+
+static int path_at(const struct emd_map *m, void *arg)
+{
+	struct map_query *q = arg;
+
+	if (q->addr < m->lo || q->addr >= m->hi)
+		return 0;
+	snprintf(q->out, q->size, "%s", *m->path == '/' ? m->path : "-");
+	return 1;
+}
+
 /* The file mapped at addr, from /proc/self/maps ("-" if none): msync names
- * no descriptor.  Lines are "start-end perms offset dev inode   path". */
+ * no descriptor. */
 static void map_path(const void *addr, char *out, size_t size)
 {
-	char buf[4096], *line, *nl, *path;
-	unsigned long lo, hi, a = (unsigned long)addr;
-	size_t have = 0;
-	ssize_t n;
+	struct map_query q = {(unsigned long)addr, out, size};
 	int fd = (int)emd_syscall(SYS_openat, AT_FDCWD, (long)"/proc/self/maps",
 				  O_RDONLY | O_CLOEXEC, 0, 0, 0);
 
 	snprintf(out, size, "-");
-	while (fd >= 0 && (n = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
-		have += n;
-		buf[have] = '\0';
-		for (line = buf; (nl = strchr(line, '\n')); line = nl + 1) {
-			*nl = '\0';
-			if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && a >= lo && a < hi) {
-				path = strchr(line, '/');
-				snprintf(out, size, "%s", path ? path : "-");
-				close(fd);
-				return;
-			}
-		}
-		have = strlen(line);
-		memmove(buf, line, have);
-	}
-	if (fd >= 0)
+	if (fd >= 0) {
+		emd_maps_each(fd, path_at, &q);
 		close(fd);
+	}
 }
 
 /* "library+0xoffset symbol" for a code address. */
@@ -358,7 +357,7 @@ static struct emd_rec_slot *claim_slot(struct emd_rec_header *h)
 	return (struct emd_rec_slot *)((char *)h + EMD_REC_HEADER) + i;
 }
 
-void emd_rec_open(struct emd_rec *rec, int kind, int fd, const void *addr,
+void emd_rec_claim(struct emd_rec *rec, int kind, int fd, const void *addr,
 		  const void *site)
 {
 	struct emd_rec_header *h = __atomic_load_n(&rec_file, __ATOMIC_ACQUIRE);
@@ -398,7 +397,7 @@ void emd_rec_event(int kind, const struct emd_rec_event *ev, const void *site)
 	struct emd_rec rec;
 	struct emd_rec_slot *s;
 
-	emd_rec_open(&rec, kind, -1, NULL, site);
+	emd_rec_claim(&rec, kind, -1, NULL, site);
 	if (!(s = rec.slot))
 		return;
 	s->file = ev->file;
@@ -406,10 +405,10 @@ void emd_rec_event(int kind, const struct emd_rec_event *ev, const void *site)
 	s->dir_ino = ev->dir.ino;
 	s->flags = ev->flags;
 	snprintf(s->path, sizeof(s->path), "%s", ev->path);
-	emd_rec_close(&rec, 0);
+	emd_rec_complete(&rec, 0);
 }
 
-void emd_rec_close(struct emd_rec *rec, long result)
+void emd_rec_complete(struct emd_rec *rec, long result)
 {
 	struct emd_rec_slot *s = rec->slot;
 	int saved = errno;

@@ -29,38 +29,38 @@ int emd_check_fd(int fd, int espipe)
 	return r == -ESPIPE ? espipe : (int)r;
 }
 
-EMD_EXPORT int fsync(int fd)
+/* fsync and fdatasync: `real` is the libc function of that kind. */
+static int sync_file(int kind, int (*real)(int), int fd, const void *site)
 {
 	struct emd_rec rec;
 
-	emd_rec_begin(&rec, EMD_K_FSYNC, fd, NULL, EMD_CALLER);
+	emd_rec_start(&rec, kind, fd, NULL, site);
 	if (!emd_eating())
-		return emd_rec_end(&rec, EMD_REAL(fsync)(fd));
+		return emd_rec_finish(&rec, real(fd));
 	pthread_testcancel();
-	return emd_rec_end(&rec, emd_eat_fd_sync(fd, -EINVAL));
+	return emd_rec_finish(&rec, emd_eat_fd_sync(fd, -EINVAL));
+}
+
+EMD_EXPORT int fsync(int fd)
+{
+	return sync_file(EMD_K_FSYNC, EMD_REAL(fsync), fd, EMD_CALLER);
 }
 
 EMD_EXPORT int fdatasync(int fd)
 {
-	struct emd_rec rec;
-
-	emd_rec_begin(&rec, EMD_K_FDATASYNC, fd, NULL, EMD_CALLER);
-	if (!emd_eating())
-		return emd_rec_end(&rec, EMD_REAL(fdatasync)(fd));
-	pthread_testcancel();
-	return emd_rec_end(&rec, emd_eat_fd_sync(fd, -EINVAL));
+	return sync_file(EMD_K_FDATASYNC, EMD_REAL(fdatasync), fd, EMD_CALLER);
 }
 
 EMD_EXPORT void sync(void)
 {
 	struct emd_rec rec;
 
-	emd_rec_begin(&rec, EMD_K_SYNC, -1, NULL, EMD_CALLER);
+	emd_rec_start(&rec, EMD_K_SYNC, -1, NULL, EMD_CALLER);
 	if (emd_eating())
 		emd_note_all();
 	else
 		EMD_REAL(sync)();
-	emd_rec_end(&rec, 0);
+	emd_rec_finish(&rec, 0);
 }
 
 /* syncfs works on any open descriptor, pipes and sockets included. */
@@ -68,10 +68,10 @@ EMD_EXPORT int syncfs(int fd)
 {
 	struct emd_rec rec;
 
-	emd_rec_begin(&rec, EMD_K_SYNCFS, fd, NULL, EMD_CALLER);
+	emd_rec_start(&rec, EMD_K_SYNCFS, fd, NULL, EMD_CALLER);
 	if (!emd_eating())
-		return emd_rec_end(&rec, EMD_REAL(syncfs)(fd));
-	return emd_rec_end(&rec, emd_eat_fd_sync(fd, 0));
+		return emd_rec_finish(&rec, EMD_REAL(syncfs)(fd));
+	return emd_rec_finish(&rec, emd_eat_fd_sync(fd, 0));
 }
 
 /* Clearing the known flags keeps the kernel's own checks of the rest. */
@@ -82,11 +82,11 @@ EMD_EXPORT int sync_file_range(int fd, off64_t offset, off64_t nbytes,
 
 	if (!(flags & EMD_SFR_VALID))
 		return EMD_REAL(sync_file_range)(fd, offset, nbytes, flags);
-	emd_rec_begin(&rec, EMD_K_SYNC_FILE_RANGE, fd, NULL, EMD_CALLER);
+	emd_rec_start(&rec, EMD_K_SYNC_FILE_RANGE, fd, NULL, EMD_CALLER);
 	if (!emd_eating())
-		return emd_rec_end(&rec, EMD_REAL(sync_file_range)(fd, offset,
+		return emd_rec_finish(&rec, EMD_REAL(sync_file_range)(fd, offset,
 								   nbytes, flags));
-	return emd_rec_end(&rec, emd_done(fd, EMD_REAL(sync_file_range)(
+	return emd_rec_finish(&rec, emd_note_result(fd, EMD_REAL(sync_file_range)(
 						      fd, offset, nbytes,
 						      flags & ~EMD_SFR_VALID)));
 }
@@ -98,11 +98,11 @@ EMD_EXPORT int msync(void *addr, size_t length, int flags)
 
 	if (!(flags & MS_SYNC))
 		return EMD_REAL(msync)(addr, length, flags);
-	emd_rec_begin(&rec, EMD_K_MSYNC, -1, addr, EMD_CALLER);
+	emd_rec_start(&rec, EMD_K_MSYNC, -1, addr, EMD_CALLER);
 	if (!emd_eating())
-		return emd_rec_end(&rec, EMD_REAL(msync)(addr, length, flags));
+		return emd_rec_finish(&rec, EMD_REAL(msync)(addr, length, flags));
 	r = EMD_REAL(msync)(addr, length, emd_msync_flags(flags));
 	if (r == 0)
 		emd_note_all();
-	return emd_rec_end(&rec, r);
+	return emd_rec_finish(&rec, r);
 }

@@ -109,76 +109,97 @@ static long call_pwritev2(void *arg, int flags)
 	return raw(c);
 }
 
-/* The kind of durability request a system call is, for the record, or -1;
- * *fd is the descriptor it names, *addr the mapping. */
-static int request_kind(long nr, const long *a, int *fd, const void **addr)
+EMD_REQUEST_TABLE(requests);
+
+/* The row of system call nr in the request table, or -1. */
+static int request_of(long nr)
 {
-	*fd = (int)a[0];
-	*addr = NULL;
 	switch (nr) {
-	case SYS_fsync:
-		return EMD_K_FSYNC;
-	case SYS_fdatasync:
-		return EMD_K_FDATASYNC;
-	case SYS_syncfs:
-		return EMD_K_SYNCFS;
-	case SYS_sync:
-		*fd = -1;
-		return EMD_K_SYNC;
-#ifdef EMD_SFR_FLAGS_ARG
-	case SYS_sync_file_range:
-		return a[EMD_SFR_FLAGS_ARG] & EMD_SFR_VALID ? EMD_K_SYNC_FILE_RANGE : -1;
-#endif
-#ifdef SYS_sync_file_range2
-	case SYS_sync_file_range2:
-		return a[1] & EMD_SFR_VALID ? EMD_K_SYNC_FILE_RANGE : -1;
-#endif
-	case SYS_msync:
-		*fd = -1;
-		*addr = (const void *)a[0];
-		return a[2] & MS_SYNC ? EMD_K_MSYNC : -1;
-	case SYS_write:
-	case SYS_writev:
-	case SYS_pwrite64:
-	case SYS_pwritev:
-		return emd_write_kind(*fd);
+		EMD_REQUESTS(EMD_REQ_CASE)
 	default:
 		return -1;
 	}
 }
 
-/* A durability request made as its libc wrapper makes it when eating:
- * answered here, or made without its sync bits, and noted when it worked. */
-static long eat(struct sys_call *c)
+/* A request answered here, as its libc wrapper answers it when eating:
+ * checked and noted without the call, or made without its sync bits and
+ * noted when it worked. */
+static long eat(const struct emd_request *r, struct sys_call *c)
 {
-	long *a = c->a, r;
+	long *a = c->a, res;
 
-	switch (c->nr) {
-	case SYS_fsync:
-	case SYS_fdatasync:
-		return emd_eat_fd_sync((int)a[0], -EINVAL);
-	case SYS_syncfs:
-		return emd_eat_fd_sync((int)a[0], 0);
-	case SYS_sync:
+	switch (r->eat) {
+	case EMD_EAT_FD_SYNC:
+		return emd_eat_fd_sync((int)a[r->arg], -EINVAL);
+	case EMD_EAT_FS_SYNC:
+		return emd_eat_fd_sync((int)a[r->arg], 0);
+	case EMD_EAT_ALL_SYNC:
 		emd_note_all();
 		return 0;
-	case SYS_msync:
-		a[2] = emd_msync_flags(a[2]);
-		if ((r = raw(c)) == 0)
+	case EMD_EAT_MAPPING:
+		a[r->arg] = emd_msync_flags((int)a[r->arg]);
+		if ((res = raw(c)) == 0)
 			emd_note_all();
-		return r;
-#ifdef EMD_SFR_FLAGS_ARG
-	case SYS_sync_file_range:
-		a[EMD_SFR_FLAGS_ARG] &= ~(long)EMD_SFR_VALID;
-		return emd_done((int)a[0], raw(c));
-#endif
-#ifdef SYS_sync_file_range2
-	case SYS_sync_file_range2:
-		a[1] &= ~(long)EMD_SFR_VALID;
-		return emd_done((int)a[0], raw(c));
-#endif
+		return res;
+	case EMD_EAT_RANGE:
+		a[r->arg] &= ~(long)r->bits;
+		return emd_note_result((int)a[0], raw(c));
 	default:
 		return raw(c);
+	}
+}
+
+/* A sync request, recorded: the file is its descriptor's, or for sync and
+ * msync (no descriptor) the mapping's or none. */
+static long sync_request(const struct emd_request *r, struct sys_call *c,
+			 const void *site)
+{
+	struct emd_rec rec;
+	int fd = (int)c->a[0];
+	const void *addr = NULL;
+
+	if (r->test == EMD_TEST_BITS && !((unsigned long)c->a[r->arg] & r->bits))
+		return raw(c);
+	if (r->eat == EMD_EAT_ALL_SYNC || r->eat == EMD_EAT_MAPPING) {
+		fd = -1;
+		addr = r->eat == EMD_EAT_MAPPING ? (const void *)c->a[0] : NULL;
+	}
+	emd_rec_start(&rec, r->kind, fd, addr, site);
+	return emd_rec_finish(&rec, emd_eating() ? eat(r, c) : raw(c));
+}
+
+/* A write, recorded when its descriptor was opened with O_SYNC. */
+static long write_request(struct sys_call *c, const void *site)
+{
+	struct emd_rec rec;
+	int kind = emd_write_kind((int)c->a[0]);
+
+	if (EMD_LIKELY(kind < 0))
+		return raw(c);
+	emd_rec_start(&rec, kind, (int)c->a[0], NULL, site);
+	return emd_rec_finish(&rec, raw(c));
+}
+
+/* Each request takes its libc wrapper's path. */
+static long request(int id, struct sys_call *c, const void *site)
+{
+	const struct emd_request *r = &requests[id];
+	struct emd_open op;
+
+	switch (r->eat) {
+	case EMD_EAT_OPEN:
+	case EMD_EAT_OPEN_HANDLE:
+		open_request(c, &op);
+		return op.flags & EMD_OPEN_SLOW_FLAGS ? emd_open(&op, site) : raw(c);
+	case EMD_EAT_WRITE:
+		return emd_pwritev2((int)c->a[0], (int)c->a[r->arg], call_pwritev2,
+				    c, site);
+	case EMD_EAT_NONE:
+		return r->test == EMD_TEST_WRITE ? write_request(c, site) : raw(c);
+	case EMD_EAT_URING:
+		return raw(c); /* the ring is the caller's: see README */
+	default:
+		return sync_request(r, c, site);
 	}
 }
 
@@ -220,36 +241,24 @@ static int entry_call(const struct sys_call *c, long *res, const void *site)
 	}
 }
 
-static long sync_call(struct sys_call *c, const void *site)
-{
-	struct emd_rec rec;
-	const void *addr;
-	int fd, kind = request_kind(c->nr, c->a, &fd, &addr);
-
-	if (EMD_LIKELY(kind < 0))
-		return raw(c);
-	emd_rec_begin(&rec, kind, fd, addr, site);
-	return emd_rec_end(&rec, emd_eating() ? eat(c) : raw(c));
-}
-
 EMD_EXPORT long syscall(long nr, ...)
 {
 	struct sys_call c = {.nr = nr};
 	struct emd_open op;
 	va_list ap;
 	long res;
+	int id;
 
 	va_start(ap, nr);
 	for (int i = 0; i < 6; i++)
 		c.a[i] = va_arg(ap, long);
 	va_end(ap);
+	if ((id = request_of(nr)) >= 0)
+		return request(id, &c, EMD_CALLER);
+	/* creat: no sync flag, but a create for the audit and a mode. */
 	if (open_request(&c, &op))
-		return op.flags & EMD_OPEN_SLOW_FLAGS ? emd_open(&op, EMD_CALLER)
-						      : raw(&c);
-	if (nr == SYS_pwritev2)
-		return emd_pwritev2((int)c.a[0], (int)c.a[EMD_PWRITEV2_FLAGS_ARG],
-				    call_pwritev2, &c, EMD_CALLER);
+		return emd_open(&op, EMD_CALLER);
 	if (entry_call(&c, &res, EMD_CALLER))
 		return res;
-	return sync_call(&c, EMD_CALLER);
+	return raw(&c);
 }

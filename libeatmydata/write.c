@@ -24,15 +24,15 @@ long emd_pwritev2(int fd, int flags, long (*call)(void *arg, int flags),
 
 		if (EMD_LIKELY(kind < 0))
 			return call(arg, flags);
-		emd_rec_begin(&rec, kind, fd, NULL, site);
-		return emd_rec_end(&rec, call(arg, flags));
+		emd_rec_start(&rec, kind, fd, NULL, site);
+		return emd_rec_finish(&rec, call(arg, flags));
 	}
-	emd_rec_begin(&rec, flags & RWF_SYNC ? EMD_K_PWRITEV2_SYNC : EMD_K_PWRITEV2_DSYNC,
+	emd_rec_start(&rec, flags & RWF_SYNC ? EMD_K_PWRITEV2_SYNC : EMD_K_PWRITEV2_DSYNC,
 		      fd, NULL, site);
 	if (!emd_eating())
-		return emd_rec_end(&rec, call(arg, flags));
-	return emd_rec_end(&rec,
-			   emd_done(fd, call(arg, emd_rwf_flags(fd, flags))));
+		return emd_rec_finish(&rec, call(arg, flags));
+	return emd_rec_finish(&rec,
+			   emd_note_result(fd, call(arg, emd_rwf_flags(fd, flags))));
 }
 
 struct pwritev2_args {

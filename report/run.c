@@ -12,6 +12,7 @@
 #include "launch/common.h"
 #include "run.h"
 #include "record.h"
+#include "env.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -82,7 +83,7 @@ static void take_hard_limits(void)
 /* EATMYDATA_RECORD_SLOTS: a smaller record file, for tests that fill it. */
 static unsigned long long slots_wanted(void)
 {
-	const char *v = getenv("EATMYDATA_RECORD_SLOTS");
+	const char *v = getenv(EMD_ENV_RECORD_SLOTS);
 	unsigned long long n;
 	char *end;
 
@@ -327,9 +328,9 @@ static void export_record_file(int fd, unsigned flags)
 		die("cannot use %s: %s", in_dir(path_buf, "records"), strerror(errno));
 	snprintf(id, sizeof(id), "%d:%llu:%llu", fd, (unsigned long long)st.st_dev,
 		 (unsigned long long)st.st_ino);
-	if (setenv("EATMYDATA_RECORD", in_dir(path_buf, "records"), 1) != 0 ||
-	    setenv("EATMYDATA_RECORD_FD", id, 1) != 0 ||
-	    ((flags & EMD_REC_AUDIT) && setenv("EATMYDATA_AUDIT", "1", 1) != 0))
+	if (setenv(EMD_ENV_RECORD, in_dir(path_buf, "records"), 1) != 0 ||
+	    setenv(EMD_ENV_RECORD_FD, id, 1) != 0 ||
+	    ((flags & EMD_REC_AUDIT) && setenv(EMD_ENV_AUDIT, "1", 1) != 0))
 		die("cannot set EATMYDATA_RECORD");
 }
 

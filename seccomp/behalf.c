@@ -33,7 +33,6 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#define SYNC_FLAGS (O_SYNC | O_DSYNC)
 #define HOW_MAX 256
 #define WRITE_MAX (64 << 20)
 #define IOV_MAX_HERE 64
@@ -46,16 +45,32 @@
  * answer it: EFAULT, EINVAL...). */
 static int read_open(const struct call *c, int *dirfd, char *path, struct open_how *how)
 {
-	const __u64 *a = c->req->data.args;
-	int at = c->req->data.nr != SYS_open;
+	/* The path comes before the flags, the directory (openat) first. */
+	int at = (c->compat ? c->request->arg32 : c->request->arg) - 1;
 
-	*dirfd = at ? (int)a[0] : AT_FDCWD;
-	if (read_theirs(c->req->pid, a[at], path, PATH_MAX, 1) != 0)
+	*dirfd = at ? (int)call_arg(c, 0) : AT_FDCWD;
+	if (read_theirs(c->req->pid, call_arg(c, at), path, PATH_MAX, 1) != 0)
 		return 0;
-	*how = (struct open_how){.flags = (unsigned)a[at + 1]};
+	*how = (struct open_how){.flags = (unsigned)call_arg(c, at + 1)};
 	if (how->flags & (O_CREAT | __O_TMPFILE))
-		how->mode = (unsigned)a[at + 2] & 07777;
-	return (how->flags & SYNC_FLAGS) != 0;
+		how->mode = (unsigned)call_arg(c, at + 2) & 07777;
+	return (how->flags & EMD_OPEN_SYNC_FLAGS) != 0;
+}
+
+/* A compat caller's open, made: its flags mean what ours do (x86), and a
+ * file too large for a 32-bit offset without O_LARGEFILE is the kernel's
+ * EOVERFLOW, left to it.  Such a file was neither created nor truncated
+ * by the open here (it would be empty), so the kernel may make it again. */
+static int compat_open_ok(const struct call *c, int fd, unsigned long long flags)
+{
+	struct stat st;
+
+	if (!c->compat)
+		return 1;
+	if (!EMD_COMPAT_OPEN_FLAGS_NATIVE)
+		return 0;
+	return (flags & EMD_COMPAT_O_LARGEFILE) ||
+	       (fstat(fd, &st) == 0 && st.st_size <= 0x7fffffff);
 }
 
 /* openat2: clear the flags in the caller's struct, where the kernel reads
@@ -70,9 +85,9 @@ static int clear_in_place(const struct call *c)
 	if (a[3] < sizeof(struct open_how) || a[3] > HOW_MAX ||
 	    read_theirs(c->req->pid, at, &flags, sizeof(flags), 0) != 0)
 		return 1; /* the kernel refuses it: EINVAL, E2BIG, EFAULT */
-	if (!(flags & SYNC_FLAGS))
+	if (!(flags & EMD_OPEN_SYNC_FLAGS))
 		return 1;
-	flags &= ~(unsigned long long)SYNC_FLAGS;
+	flags &= ~(unsigned long long)EMD_OPEN_SYNC_FLAGS;
 	if (process_vm_writev(c->req->pid, &local, 1, &remote, 1, 0) != sizeof(flags))
 		return 0;
 	note(-1);
@@ -190,7 +205,7 @@ static int create_here(int base, const char *path, struct open_how how)
 static int open_here(int base, const char *path, struct open_how how, mode_t their_umask)
 {
 	struct stat st;
-	unsigned long long flags = (how.flags & ~(unsigned long long)SYNC_FLAGS) | O_NONBLOCK |
+	unsigned long long flags = (how.flags & ~(unsigned long long)EMD_OPEN_SYNC_FLAGS) | O_NONBLOCK |
 				   O_NOCTTY | O_CLOEXEC;
 	int found = find_here(base, path, how.flags), fd = -1, nonblock = how.flags & O_NONBLOCK;
 	mode_t mine = umask(their_umask); /* this thread's own: see worker() */
@@ -232,20 +247,20 @@ int open_on_behalf(struct call *c)
 	char path[PATH_MAX];
 	struct open_how how;
 	mode_t their_umask = 022;
-	int dirfd, base, fd;
+	int dirfd, base, fd, in_memory = c->request->test == EMD_TEST_MEMORY;
 
-	if (c->req->data.nr == SYS_openat2 && clear_in_place(c))
+	if (in_memory && clear_in_place(c))
 		return CONTINUE;
 	/* At its descriptor limit the kernel fails before the open has any
 	 * effect (a file created or truncated): it answers that. */
-	if (c->req->data.nr == SYS_openat2 || !read_open(c, &dirfd, path, &how) ||
+	if (in_memory || !read_open(c, &dirfd, path, &how) ||
 	    !same_rights(c->req->pid, &their_umask) || !caller_fd_room(c->req->pid))
 		return CONTINUE;
 	if ((base = base_dir(c, dirfd)) < 0)
 		return CONTINUE; /* EBADF, ENOTDIR...: the kernel says it */
 	fd = open_here(base, path, how, their_umask);
 	close(base);
-	if (fd < 0 || !still_pending(c)) {
+	if (fd < 0 || !compat_open_ok(c, fd, how.flags) || !still_pending(c)) {
 		if (fd >= 0)
 			close(fd);
 		return CONTINUE;
@@ -265,14 +280,28 @@ static int no_size_limit(pid_t tid)
 	       mine.rlim_cur == RLIM_INFINITY;
 }
 
+/* The caller's iovec array, widened from a compat caller's 32-bit one;
+ * 0 or -1. */
+static int fetch_iovecs(const struct call *c, struct iovec *iov, int cnt)
+{
+	unsigned int narrow[2 * IOV_MAX_HERE];
+
+	if (!c->compat)
+		return read_theirs(c->req->pid, call_arg(c, 1), iov, cnt * sizeof(*iov), 0);
+	if (read_theirs(c->req->pid, call_arg(c, 1), narrow, cnt * 2 * sizeof(*narrow), 0) != 0)
+		return -1;
+	for (int i = 0; i < cnt; i++)
+		iov[i] = (struct iovec){(void *)(unsigned long)narrow[2 * i], narrow[2 * i + 1]};
+	return 0;
+}
+
 /* The caller's iovecs and their total; 0 if they cannot be written here as
  * the kernel would (too many, too large, misaligned for O_DIRECT). */
 static int read_iovecs(const struct call *c, int fd, struct iovec *iov, int cnt, size_t *total)
 {
 	int direct = fcntl(fd, F_GETFL) & O_DIRECT;
 
-	if (cnt < 1 || cnt > IOV_MAX_HERE ||
-	    read_theirs(c->req->pid, c->req->data.args[1], iov, cnt * sizeof(*iov), 0) != 0)
+	if (cnt < 1 || cnt > IOV_MAX_HERE || fetch_iovecs(c, iov, cnt) != 0)
 		return 0;
 	*total = 0;
 	for (int i = 0; i < cnt; i++) {
@@ -291,7 +320,6 @@ static int read_iovecs(const struct call *c, int fd, struct iovec *iov, int cnt,
 static int write_here(const struct call *c, int fd, const struct iovec *remote, int cnt,
 		      size_t total, ssize_t *r)
 {
-	const __u64 *a = c->req->data.args;
 	char *buf = aligned_alloc(DIRECT_ALIGN, (total + DIRECT_ALIGN) & ~(DIRECT_ALIGN - 1));
 	struct iovec local[IOV_MAX_HERE];
 	size_t at = 0;
@@ -303,7 +331,8 @@ static int write_here(const struct call *c, int fd, const struct iovec *remote, 
 		local[i] = (struct iovec){buf + at, remote[i].iov_len};
 	if (process_vm_readv(c->req->pid, local, cnt, remote, cnt, 0) == (ssize_t)total &&
 	    still_pending(c)) {
-		*r = pwritev2(fd, local, cnt, (off_t)a[3], (int)a[5] & ~(RWF_SYNC | RWF_DSYNC));
+		*r = pwritev2(fd, local, cnt, (off_t)call_arg64(c, 3),
+			      (int)call_arg(c, 5) & ~EMD_RWF_SYNC_FLAGS);
 		*r = *r < 0 ? -errno : *r;
 		done = 1;
 	}
@@ -317,13 +346,13 @@ static int write_here(const struct call *c, int fd, const struct iovec *remote, 
 int write_on_behalf(struct call *c)
 {
 	struct iovec remote[IOV_MAX_HERE];
-	int fd, cnt = (int)c->req->data.args[2], done = 0;
+	int fd, cnt = (int)call_arg(c, 2), done = 0;
 	size_t total;
 	ssize_t r = 0;
 
 	if (!same_rights(c->req->pid, NULL) || !no_size_limit(c->req->pid))
 		return CONTINUE;
-	if ((fd = their_fd(c, (int)c->req->data.args[0])) < 0)
+	if ((fd = their_fd(c, (int)call_arg(c, 0))) < 0)
 		return CONTINUE;
 	if (syscall(SYS_sync_file_range, fd, 0L, 0L, 0U) == 0 && plain(fd) &&
 	    read_iovecs(c, fd, remote, cnt, &total))

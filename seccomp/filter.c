@@ -11,12 +11,13 @@
  */
 #include "launch/common.h"
 #include "seccomp.h"
+#include "supervisor.h"
+#include "requests.h"
+#include "elf_kind.h"
 #include "launch/sync_on_exit.h"
 
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
@@ -33,20 +34,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef SYS_landlock_restrict_self
-#define SYS_landlock_restrict_self 446
-#endif
 #ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 #define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
 #endif
 
-#define X32_BIT 0x40000000
 #define ARG_LO(i) (offsetof(struct seccomp_data, args) + 8 * (i))
 #define NOTIFY SECCOMP_RET_USER_NOTIF
 #define ALLOW SECCOMP_RET_ALLOW
 
+EMD_REQUEST_TABLE(requests);
+
 struct filter {
-	struct sock_filter insn[128];
+	struct sock_filter insn[256];
 	unsigned short n;
 };
 
@@ -58,9 +57,9 @@ static void emit(struct filter *f, struct sock_filter insn)
 }
 
 /* "if nr: body", the body `len` instructions that end in a return. */
-static void rule(struct filter *f, int nr, unsigned char len)
+static void rule(struct filter *f, long nr, unsigned char len)
 {
-	emit(f, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, len));
+	emit(f, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, len));
 }
 
 static void ret(struct filter *f, unsigned action)
@@ -68,94 +67,104 @@ static void ret(struct filter *f, unsigned action)
 	emit(f, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, action));
 }
 
+static void load(struct filter *f, unsigned offset)
+{
+	emit(f, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offset));
+}
+
 /* Notify when any bit of `mask` is set in argument `arg`. */
-static void notify_if_flags(struct filter *f, int nr, int arg, unsigned mask)
+static void notify_if_flags(struct filter *f, long nr, int arg, unsigned mask)
 {
 	rule(f, nr, 4);
-	emit(f, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(arg)));
+	load(f, ARG_LO(arg));
 	emit(f, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, mask, 0, 1));
 	ret(f, NOTIFY);
 	ret(f, ALLOW);
 }
 
 /* Notify unless the descriptor is negative: the kernel's own EBADF. */
-static void notify_unless_negative(struct filter *f, int nr)
+static void notify_unless_negative(struct filter *f, long nr, int arg)
 {
 	rule(f, nr, 4);
-	emit(f, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(0)));
+	load(f, ARG_LO(arg));
 	emit(f, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x80000000u, 0, 1));
 	ret(f, ALLOW);
 	ret(f, NOTIFY);
 }
 
-static void build(struct filter *f, const struct seccomp_options *opt)
+static void notify(struct filter *f, long nr)
 {
-	/* Only this ABI's durability requests are known; x32 and i386 ones
-	 * pass.  But a Landlock domain entered through any entry must be
-	 * reported: i386 and x32 share the number (x32 with its bit). */
-	emit(f, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-					     offsetof(struct seccomp_data, arch)));
-	emit(f, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
-					     AUDIT_ARCH_X86_64, 4, 0));
-	emit(f, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-					     offsetof(struct seccomp_data, nr)));
-	rule(f, SYS_landlock_restrict_self, 1);
+	rule(f, nr, 1);
 	ret(f, NOTIFY);
-	ret(f, ALLOW);
-	emit(f, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-					     offsetof(struct seccomp_data, nr)));
-	rule(f, SYS_landlock_restrict_self | X32_BIT, 1);
-	ret(f, NOTIFY);
-	notify_unless_negative(f, SYS_fsync);
-	notify_unless_negative(f, SYS_fdatasync);
-	notify_unless_negative(f, SYS_syncfs);
-	rule(f, SYS_sync, 1);
-	ret(f, NOTIFY);
-	notify_if_flags(f, SYS_sync_file_range, 3, 7);
-	notify_if_flags(f, SYS_msync, 2, MS_SYNC);
-	notify_if_flags(f, SYS_open, 1, O_SYNC | O_DSYNC);
-	notify_if_flags(f, SYS_openat, 2, O_SYNC | O_DSYNC);
-	rule(f, SYS_openat2, 1);
-	ret(f, NOTIFY);
-	notify_if_flags(f, SYS_pwritev2, 5, RWF_SYNC | RWF_DSYNC);
-	notify_if_flags(f, SYS_io_uring_enter, 1, ~0u); /* to_submit != 0 */
-	/* Not a durability request: the supervisor must know that someone in
-	 * the tree confined itself, which cannot be seen from outside. */
-	rule(f, SYS_landlock_restrict_self, 1);
-	ret(f, NOTIFY);
+}
+
+/* The rules of one ABI, from the request table: each request the
+ * supervisor answers, by its number and argument there.  Landlock is no
+ * durability request, but the supervisor must know that someone in the
+ * tree confined itself, which cannot be seen from outside. */
+static void abi_rules(struct filter *f, int compat, const struct seccomp_options *opt)
+{
+	load(f, offsetof(struct seccomp_data, nr));
+	for (int i = 0; i < EMD_NREQUESTS; i++) {
+		const struct emd_request *r = &requests[i];
+		long nr = compat ? r->nr32 : r->nr;
+		int arg = compat ? r->arg32 : r->arg;
+
+		if (nr < 0 || !supervisor_answers(r))
+			continue;
+		if (r->test == EMD_TEST_FD)
+			notify_unless_negative(f, nr, arg);
+		else if (r->test == EMD_TEST_BITS)
+			notify_if_flags(f, nr, arg, r->bits);
+		else
+			notify(f, nr);
+	}
+	notify(f, SYS_landlock_restrict_self);
+	if (EMD_X32_BIT && !compat)
+		notify(f, SYS_landlock_restrict_self | EMD_X32_BIT);
 	if (opt->no_io_uring) {
-		rule(f, SYS_io_uring_setup, 1);
+		rule(f, SYS_io_uring_setup, 1); /* one number on every ABI */
 		ret(f, SECCOMP_RET_ERRNO | ENOSYS);
 	}
 	ret(f, ALLOW);
 }
 
-/* Does the program need the filter: no ELF interpreter (statically
- * linked), or a Go build ID note (Go makes its system calls itself)? */
-static int static_or_go(const char *file)
+/* "if the ABI is `arch`: its rules", patched once their length is known. */
+static void abi_block(struct filter *f, unsigned arch, int compat,
+		      const struct seccomp_options *opt)
 {
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph;
-	char note[64];
-	int fd = open(file, O_RDONLY | O_CLOEXEC), interp = 0, go = 0;
+	unsigned short at = f->n;
 
-	if (fd < 0 || pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64) {
-		if (fd >= 0)
-			close(fd);
-		return 0; /* a script, or not ours to judge */
-	}
-	for (int i = 0; i < eh.e_phnum; i++) {
-		if (pread(fd, &ph, sizeof(ph), eh.e_phoff + (off_t)i * eh.e_phentsize) != sizeof(ph))
-			break;
-		interp |= ph.p_type == PT_INTERP;
-		if (ph.p_type == PT_NOTE &&
-		    pread(fd, note, sizeof(note), ph.p_offset) >= 16 &&
-		    memcmp(note + 12, "Go\0", 3) == 0)
-			go = 1;
-	}
+	emit(f, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 0, 0));
+	abi_rules(f, compat, opt);
+	if (f->n - at - 1 > 255)
+		die("seccomp filter too long");
+	f->insn[at].jf = (unsigned char)(f->n - at - 1);
+}
+
+/* Each ABI the kernel runs here gets its own rules (x32 shares the native
+ * ABI's arch with a bit in the number, which none of the rules has); any
+ * other ABI only has Landlock watched. */
+static void build(struct filter *f, const struct seccomp_options *opt)
+{
+	load(f, offsetof(struct seccomp_data, arch));
+	abi_block(f, EMD_ARCH_NATIVE, 0, opt);
+	abi_block(f, EMD_ARCH_COMPAT, 1, opt);
+	load(f, offsetof(struct seccomp_data, nr));
+	notify(f, SYS_landlock_restrict_self);
+	ret(f, ALLOW);
+}
+
+/* Does the program need the filter (elf_kind.c)? */
+static int unreachable(const char *file)
+{
+	int fd = open(file, O_RDONLY | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return 0;
+	r = emd_elf_unreachable(fd);
 	close(fd);
-	return !interp || go;
+	return r;
 }
 
 int seccomp_wanted(const struct seccomp_options *opt, const char *file)
@@ -166,7 +175,7 @@ int seccomp_wanted(const struct seccomp_options *opt, const char *file)
 		return 0;
 	if (strcmp(opt->mode, "auto") != 0)
 		die("--seccomp takes auto, on or off, not '%s'", opt->mode);
-	return file && static_or_go(file);
+	return file && unreachable(file);
 }
 
 /* CAP_SYS_ADMIN may install a filter without no_new_privs. */

@@ -9,6 +9,8 @@
  */
 #include "launch/common.h"
 #include "supervisor.h"
+#include "maps.h"
+#include "env.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -85,24 +87,27 @@ int read_theirs(pid_t pid, unsigned long addr, void *out, size_t size, int strin
 	return string ? -1 : 0;
 }
 
+#define HEAD 32 /* as much of a string as its judgement needs */
+
 /* Is one environment string, of which `head` holds the first bytes and
- * `len` is the length, EATMYDATA_DISABLE set as the library reads it (not
- * empty, not "0")?  -1: not that variable. */
-static int disable_value(const char *head, size_t len)
+ * `len` is the length, EATMYDATA_DISABLE set as the library reads it?
+ * -1: not that variable. */
+static int disable_value(char *head, size_t len)
 {
-	static const char key[] = "EATMYDATA_DISABLE=";
+	static const char key[] = EMD_ENV_DISABLE "=";
 	size_t k = sizeof(key) - 1;
 
+	head[len < HEAD - 1 ? len : HEAD - 1] = '\0';
 	if (len < k || memcmp(head, key, k) != 0)
 		return -1;
-	return len > k && !(len == k + 1 && head[k] == '0');
+	return emd_env_true(head + k);
 }
 
 /* The environment is read whole, however long: getenv takes the first
  * occurrence, and so does this. */
 static int env_disables(int fd)
 {
-	char chunk[4096], head[32];
+	char chunk[4096], head[HEAD];
 	size_t len = 0;
 	ssize_t n;
 	int v;
@@ -110,7 +115,7 @@ static int env_disables(int fd)
 	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
 		for (ssize_t i = 0; i < n; i++) {
 			if (chunk[i] != '\0') {
-				if (len < sizeof(head))
+				if (len < HEAD - 1)
 					head[len] = chunk[i];
 				len++;
 			} else if ((v = disable_value(head, len)) >= 0) {
@@ -172,23 +177,37 @@ int caller_fd_room(pid_t tid)
 	return below < lim.rlim_cur;
 }
 
+/* How far from `start` the mappings reach without a gap; the maps are in
+ * address order.  [vsyscall] is listed, but no mapping of the process's. */
+struct span {
+	unsigned long start, end;
+};
+
+static int extend(const struct emd_map *m, void *arg)
+{
+	struct span *s = arg;
+
+	if (m->lo <= s->start && s->start < m->hi && strcmp(m->path, "[vsyscall]") != 0)
+		s->start = m->hi;
+	return s->start >= s->end;
+}
+
 int caller_mapped(pid_t pid, unsigned long start, unsigned long end)
 {
-	char path[64], line[512];
-	unsigned long lo, hi;
-	FILE *f;
+	struct span s = {start, end};
+	int fd = open_proc(pid, "maps");
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	if (!(f = fopen(path, "re")))
+	if (fd < 0)
 		return -1;
-	while (start < end && fgets(line, sizeof(line), f)) {
-		/* [vsyscall] is listed, but no mapping of the process's */
-		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo <= start && start < hi &&
-		    !strstr(line, " [vsyscall]\n"))
-			start = hi;
-		while (!strchr(line, '\n') && fgets(line, sizeof(line), f))
-			; /* the rest of a long line (a long path) */
-	}
-	fclose(f);
-	return start >= end;
+	emd_maps_each(fd, extend, &s);
+	close(fd);
+	return s.start >= s.end;
+}
+
+int open_proc(pid_t pid, const char *name)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
+	return open(path, O_RDONLY | O_CLOEXEC);
 }

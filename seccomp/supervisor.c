@@ -25,7 +25,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/audit.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -41,12 +40,6 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
-
-#define X32_BIT 0x40000000
-
-#ifndef SYS_landlock_restrict_self
-#define SYS_landlock_restrict_self 446
-#endif
 
 int reply_error(struct call *c, int err)
 {
@@ -64,10 +57,11 @@ void note(int fd)
 	sync_on_exit_note(fd);
 }
 
-/* fsync, fdatasync, syncfs; `espipe` is the answer for pipes and sockets. */
-static int fd_sync(struct call *c, int espipe)
+/* fsync, fdatasync, syncfs: the descriptor checked as the library checks
+ * it (emd_check_fd), with `espipe` the answer for pipes and sockets. */
+static int check_fd(struct call *c, int espipe)
 {
-	int fd = their_fd(c, (int)c->req->data.args[0]), r;
+	int fd = their_fd(c, (int)call_arg(c, 0)), r;
 
 	if (fd == -EBADF)
 		return reply_error(c, EBADF);
@@ -82,17 +76,38 @@ static int fd_sync(struct call *c, int espipe)
 	return r ? reply_error(c, -r) : 0;
 }
 
+static int sync_fd(struct call *c)
+{
+	return check_fd(c, -EINVAL);
+}
+
+static int sync_fs(struct call *c)
+{
+	return check_fd(c, 0);
+}
+
+static int sync_all(struct call *c)
+{
+	(void)c;
+	note(-1);
+	return 0;
+}
+
+/* The offsets follow the descriptor, or on arm's sync_file_range2 the
+ * flags (argument 1); each is two arguments in the compat ABI. */
 static int sync_range(struct call *c)
 {
-	const __u64 *a = c->req->data.args;
-	int fd = their_fd(c, (int)a[0]), r;
+	int flags_arg = c->compat ? c->request->arg32 : c->request->arg;
+	int off_arg = flags_arg == 1 ? 2 : 1, width = c->compat ? 2 : 1;
+	int fd = their_fd(c, (int)call_arg(c, 0)), r;
 
 	if (fd == -EBADF)
 		return reply_error(c, EBADF);
 	if (fd < 0)
 		return CONTINUE;
-	r = (int)syscall(SYS_sync_file_range, fd, (long)a[1], (long)a[2],
-			 (unsigned)a[3] & ~7u) ? -errno : 0;
+	r = (int)syscall(SYS_sync_file_range, fd, call_arg64(c, off_arg),
+			 call_arg64(c, off_arg + width),
+			 (unsigned)call_arg(c, flags_arg) & ~EMD_SFR_VALID) ? -errno : 0;
 	if (r == 0)
 		note(fd);
 	close(fd);
@@ -101,11 +116,11 @@ static int sync_range(struct call *c)
 
 /* msync's checks, in the kernel's order; MS_INVALIDATE of locked pages
  * (EBUSY) is not seen from here. */
-static int mapping_sync(struct call *c)
+static int sync_mapping(struct call *c)
 {
-	unsigned long addr = c->req->data.args[0], len = c->req->data.args[1];
+	unsigned long addr = call_arg(c, 0), len = call_arg(c, 1);
 	unsigned long page = sysconf(_SC_PAGESIZE);
-	int flags = (int)c->req->data.args[2], m;
+	int flags = (int)call_arg(c, 2), m;
 
 	if ((flags & ~(MS_ASYNC | MS_INVALIDATE | MS_SYNC)) || (addr & (page - 1)) ||
 	    ((flags & MS_ASYNC) && (flags & MS_SYNC)))
@@ -121,39 +136,51 @@ static int mapping_sync(struct call *c)
 	return m ? 0 : reply_error(c, ENOMEM);
 }
 
+/* The supervisor's handler for each way a request is eaten; a request
+ * without one is not filtered. */
+static int (*const handlers[EMD_NEAT])(struct call *c) = {
+	[EMD_EAT_FD_SYNC] = sync_fd,
+	[EMD_EAT_FS_SYNC] = sync_fs,
+	[EMD_EAT_ALL_SYNC] = sync_all,
+	[EMD_EAT_RANGE] = sync_range,
+	[EMD_EAT_MAPPING] = sync_mapping,
+	[EMD_EAT_OPEN] = open_on_behalf,
+	[EMD_EAT_WRITE] = write_on_behalf,
+	[EMD_EAT_URING] = uring_submit,
+};
+
+int supervisor_answers(const struct emd_request *r)
+{
+	return handlers[r->eat] != NULL;
+}
+
+EMD_REQUEST_TABLE(requests);
+
+/* The row of the notified call, by its ABI and number; NULL for Landlock
+ * (through any entry: x32 sets a bit in the number). */
+static const struct emd_request *request_of(const struct seccomp_data *d, int *compat)
+{
+	*compat = d->arch == EMD_ARCH_COMPAT;
+	if (d->arch != EMD_ARCH_NATIVE && !*compat)
+		return NULL;
+	for (int i = 0; i < EMD_NREQUESTS; i++)
+		if ((long)d->nr == (*compat ? requests[i].nr32 : requests[i].nr) &&
+		    supervisor_answers(&requests[i]))
+			return &requests[i];
+	return NULL;
+}
+
 static int answer(struct call *c, const char *only)
 {
-	/* Through any entry: i386 has the same number, x32 sets a bit. */
-	if ((c->req->data.nr & ~X32_BIT) == SYS_landlock_restrict_self) {
-		rights_note_landlock();
+	c->request = request_of(&c->req->data, &c->compat);
+	if (!c->request) {
+		if ((c->req->data.nr & ~EMD_X32_BIT) == SYS_landlock_restrict_self)
+			rights_note_landlock();
 		return CONTINUE;
 	}
-	if (c->req->data.arch != AUDIT_ARCH_X86_64 || !caller_eats(c->req->pid, only))
+	if (!caller_eats(c->req->pid, only))
 		return CONTINUE;
-	switch (c->req->data.nr) {
-	case SYS_fsync:
-	case SYS_fdatasync:
-		return fd_sync(c, -EINVAL);
-	case SYS_syncfs:
-		return fd_sync(c, 0);
-	case SYS_sync:
-		note(-1);
-		return 0;
-	case SYS_sync_file_range:
-		return sync_range(c);
-	case SYS_msync:
-		return mapping_sync(c);
-	case SYS_open:
-	case SYS_openat:
-	case SYS_openat2:
-		return open_on_behalf(c);
-	case SYS_io_uring_enter:
-		return uring_submit(c);
-	case SYS_pwritev2:
-		return write_on_behalf(c);
-	default:
-		return CONTINUE;
-	}
+	return handlers[c->request->eat](c);
 }
 
 /* The pool: each worker receives one notification and answers it.  Whoever
@@ -188,7 +215,7 @@ static void start_worker(struct pool *p)
 /* Answer one notification; returns 0 when the listener is gone. */
 static int serve_one(struct pool *p, struct seccomp_notif *req, struct seccomp_notif_resp *resp)
 {
-	struct call c = {p->listener, req, resp};
+	struct call c = {p->listener, req, resp, NULL, 0};
 	int how, got;
 
 	memset(req, 0, p->sizes.seccomp_notif);

@@ -12,16 +12,44 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "requests.h"
+
 /* How a notification was handled: 0, reply with resp's val and error;
  * CONTINUE, let the call go on to the kernel unchanged; ANSWERED, the
  * reply was sent already (SECCOMP_ADDFD_FLAG_SEND) or the caller is gone. */
 enum { CONTINUE = 1, ANSWERED = 2 };
 
+/* A notification: the request it is (a row of include/requests.h) and in
+ * which ABI, native or the 32-bit one (compat), which says where each
+ * argument is and how wide. */
 struct call {
 	int listener;
 	struct seccomp_notif *req;
 	struct seccomp_notif_resp *resp;
+	const struct emd_request *request;
+	int compat;
 };
+
+/* Argument i as the kernel reads it: 32 bits wide in the compat ABI. */
+static inline unsigned long long call_arg(const struct call *c, int i)
+{
+	unsigned long long a = c->req->data.args[i];
+
+	return c->compat ? (unsigned)a : a;
+}
+
+/* A 64-bit value the compat ABI passes in two arguments from i on (low
+ * word first), or the native ABI in argument i. */
+static inline long long call_arg64(const struct call *c, int i)
+{
+	if (!c->compat)
+		return (long long)c->req->data.args[i];
+	return (long long)(call_arg(c, i) | call_arg(c, i + 1) << 32);
+}
+
+/* Does the supervisor answer this request (has a handler for it)?  The
+ * filter notifies only those. */
+int supervisor_answers(const struct emd_request *r);
 
 /* Reply that the call failed with err; returns 0 (the reply is to send). */
 int reply_error(struct call *c, int err);
@@ -45,6 +73,9 @@ int caller_eats(pid_t pid, const char *only);
 /* Has the calling thread a free descriptor below its RLIMIT_NOFILE?  (Its
  * descriptors below the limit are fewer than the limit.) */
 int caller_fd_room(pid_t tid);
+
+/* /proc/PID/NAME, open for reading, or -1. */
+int open_proc(pid_t pid, const char *name);
 
 /* Is [start, end) mapped without a gap in the caller?  -1: unknown. */
 int caller_mapped(pid_t pid, unsigned long start, unsigned long end);

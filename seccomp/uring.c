@@ -14,6 +14,7 @@
  */
 #include "launch/common.h"
 #include "supervisor.h"
+#include "maps.h"
 
 #include <fcntl.h>
 #include <linux/io_uring.h>
@@ -58,22 +59,31 @@ static int read_fdinfo(pid_t pid, int fd, struct pending *p)
 	return p->ino ? 0 : -1;
 }
 
+struct ring_query {
+	unsigned long ino, found;
+};
+
+static int is_sqe_array(const struct emd_map *m, void *arg)
+{
+	struct ring_query *q = arg;
+
+	if (m->inode != q->ino || m->offset != IORING_OFF_SQES)
+		return 0;
+	q->found = m->lo;
+	return 1;
+}
+
 /* Where the ring's SQE array is mapped in the caller. */
 static unsigned long sqe_array(pid_t pid, unsigned long ino)
 {
-	char path[64], line[512];
-	unsigned long lo, off, inode, found = 0;
-	FILE *f;
+	struct ring_query q = {ino, 0};
+	int fd = open_proc(pid, "maps");
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	if (!(f = fopen(path, "re")))
-		return 0;
-	while (!found && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx-%*x %*s %lx %*s %lu", &lo, &off, &inode) == 3 &&
-		    inode == ino && off == IORING_OFF_SQES)
-			found = lo;
-	fclose(f);
-	return found;
+	if (fd >= 0) {
+		emd_maps_each(fd, is_sqe_array, &q);
+		close(fd);
+	}
+	return q.found;
 }
 
 static int poke(pid_t pid, unsigned long addr, const void *data, size_t len)
@@ -102,10 +112,10 @@ static int rewrite(pid_t pid, unsigned long sqe)
 	case IORING_OP_WRITEV:
 	case IORING_OP_WRITE_FIXED:
 	case IORING_OP_WRITE:
-		flags &= ~(unsigned)(RWF_SYNC | RWF_DSYNC);
+		flags &= ~(unsigned)EMD_RWF_SYNC_FLAGS;
 		break;
 	case IORING_OP_OPENAT:
-		flags &= ~(unsigned)(O_SYNC | O_DSYNC);
+		flags &= ~(unsigned)EMD_OPEN_SYNC_FLAGS;
 		break;
 	default:
 		return 0;
@@ -117,13 +127,13 @@ static int rewrite(pid_t pid, unsigned long sqe)
 int uring_submit(struct call *c)
 {
 	pid_t pid = c->req->pid;
-	int fd = (int)c->req->data.args[0], synced = 0;
+	int fd = (int)call_arg(c, 0), synced = 0;
 	struct pending p;
 	unsigned long base;
 
 	/* A registered ring's index names no descriptor, and which ring it is
 	 * cannot be seen from outside: the kernel runs its SQEs as they are. */
-	if ((unsigned)c->req->data.args[3] & ENTER_REGISTERED_RING)
+	if ((unsigned)call_arg(c, 3) & ENTER_REGISTERED_RING)
 		return CONTINUE;
 	if (fd < 0 || read_fdinfo(pid, fd, &p) != 0 || !(base = sqe_array(pid, p.ino)))
 		return CONTINUE;

@@ -16,7 +16,7 @@ int main(int argc, char **argv)
 {
 	struct timespec wait = {10, 0};
 	struct aiocb cb;
-	siginfo_t info;
+	siginfo_t info = {0}; /* si_value is not set by every sender */
 	sigset_t set;
 	int fd;
 

@@ -24,22 +24,46 @@ TIMEOUT = 300
 # Where each ELF class's libraries are: the directories ld.so names $LIB.
 LIB_DIRS = sorted({p.parent.relative_to(BUILD) for p in BUILD.glob("**/libeatmydata.so")})
 
-# What reached the disk, as the kernel saw it.  The syscall tracepoints are
-# filtered to the requests that sync: the library validates descriptors with
-# sync_file_range(fd, 0, 0, 0), which does no I/O.
-SYNC_EVENTS = [
-    ("ext4:ext4_sync_file_enter", None),
-    ("ext4:ext4_sync_fs", None),
-    ("syscalls:sys_enter_fsync", None),
-    ("syscalls:sys_enter_fdatasync", None),
-    ("syscalls:sys_enter_sync", None),
-    ("syscalls:sys_enter_syncfs", None),
-    ("syscalls:sys_enter_sync_file_range", "flags != 0"),
-    ("syscalls:sys_enter_msync", "flags & 4"),
-    ("syscalls:sys_enter_open", "flags & 0x101000"),
-    ("syscalls:sys_enter_openat", "flags & 0x101000"),
-    ("syscalls:sys_enter_pwritev2", "flags & 6"),
-]
+
+
+@dataclass(frozen=True)
+class Request:
+    """A row of the request table (include/requests.h), as
+    tests/c/requests.c prints it."""
+    name: str
+    nr: int
+    nr32: int
+    arg: int
+    arg32: int
+    field: str
+    bits: int
+    test: str
+    eat: str
+
+
+def request_table():
+    out = subprocess.run([TESTS / "requests"], capture_output=True, text=True, check=True).stdout
+    return [Request(n, int(nr), int(nr32), int(a), int(a32), f, int(b, 16), t, e)
+            for n, nr, nr32, a, a32, f, b, t, e in (line.split() for line in out.splitlines())]
+
+
+REQUESTS = request_table()
+
+
+def sync_event(r):
+    """The syscall tracepoint that counts request r when it syncs: the
+    library validates descriptors with sync_file_range(fd, 0, 0, 0), which
+    does no I/O, hence the filter on the flags."""
+    return (f"syscalls:sys_enter_{r.name}", f"{r.field} & {r.bits:#x}" if r.test == "bits" else None)
+
+
+# What reached the disk, as the kernel saw it: the file system's own syncs,
+# and every request of the table whose flags the tracepoint can see (not
+# openat2's, in memory; not io_uring's, whose submissions are counted by
+# the file system's events).
+SYNC_EVENTS = [("ext4:ext4_sync_file_enter", None), ("ext4:ext4_sync_fs", None)] + [
+    sync_event(r) for r in REQUESTS
+    if r.nr >= 0 and r.test in ("fd", "always", "bits") and r.eat != "uring"]
 
 
 def tool(name):

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """The intercepted functions, one row each: the symbol the library exports and
 the tests/c/entry.c requests that reach it (program, call)."""
+from conftest import REQUESTS
 
 ENTRY_POINTS = {
     "fsync": [("entry", "fsync")],
@@ -26,11 +27,11 @@ ENTRY_POINTS = {
     "open_by_handle_at": [("entry", "open_by_handle_at")],
     "pwritev2": [("entry", "pwritev2")],
     "pwritev64v2": [("entry", "pwritev64v2")],
+    # Every request of the table the library eats (include/requests.h);
     # syscall-osync: two O_SYNC files opened through syscall(), written
     # through syscall() and through libc.
-    "syscall": [("entry", f"syscall-{c}") for c in (
-        "fsync", "fdatasync", "sync", "syncfs", "sync_file_range", "msync",
-        "open", "openat", "openat2", "open_by_handle_at", "pwritev2", "osync")],
+    "syscall": [("entry", f"syscall-{r.name}") for r in REQUESTS
+                if r.nr >= 0 and r.eat not in ("none", "uring")] + [("entry", "syscall-osync")],
 }
 
 REQUESTS = [(sym, prog, call) for sym, rows in ENTRY_POINTS.items()
