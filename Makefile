@@ -171,7 +171,7 @@ $(B)/tests/%32: tests/c/%.c
 
 $(B)/tests/unit: tests/c/unit.c libeatmydata/glob.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) $(LIB_INC) -o $@ $^
+	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) $(LIB_INC) -o $@ $(filter %.c,$^)
 
 $(B)/tests/lib%.so: tests/lib/%.c
 	@mkdir -p $(@D)
