@@ -64,6 +64,14 @@ endif
 LIBDIR64 = $(B)/$(LIB64)
 LIBDIR32 = $(B)/$(LIB32)
 
+# Each class's multiarch directory, where Debian's libeatmydata1 puts its
+# library ("lib/x86_64-linux-gnu", "lib/i386-linux-gnu"); a compiler that
+# knows no multiarch name installs to $LIB alone.
+multiarch_of = $(if $(1),$(patsubst %,lib/%,$(shell $(CC) $(2) -print-multiarch 2>/dev/null)))
+MULTI64 := $(or $(call multiarch_of,$(LIB64)),$(LIB64))
+MULTI32 := $(if $(LIB32),$(or $(call multiarch_of,$(LIB32),-m32),$(LIB32)))
+SONAME = 1
+
 # The libraries see preload/ and the protocols in include/; the tools see
 # include/ and what the launchers share (launch/common.h).
 LIB_INC = -Iinclude -Ipreload
@@ -85,11 +93,11 @@ LIBS += $(LIBDIR64)/lib$(1).so $(if $(LIB32),$(LIBDIR32)/lib$(1).so)
 
 $(LIBDIR64)/lib$(1).so: $$($(1)_SRC:%.c=$(B)/obj64/%.o)
 	@mkdir -p $$(@D)
-	$$(CC) $$(LIB_LDFLAGS) -o $$@ $$^ -ldl -lpthread
+	$$(CC) $$(LIB_LDFLAGS) -Wl,-soname,lib$(1).so.$(SONAME) -o $$@ $$^ -ldl -lpthread
 
 $(LIBDIR32)/lib$(1).so: $$($(1)_SRC:%.c=$(B)/obj32/%.o)
 	@mkdir -p $$(@D)
-	$$(CC) -m32 $$(LIB_LDFLAGS) -o $$@ $$^ -ldl -lpthread
+	$$(CC) -m32 $$(LIB_LDFLAGS) -Wl,-soname,lib$(1).so.$(SONAME) -o $$@ $$^ -ldl -lpthread
 endef
 $(foreach t,$(TOOLS),$(eval $(call preload_library,$(t))))
 
@@ -163,7 +171,7 @@ $(B)/tests/%32: tests/c/%.c
 
 $(B)/tests/unit: tests/c/unit.c libeatmydata/glob.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) $(LIB_INC) -o $@ $^
+	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) $(LIB_INC) -o $@ $(filter %.c,$^)
 
 $(B)/tests/lib%.so: tests/lib/%.c
 	@mkdir -p $(@D)
@@ -202,27 +210,86 @@ $(B)/bench/syscalls: bench/syscalls.c
 bench: all $(FLOOR) $(B)/bench/openclose $(B)/bench/syscalls
 	$(PYTHON) bench/bench.py
 
+# The libraries as Debian lays out libeatmydata1: lib<tool>.so.1 (the
+# soname) in each class's multiarch directory, with lib<tool>.so, the name
+# LD_PRELOAD gives, a link to it; where ld.so's $LIB is another directory
+# (lib32 beside Debian's biarch libc6-i386), lib<tool>.so there is a relative
+# link to the same file.  So the launcher's PREFIX/$LIB/lib<tool>.so, a bare
+# name in LD_PRELOAD or /etc/ld.so.preload, and LD_LIBRARY_PATH naming either
+# directory find each class's own library, in a moved tree too.  Paths are
+# quoted: DESTDIR may hold spaces.
+# install_libs(build dir, multiarch dir, $LIB dir)
+define install_libs
+	install -d "$(DESTDIR)$(PREFIX)/$(2)" "$(DESTDIR)$(PREFIX)/$(3)"
+	for t in $(TOOLS); do \
+		install -m 644 $(1)/lib$$t.so "$(DESTDIR)$(PREFIX)/$(2)/lib$$t.so.$(SONAME)" && \
+		ln -sfn lib$$t.so.$(SONAME) "$(DESTDIR)$(PREFIX)/$(2)/lib$$t.so" && \
+		{ [ "$(2)" = "$(3)" ] || ln -sfnr "$(DESTDIR)$(PREFIX)/$(2)/lib$$t.so.$(SONAME)" \
+			"$(DESTDIR)$(PREFIX)/$(3)/lib$$t.so"; } || exit; done
+endef
+
+# What install adds, relative to DESTDIR, one a line (uninstall and the
+# packages read it).
+installed:
+	@for t in $(LAUNCHERS); do echo "$(BINDIR)/$$t"; \
+		echo "$(MANDIR)/man1/$$t.1"; echo "$(BASHCOMPDIR)/$$t"; done
+	@for t in $(TOOLS); do for d in $(MULTI64) $(MULTI32); do \
+		echo "$(PREFIX)/$$d/lib$$t.so"; echo "$(PREFIX)/$$d/lib$$t.so.$(SONAME)"; done; \
+		for d in $(filter-out $(MULTI64) $(MULTI32),$(LIB64) $(LIB32)); do \
+		echo "$(PREFIX)/$$d/lib$$t.so"; done; done
+
+print-multiarch:
+	@echo $(MULTI64) $(MULTI32)
+
+# ld.so's cache is refreshed when installing to the live system as root: a
+# PREFIX in /etc/ld.so.conf but not among ld.so's own directories
+# (/usr/local) is found by bare name only through it.
+LDCONFIG = if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig || :; fi
+
+# On the live system, files a package owns are neither replaced nor removed:
+# make install PREFIX=/usr beside Debian's eatmydata would change its files
+# behind dpkg, and make uninstall would then delete them.  The packages of
+# make deb replace Debian's through dpkg.
+OWNED = if [ -z "$(DESTDIR)" ] && command -v dpkg-query >/dev/null; then \
+	owned=$$($(MAKE) -s --no-print-directory installed | xargs -r dpkg-query -S 2>/dev/null | \
+		sed -n 's|^\([^ ]*\): \(/.*\)|$@: \2 belongs to package \1|p'); \
+	[ -z "$$owned" ] || { echo "$$owned" >&2; echo "$@: remove those packages first," \
+		"install make deb's packages instead, or choose another PREFIX" >&2; exit 1; }; fi
+
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
-		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(PREFIX)/$(LIB64)
-	install -m 755 $(BINS) $(DESTDIR)$(BINDIR)/
-	install -m 755 $(TOOLS:%=$(LIBDIR64)/lib%.so) $(DESTDIR)$(PREFIX)/$(LIB64)/
-	$(if $(LIB32),install -d $(DESTDIR)$(PREFIX)/$(LIB32) && \
-		install -m 755 $(TOOLS:%=$(LIBDIR32)/lib%.so) $(DESTDIR)$(PREFIX)/$(LIB32)/)
-	install -m 644 $(LAUNCHERS:%=doc/%.1) $(DESTDIR)$(MANDIR)/man1/
+	@$(OWNED)
+	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(BASHCOMPDIR)"
+	install -m 755 $(BINS) "$(DESTDIR)$(BINDIR)/"
+	$(call install_libs,$(LIBDIR64),$(MULTI64),$(LIB64))
+	$(if $(LIB32),$(call install_libs,$(LIBDIR32),$(MULTI32),$(LIB32)))
+	install -m 644 $(LAUNCHERS:%=doc/%.1) "$(DESTDIR)$(MANDIR)/man1/"
 	for t in $(LAUNCHERS); do \
-		install -m 644 doc/completion.bash $(DESTDIR)$(BASHCOMPDIR)/$$t || exit; done
+		install -m 644 doc/completion.bash "$(DESTDIR)$(BASHCOMPDIR)/$$t" || exit; done
+	@$(LDCONFIG)
 
 uninstall:
-	rm -f $(LAUNCHERS:%=$(DESTDIR)$(BINDIR)/%) \
-		$(LAUNCHERS:%=$(DESTDIR)$(MANDIR)/man1/%.1) \
-		$(LAUNCHERS:%=$(DESTDIR)$(BASHCOMPDIR)/%)
-	rm -f $(TOOLS:%=$(DESTDIR)$(PREFIX)/$(LIB64)/lib%.so) \
-		$(if $(LIB32),$(TOOLS:%=$(DESTDIR)$(PREFIX)/$(LIB32)/lib%.so))
+	@$(OWNED)
+	@$(MAKE) -s --no-print-directory installed | while IFS= read -r f; do \
+		rm -f "$(DESTDIR)$$f" || exit; done
+	@$(LDCONFIG)
+
+# make deb: the Debian packages (eatmydata, eatmydata-tools, libeatmydata1
+# for each class built, nocache) in $(B)/deb, built with Debian's build
+# flags from an install with PREFIX=/usr.  build-aux/mkdeb lays them out.
+DEB_DIR = $(B)/deb
+deb:
+	rm -rf $(B)/deb-stage $(DEB_DIR)
+	$(MAKE) --no-print-directory B=$(B)/deb-build PREFIX=/usr SANITIZE= \
+		CFLAGS="$$(dpkg-buildflags --get CFLAGS)" \
+		CPPFLAGS="$$(dpkg-buildflags --get CPPFLAGS)" \
+		LDFLAGS="$$(DEB_BUILD_MAINT_OPTIONS=hardening=+bindnow dpkg-buildflags --get LDFLAGS)" \
+		DESTDIR=$(abspath $(B))/deb-stage install
+	STAGE=$(B)/deb-stage OUT=$(DEB_DIR) VERSION=$(VERSION) LAUNCHERS="$(LAUNCHERS)" \
+		TOOLS="$(TOOLS)" MULTI64=$(MULTI64) MULTI32=$(MULTI32) build-aux/mkdeb
 
 clean:
 	rm -rf build build-san
 
-.PHONY: all deps tests check demo bench install uninstall clean
+.PHONY: all deps tests check demo bench install installed print-multiarch uninstall deb clean
 .SECONDARY:
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -192,9 +192,11 @@ static char *search_path(const char *name, const struct stat *skip, size_t n)
 
 /* Link mode with two copies of the launcher in PATH (each linked as `name`)
  * would have each run the other forever: every launcher passed through
- * adds itself to EATMYDATA_LINKS ("DEV:INO,..."), and all are skipped. */
+ * adds itself to EATMYDATA_LINKS ("DEV:INO,..."), and all are skipped.  A
+ * script that runs the launcher under the link's path as argv[0] (the
+ * Debian package's /usr/bin/eatmydata) is skipped as the launcher is. */
 #define MAX_LINKS 16
-char *find_in_path_skipping_self(const char *name)
+char *find_in_path_skipping_self(const char *name, const char *argv0)
 {
 	struct stat skip[MAX_LINKS];
 	const char *seen = getenv(EMD_ENV_LINKS);
@@ -205,6 +207,8 @@ char *find_in_path_skipping_self(const char *name)
 
 	if (stat("/proc/self/exe", &skip[n++]) != 0)
 		return NULL;
+	if (strchr(argv0, '/') && stat(argv0, &skip[n]) == 0)
+		n++;
 	while (seen && n < MAX_LINKS &&
 	       sscanf(seen, "%llu:%llu%n", &dev, &ino, &used) == 2) {
 		skip[n].st_dev = (dev_t)dev;

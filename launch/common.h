@@ -34,10 +34,10 @@ void preload_prepend(const char *entry);
  * 127 when it is not found, 126 when it cannot be run. */
 noreturn void exec_command(const char *file, char *const argv[]);
 
-/* The first `name` in PATH that is not this very executable nor a launcher
- * that ran this one in link mode, or NULL: symlink mode, where `dpkg` is a
- * link to the launcher early in PATH. */
-char *find_in_path_skipping_self(const char *name);
+/* The first `name` in PATH that is not this very executable, the file argv0
+ * names when it is a path, nor a launcher that ran this one in link mode, or
+ * NULL: symlink mode, where `dpkg` is a link to the launcher early in PATH. */
+char *find_in_path_skipping_self(const char *name, const char *argv0);
 
 /* Run argv in a child and wait for it, passing on the signals a terminal or
  * a supervisor sends; returns its wait status.  The child calls

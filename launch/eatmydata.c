@@ -104,7 +104,7 @@ static noreturn void run_as_link(const char *name, char **argv)
 {
 	const struct seccomp_options auto_seccomp = {.mode = "auto",
 						     .only = getenv(EMD_ENV_ONLY)};
-	const char *file = find_in_path_skipping_self(name);
+	const char *file = find_in_path_skipping_self(name, argv[0]);
 
 	if (!file) {
 		warn("%s: command not found in PATH (other than this link)", name);
