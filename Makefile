@@ -47,7 +47,7 @@ CLI_CFLAGS = $(ALL_CFLAGS) $(SAN)
 LIB_LDFLAGS = $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,relro -Wl,-z,now
 
 TOOLS = eatmydata nocache hirestimes
-LAUNCHERS = $(TOOLS) syncstat
+LAUNCHERS = $(TOOLS) syncstat cachestats cachedel
 
 # What ld.so substitutes for $LIB in each ELF class ("lib/x86_64-linux-gnu",
 # "lib32"...): the libraries live in PREFIX/$LIB, and LD_PRELOAD names

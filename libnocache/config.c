@@ -67,10 +67,10 @@ static void read_config(struct nc_config *c)
 	if (n == -2)
 		nc_debug_to(c, "NOCACHE_NR_FADVISE is not 1 to %d: ignored",
 			    NC_MAX_NR_FADVISE);
-	n = number("NOCACHE_MAX_FDS", 1, INT_MAX);
-	c->max_fds = n > 0 ? (int)n : INT_MAX;
+	n = number("NOCACHE_MAX_FDS", 0, INT_MAX);
+	c->max_fds = n >= 0 ? (int)n : INT_MAX;
 	if (n == -2)
-		nc_debug_to(c, "NOCACHE_MAX_FDS is not 1 to %d: ignored", INT_MAX);
+		nc_debug_to(c, "NOCACHE_MAX_FDS is not 0 to %d: ignored", INT_MAX);
 }
 
 const struct nc_config *nc_config(void)
