@@ -41,6 +41,9 @@ static void writeback(int fd, struct nc_range *r, unsigned int how)
 {
 	if (r->hi <= r->lo)
 		return;
+	nc_debug("fd %d: %s [%lld, %lld)", fd,
+		 how == SYNC_FILE_RANGE_WRITE ? "writeback" : "write back and wait",
+		 (long long)r->lo, (long long)r->hi);
 	if (sync_file_range(fd, r->lo, r->hi - r->lo, how) != 0)
 		nc_debug("fd %d: sync_file_range: %m", fd);
 	*r = (struct nc_range){0, 0};
@@ -56,6 +59,9 @@ static void fadvise_pages(int fd, size_t first, size_t end, long page, int eof)
 	off_t len = eof ? 0 : (off_t)(end - first) * page;
 	int times = nc_config()->nr_fadvise;
 
+	nc_debug("fd %d: DONTNEED [%lld, %lld)%s x%d", fd,
+		 (long long)first * page, (long long)end * page,
+		 eof ? " to the end" : "", times);
 	for (int t = 0; t < times; t++)
 		posix_fadvise(fd, (off_t)first * page, len, POSIX_FADV_DONTNEED);
 }
@@ -77,8 +83,6 @@ static void dontneed(int fd, const struct nc_file *f, struct nc_range r,
 
 	if (r.hi <= r.lo)
 		return;
-	nc_debug("fd %d: DONTNEED [%lld, %lld)%s", fd, (long long)i * page,
-		 (long long)r.hi, final ? " and on" : "");
 	while (i < end) {
 		while (i < end && was_cached(f, i))
 			i++;
@@ -91,13 +95,23 @@ static void dontneed(int fd, const struct nc_file *f, struct nc_range r,
 	}
 }
 
+/* -f: pages the command read may be dirty from another writer; they are to
+ * go too. */
+static void flushall_dirty(struct nc_file *f)
+{
+	if (nc_config()->flushall)
+		add(&f->dirty, &f->seen);
+}
+
 /* Every few MiB: wait for the writeback started last time and start it for
  * what was written since; drop all but what is in writeback now, which is
  * dropped next time. */
 static void drop_behind(int fd, struct nc_file *f)
 {
-	struct nc_range now = f->seen, started = f->dirty;
+	struct nc_range now = f->seen, started;
 
+	flushall_dirty(f);
+	started = f->dirty;
 	add(&now, &f->going);
 	writeback(fd, &f->going, SETTLE);
 	writeback(fd, &f->dirty, SYNC_FILE_RANGE_WRITE);
@@ -112,6 +126,7 @@ static void drop_all_of(int fd, struct nc_file *f)
 {
 	struct nc_range all = f->seen, out = f->going;
 
+	flushall_dirty(f);
 	add(&out, &f->dirty);
 	add(&all, &out);
 	writeback(fd, &out, SETTLE);
