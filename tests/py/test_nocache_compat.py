@@ -129,12 +129,14 @@ def test_upstream_syncs_where_ours_does_not(tmp_path, writer):
 
 
 # Descriptors the command never closes: exit runs the destructor, _exit the
-# wrapper; and a descriptor written through a dup of it.
+# wrapper; and a descriptor written through a dup of it.  Writes of 16 KiB,
+# below what goes with RWF_DONTCACHE (which the kernel drops itself).
+WRITE = "for i in range(0, len(data), 16384): os.write({fd}, data[i:i + 16384])\n"
 EXITS = {
-    "exit": "os.write(fd, data); sys.exit(0)",
-    "_exit": "os.write(fd, data); os._exit(0)",
-    "dup": "os.dup2(fd, 9); os.write(9, data); os.close(fd); os.close(9)",
-    "long": "[os.write(fd, data[i:i + 65536]) for i in range(0, len(data), 65536)]; os._exit(0)",
+    "exit": WRITE.format(fd="fd") + "sys.exit(0)",
+    "_exit": WRITE.format(fd="fd") + "os._exit(0)",
+    "dup": "os.dup2(fd, 9)\n" + WRITE.format(fd=9) + "os.close(fd)\nos.close(9)",
+    "dup-exit": "os.dup2(fd, 9)\nos.close(fd)\n" + WRITE.format(fd=9) + "os._exit(0)",
 }
 
 
