@@ -68,7 +68,8 @@ static void fadvise_pages(int fd, size_t first, size_t end, long page, int eof)
 
 static int was_cached(const struct nc_file *f, size_t i)
 {
-	return i < f->resident_pages && (f->resident[i] & 1);
+	return i < f->cached_below ||
+	       (i < f->resident_pages && (f->resident[i] & 1));
 }
 
 /* DONTNEED over r, skipping the pages that were cached before.  The kernel
@@ -90,7 +91,8 @@ static void dontneed(int fd, const struct nc_file *f, struct nc_range r,
 			run++;
 		if (run > i)
 			fadvise_pages(fd, i, run, page,
-				      final && run == end && end >= f->resident_pages);
+				      final && run == end && end >= f->resident_pages &&
+					      end >= f->cached_below);
 		i = run;
 	}
 }
@@ -122,7 +124,7 @@ static void drop_behind(int fd, struct nc_file *f)
 }
 
 /* At close and exit: write back all that was written, and drop it all. */
-static void drop_all_of(int fd, struct nc_file *f)
+void nc_drop_file(int fd, struct nc_file *f)
 {
 	struct nc_range all = f->seen, out = f->going;
 
@@ -161,18 +163,38 @@ void nc_touched(int fd, struct nc_file *f, ssize_t n, off64_t end, int how)
 	errno = saved;
 }
 
+void nc_start_writeback(int fd, struct nc_file *f)
+{
+	struct nc_range started = f->dirty;
+
+	writeback(fd, &f->dirty, SYNC_FILE_RANGE_WRITE);
+	add(&f->going, &started);
+}
+
+/* Written through, and little enough to be parked. */
+static int small_write(const struct nc_file *f)
+{
+	struct nc_range out = f->going;
+
+	add(&out, &f->dirty);
+	return out.hi > out.lo && out.hi - out.lo <= NC_PARK_MAX;
+}
+
 void nc_forget(int fd)
 {
 	struct nc_file *f = nc_file(fd);
 	int saved = errno;
 
 	nc_debug_closed(fd);
+	if (fd >= 0)
+		nc_unpark_range(fd, fd, 0);
 	if (!f)
 		return;
-	if (f->mode != NC_PLAIN)
-		drop_all_of(fd, f);
-	if (f->resident)
-		munmap(f->resident, f->resident_pages);
+	if (f->mode != NC_PLAIN && !(small_write(f) && nc_park(fd, f))) {
+		nc_drop_file(fd, f);
+		if (f->resident)
+			munmap(f->resident, f->resident_pages);
+	}
 	*f = (struct nc_file){0};
 	errno = saved;
 }
@@ -181,6 +203,7 @@ void nc_drop_all(void)
 {
 	int saved = errno;
 
-	nc_each_file(drop_all_of);
+	nc_each_file(nc_drop_file);
+	nc_unpark_range(0, -1u, 1);
 	errno = saved;
 }

@@ -7,6 +7,7 @@
 #include "nocache.h"
 
 #include <errno.h>
+#include <linux/close_range.h>
 #include <stdnoreturn.h>
 
 PL_EXPORT int close(int fd)
@@ -38,6 +39,21 @@ PL_EXPORT int dup3(int oldfd, int newfd, int flags)
 	if (oldfd != newfd)
 		nc_forget(newfd);
 	return NC_REAL(dup3)(oldfd, newfd, flags);
+}
+
+/* The numbers of parked files in the range go with it. */
+PL_EXPORT void closefrom(int lowfd)
+{
+	if (lowfd >= 0)
+		nc_unpark_range(lowfd, -1u, 0);
+	NC_REAL(closefrom)(lowfd);
+}
+
+PL_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
+{
+	/* CLOSE_RANGE_CLOEXEC closes nothing now: close ours here. */
+	nc_unpark_range(first, last, (flags & CLOSE_RANGE_CLOEXEC) != 0);
+	return NC_REAL(close_range)(first, last, flags);
 }
 
 /* Descriptors still open at exit: libc's exit runs this after the atexit

@@ -83,7 +83,15 @@ void nc_debug_closed(int fd);
 	X(dup2)                                                                \
 	X(dup3)                                                                \
 	X(_exit)                                                               \
-	X(_Exit)
+	X(_Exit)                                                               \
+	X(closefrom)                                                           \
+	X(close_range)                                                         \
+	X(execve)                                                              \
+	X(execv)                                                               \
+	X(execvp)                                                              \
+	X(execvpe)                                                             \
+	X(fexecve)                                                             \
+	X(execveat)
 
 enum { NC_REAL_SYMBOLS(PL_ID) NC_NREAL };
 extern void *nc_real_fn[NC_NREAL];
@@ -111,6 +119,7 @@ struct nc_file {
 	unsigned char mode;
 	unsigned char *resident; /* a byte a page, from mincore; NULL: none */
 	size_t resident_pages;
+	size_t cached_below;   /* pages before this one were all cached */
 	size_t pending;        /* bytes brought in since the last drop */
 	struct nc_range seen;  /* touched since the last drop: to drop */
 	struct nc_range dirty; /* written, no writeback started by us yet */
@@ -147,7 +156,29 @@ void nc_touched(int fd, struct nc_file *f, ssize_t n, off64_t end, int how);
  * descriptor. */
 void nc_forget(int fd);
 
-/* The same for every descriptor still open, which stay known: at exit. */
+/* The same for every descriptor still open, which stay known, and every
+ * parked file: at exit and exec. */
 void nc_drop_all(void);
+
+/* Wait for the writeback of what was written through fd and drop all it
+ * touched. */
+void nc_drop_file(int fd, struct nc_file *f);
+
+/* Start the writeback of what was written through fd, not waiting. */
+void nc_start_writeback(int fd, struct nc_file *f);
+
+/* Files written through fewer bytes than this are parked at close (park.c):
+ * their writeback is waited for a few files later. */
+#define NC_PARK_MAX (4 * 1024 * 1024)
+#define NC_PARKED 16
+/* Below this RLIMIT_NOFILE, no descriptor is taken from the command. */
+#define NC_PARK_NOFILE 256
+
+/* Park fd's file, which takes f's residency record; 0 if it cannot be. */
+int nc_park(int fd, struct nc_file *f);
+
+/* Settle the parked files whose descriptors are in [first, last], closing
+ * them if `close_them` (else the caller is about to). */
+void nc_unpark_range(unsigned int first, unsigned int last, int close_them);
 
 #endif

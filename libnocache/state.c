@@ -47,8 +47,9 @@ struct nc_file *nc_file(int fd)
 }
 
 /* Record which pages of the file are cached now: they are to stay.  Returns
- * 0 if that cannot be known, and then nothing is ever dropped. */
-static int snapshot(int fd, struct nc_file *f)
+ * 0 if that cannot be known, and then nothing is ever dropped.  A file all
+ * of whose `nr_cache` pages are cached needs no map (cp's source, mostly). */
+static int snapshot(int fd, struct nc_file *f, unsigned long long nr_cache)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	struct stat st;
@@ -59,8 +60,10 @@ static int snapshot(int fd, struct nc_file *f)
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
 		return 0;
 	pages = (st.st_size + page - 1) / page;
-	if (pages == 0)
+	if (pages == 0 || nr_cache >= pages) {
+		f->cached_below = pages;
 		return 1;
+	}
 	map = mmap(NULL, st.st_size, PROT_READ, MAP_SHARED, fd, 0);
 	f->resident = mmap(NULL, pages, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -101,7 +104,8 @@ static void classify(int fd, struct nc_file *f)
 		/* -f: what was cached goes too, as upstream's does. */
 		f->kind = NC_KIND_FILE;
 		f->mode = NC_DROP;
-	} else if ((r == 0 || errno == ENOSYS) && snapshot(fd, f)) {
+	} else if ((r == 0 || errno == ENOSYS) &&
+		   snapshot(fd, f, r == 0 ? cs.nr_cache : 0)) {
 		f->kind = NC_KIND_FILE;
 		f->mode = NC_DROP;
 	}
