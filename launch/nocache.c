@@ -65,6 +65,8 @@ static int open_log(const char *path)
 		fd = open(path, flags);
 	if (fd < 0 && errno == ELOOP)
 		die("-D %s: a symbolic link, not followed", path);
+	if (fd < 0 && errno == ENXIO) /* a FIFO with no reader, a socket */
+		die("-D %s: not a regular file nor a character device", path);
 	if (fd < 0)
 		die("-D %s: %s", path, strerror(errno));
 	if (fstat(fd, &st) != 0)
