@@ -224,18 +224,21 @@ def test_closerange_after_writing(tmp_path):
     assert size == 8 * 16384 and cached == 0, r.why()
 
 
+# Whether another process can take the lock on f at once: "free" or "held".
+TRY_LOCK = """
+r = subprocess.run([sys.executable, "-c", "import fcntl, os, sys; fcntl.{call}("
+                    "os.open(sys.argv[1], os.O_RDWR), fcntl.LOCK_EX | fcntl.LOCK_NB)", f])
+print("free" if r.returncode == 0 else "held")
+"""
+
+# The lock goes with the close.
 FLOCK = """import fcntl, os, subprocess, sys
 f = sys.argv[1]
 fd = os.open(f, os.O_WRONLY | os.O_CREAT, 0o600)
 fcntl.flock(fd, fcntl.LOCK_EX)
 os.write(fd, b"pid\\n")
 os.close(fd)
-# The lock went with the close: another process takes it at once.
-r = subprocess.run([sys.executable, "-c", "import fcntl, os, sys; "
-                    "fcntl.flock(os.open(sys.argv[1], os.O_RDONLY), fcntl.LOCK_EX | fcntl.LOCK_NB)",
-                    f])
-print("free" if r.returncode == 0 else "held")
-"""
+""" + TRY_LOCK.format(call="flock")
 
 
 def test_flock_released_at_close(tmp_path):
@@ -245,20 +248,16 @@ def test_flock_released_at_close(tmp_path):
     assert outs == ["free\n", "free\n"], outs
 
 
+# Twenty more small files push f0's parked descriptor out of the list.
 POSIX_LOCK = WRITE_SMALL + """import fcntl, subprocess
 f = f"{d}/f0"
 fd = os.open(f, os.O_RDWR)
 fcntl.lockf(fd, fcntl.LOCK_EX)
-# Twenty more small files push f0's parked descriptor out of the list.
 for i in range(100, 120):
     w = os.open(f"{d}/f{i}", os.O_WRONLY | os.O_CREAT, 0o600)
     os.write(w, b"y" * 16384)
     os.close(w)
-r = subprocess.run([sys.executable, "-c", "import fcntl, os, sys; "
-                    "fcntl.lockf(os.open(sys.argv[1], os.O_RDWR), fcntl.LOCK_EX | fcntl.LOCK_NB)",
-                    f])
-print("free" if r.returncode == 0 else "held")
-"""
+""" + TRY_LOCK.format(call="lockf")
 
 
 def test_posix_lock_survives_parking(tmp_path):
