@@ -88,22 +88,36 @@ static void settle(struct parked *p, int close_it)
 		munmap(p->f.resident, p->f.resident_pages);
 }
 
+/* RLIMIT_NOFILE as last seen; read again when a descriptor cannot be had
+ * below it (the command may have lowered it). */
+static rlim_t limit;
+
+static rlim_t nofile(int again)
+{
+	struct rlimit rl;
+
+	if ((!limit || again) && getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		limit = rl.rlim_cur;
+	return limit;
+}
+
 /* A descriptor of our own for fd's file, near the top of the table. */
 static int reopen(int fd)
 {
 	char path[32];
-	struct rlimit rl;
+	rlim_t top = nofile(0);
 	int low, high;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur < NC_PARK_NOFILE ||
-	    rl.rlim_cur > 1 << 20)
+	if (top < NC_PARK_NOFILE || top > 1 << 20)
 		return -1;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	low = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (low < 0)
 		return -1;
-	high = fcntl(low, F_DUPFD_CLOEXEC, (int)rl.rlim_cur - 2 * NC_PARKED);
+	high = fcntl(low, F_DUPFD_CLOEXEC, (int)top - 2 * NC_PARKED);
 	NC_REAL(close)(low);
+	if (high < 0)
+		nofile(1);
 	return high;
 }
 
@@ -140,11 +154,26 @@ int nc_park(int fd, struct nc_file *f)
 	return 1;
 }
 
+/* Is any parked number in the range?  Read without the lock, which costs a
+ * getpid: every close asks, and almost never is one. */
+static int any_in(unsigned int first, unsigned int last)
+{
+	int n = __atomic_load_n(&count, __ATOMIC_RELAXED);
+
+	for (int i = 0; i < n && i < NC_PARKED; i++) {
+		unsigned int fd = __atomic_load_n(&list[i].fd, __ATOMIC_RELAXED);
+
+		if (fd >= first && fd <= last)
+			return 1;
+	}
+	return 0;
+}
+
 void nc_unpark_range(unsigned int first, unsigned int last, int close_them)
 {
 	int i = 0;
 
-	if (!__atomic_load_n(&count, __ATOMIC_RELAXED) || !lock())
+	if (!any_in(first, last) || !lock())
 		return;
 	while (i < count) {
 		if ((unsigned int)list[i].fd < first ||
