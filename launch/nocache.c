@@ -131,6 +131,7 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
+	const char *debug = NULL;
 	int c;
 
 	tool_name = "nocache";
@@ -141,13 +142,15 @@ int main(int argc, char **argv)
 		else if (c == 'f')
 			setenv("NOCACHE_FLUSHALL", "1", 1);
 		else if (c == 'D')
-			debug_to(optarg);
+			debug = optarg;
 		else
 			common_option(c, argv, usage);
 	}
 	if (optind >= argc)
 		die("no command given; try '%s --help'", tool_name);
 	check_environment();
+	if (debug) /* no log file is made for a command line in error */
+		debug_to(debug);
 	preload_prepend(preload_entry("libnocache.so"));
 	log_command(argv + optind);
 	exec_command(argv[optind], argv + optind);

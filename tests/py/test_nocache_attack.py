@@ -46,10 +46,13 @@ def nocache(*args, **kw):
     (["-D", "/nonexistent/dir/log"], "-D /nonexistent/dir/log: No such file or directory"),
     (["-D", "/dev/fd/999"], "-D /dev/fd/999: Bad file descriptor"),
 ])
-def test_bad_options_exit_125(args, message):
-    r = nocache(*args, "true")
+def test_bad_options_exit_125(tmp_path, args, message):
+    """Refused before anything is made: `-D true` with no command leaves no
+    file called true."""
+    r = nocache(*args, "true", cwd=tmp_path)
     assert r.returncode == 125 and r.stderr.startswith("nocache: ") and message in r.stderr, \
         r.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("var,value", [
