@@ -180,9 +180,12 @@ def test_tmpfs_refuses_dontcache_and_still_reads():
         d.unlink()
 
 
+@pytest.mark.parametrize("probe", ["ioprobe", "ioprobe32"])
 @pytest.mark.parametrize("path", PATHS)
-def test_same_answers_as_the_kernel(tmp_path, path):
-    exe = TESTS / "ioprobe"
+def test_same_answers_as_the_kernel(tmp_path, path, probe):
+    """194 cases, the 64-bit library and the 32-bit one (whose off_t calls
+    widen to the 64-bit ones)."""
+    exe = TESTS / probe
     outs = []
     for name, prefix in [("native", []), ("nocache", [NOCACHE])]:
         d = tmp_path / name
