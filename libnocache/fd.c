@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* fd.c -- the end of a descriptor (close, fclose, dup2, dup3) and of the
+/* fd.c -- the end of a descriptor (close, dup2, dup3, closefrom) and of the
  * process (exit, _exit), when what the command brought in is written back
  * and dropped, and the copies the kernel makes itself (copy_file_range,
  * sendfile), which leave pages behind on both sides.
@@ -14,16 +14,6 @@ PL_EXPORT int close(int fd)
 {
 	nc_forget(fd);
 	return NC_REAL(close)(fd);
-}
-
-/* stdio closes with libc's own close, which no wrapper sees. */
-PL_EXPORT int fclose(FILE *stream)
-{
-	int fd = stream ? fileno(stream) : -1;
-
-	if (fd >= 0)
-		nc_forget(fd);
-	return NC_REAL(fclose)(stream);
 }
 
 /* newfd is closed first, silently. */

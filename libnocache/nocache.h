@@ -91,7 +91,12 @@ void nc_debug_closed(int fd);
 	X(execvp)                                                              \
 	X(execvpe)                                                             \
 	X(fexecve)                                                             \
-	X(execveat)
+	X(execveat)                                                            \
+	X(fopen)                                                               \
+	X(fopen64)                                                             \
+	X(fdopen)                                                              \
+	X(freopen)                                                             \
+	X(freopen64)
 
 enum { NC_REAL_SYMBOLS(PL_ID) NC_NREAL };
 extern void *nc_real_fn[NC_NREAL];
@@ -120,6 +125,7 @@ struct nc_file {
 	unsigned char *resident; /* a byte a page, from mincore; NULL: none */
 	size_t resident_pages;
 	size_t cached_below;   /* pages before this one were all cached */
+	unsigned char stdio;   /* a stream's: its I/O is libc's own */
 	size_t pending;        /* bytes brought in since the last drop */
 	struct nc_range seen;  /* touched since the last drop: to drop */
 	struct nc_range dirty; /* written, no writeback started by us yet */

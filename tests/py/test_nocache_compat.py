@@ -155,6 +155,44 @@ def test_written_and_never_closed(tmp_path, how):
     assert r.syncs == 0, r.why()
 
 
+# ---- streams: libc's own reads and writes ------------------------------
+
+@pytest.fixture
+def lines(tmp_path):
+    """8 MiB of text, not cached, a whole number of pages."""
+    f = tmp_path / "lines"
+    with open(f, "w") as out:
+        for i in range(400000):
+            out.write(f"{(i * 7919) % 100000000:08d} line of text\n")
+        out.write(" " * (-out.tell() % 4096))
+    evict(f)
+    yield f
+
+
+def test_stdio_writes_leave_the_cache(lines, tmp_path):
+    """awk's print > "file" goes through stdio (fopen, fwrite, fclose)."""
+    awk = require("awk")
+    subprocess.run([awk, f'{{print > "{tmp_path}/native"}}', lines], check=True, timeout=60)
+    assert cached_bytes(tmp_path / "native") >= 0.9 * os.path.getsize(lines), "natively cached"
+    r = run([NOCACHE, awk, f'{{print > "{tmp_path}/out"}}', lines], events=DURABLE)
+    assert cached_bytes(tmp_path / "out") <= 0.01 * os.path.getsize(lines), r.why()
+    assert all(r.counts[e] == 0 for e in NEVER), r.why()
+
+
+def test_stdio_reads_leave_the_cache_as_it_was(lines):
+    """sort reads its input with fread: an uncached input stays uncached, a
+    cached one stays cached."""
+    sort = [require("sort"), "-o", "/dev/null", lines]
+    subprocess.run(sort, check=True, timeout=60)
+    assert cached_bytes(lines) >= 0.9 * os.path.getsize(lines), "natively the read fills the cache"
+    evict(lines)
+    r = run([NOCACHE] + sort, events=DURABLE)
+    assert cached_bytes(lines) <= 0.01 * os.path.getsize(lines), r.why()
+    warm(lines)
+    run([NOCACHE] + sort, events=DURABLE)
+    assert cached_bytes(lines) >= 0.9 * os.path.getsize(lines)
+
+
 # ---- upstream's options and environment -----------------------------------
 
 def fadvise_calls(trace, name):
