@@ -47,7 +47,7 @@ CLI_CFLAGS = $(ALL_CFLAGS) $(SAN)
 LIB_LDFLAGS = $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,relro -Wl,-z,now
 
 TOOLS = eatmydata nocache hirestimes
-LAUNCHERS = $(TOOLS) syncstat
+LAUNCHERS = $(TOOLS) syncstat cachestats cachedel
 
 # What ld.so substitutes for $LIB in each ELF class ("lib/x86_64-linux-gnu",
 # "lib32"...): the libraries live in PREFIX/$LIB, and LD_PRELOAD names
@@ -116,7 +116,8 @@ FLOOR = $(B)/bench/libfloor.so
 TEST_C = $(wildcard tests/c/*.c)
 TEST_BINS = $(TEST_C:tests/c/%.c=$(B)/tests/%) \
 	$(B)/tests/probe-fortify $(B)/tests/entry-fortify \
-	$(if $(LIB32),$(B)/tests/probe32 $(B)/tests/entry32 $(B)/tests/timesprobe32) \
+	$(if $(LIB32),$(B)/tests/probe32 $(B)/tests/entry32 $(B)/tests/timesprobe32 \
+		$(B)/tests/ioprobe32) \
 	$(B)/tests/libctor.so $(B)/tests/entry-static $(B)/tests/probe-static \
 	$(B)/tests/hostile-static $(B)/tests/aio-submit-static \
 	$(if $(LIB32),$(B)/tests/entry32-static $(B)/tests/probe32-static)

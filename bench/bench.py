@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """make bench: what eatmydata costs and saves, on real workloads, and what
-nocache costs on a large copy.
+nocache costs on a large copy and on written data.
 
 Each workload runs natively, under eatmydata, under the floor (a do-nothing
 preload: the least any interposer can cost), with the application's own
@@ -346,6 +346,82 @@ def nocache_bench(top):
     os.unlink(src)
 
 
+def tree(d, count, size):
+    d.mkdir(parents=True)
+    for i in range(count):
+        (d / f"f{i:04d}").write_bytes(os.urandom(size))
+    return d
+
+
+def write_workloads(src):
+    """What nocache's written-data tests run: name, command writing `OUT`."""
+    small = src / "small"
+    small.write_bytes(b"hello")
+    big = src / "big"
+    big.write_bytes(os.urandom(32 << 20))
+    archive = src / "a.tar"
+    subprocess.run(["tar", "cf", archive, "-C", tree(src / "t", 16, 4 << 20), "."], check=True)
+    files = tree(src / "files", 1000, 16 << 10)
+    rtree = tree(src / "r", 200, 128 << 10)
+    return [
+        ("cp -r: 1000 x 16 KiB", ["cp", "-r", files, "OUT"]),
+        ("cp: a 5-byte file", ["cp", small, "OUT"]),
+        ("cat: 32 MiB into a file", ["sh", "-c", f'cat "{big}" > "$0"', "OUT"]),
+        ("dd bs=4k: 8 MiB", ["dd", "if=/dev/zero", "of=OUT", "bs=4k", "count=2048",
+                             "status=none"]),
+        ("tar x: 64 MiB", ["sh", "-c", f'mkdir "$0" && tar xf "{archive}" -C "$0"', "OUT"]),
+        ("rsync -a: 200 x 128 KiB", ["rsync", "-a", f"{rtree}/", "OUT"]),
+    ]
+
+
+def cached_in(path):
+    paths = [str(p) for p in Path(path).rglob("*") if p.is_file()] if Path(path).is_dir() \
+        else [str(path)]
+    return sum(cached_mib(*paths[i:i + 500]) for i in range(0, len(paths), 500))
+
+
+def nocache_write_bench(top):
+    """Written data leaving the cache: native (which leaves it dirty and
+    cached), ours (writeback started and waited for, then dropped) and
+    Debian's nocache (fdatasync at close).  The sources are cached; each run
+    starts with nothing dirty (sync, untimed) and writes to a new directory;
+    the outputs are deleted after all rounds (ext4 is slow to create inodes
+    right after deleting many)."""
+    src = top / "wsrc"
+    src.mkdir()
+    modes = {"native": [], "nocache": [str(BUILD / "bin" / "nocache")]}
+    if Path("/usr/bin/nocache").exists():
+        modes["debian"] = ["/usr/bin/nocache"]
+    print(f"\nnocache: written data; median of {ROUNDS} interleaved rounds, the sources "
+          "cached, nothing dirty at the start; KiB of the output cached right after exit "
+          "(the most of any round):\n")
+    print("| workload | native s | nocache s | nocache / native | debian s | nocache / debian "
+          "| cached KiB native / nocache / debian |\n|---|---:|---:|---:|---:|---:|---|")
+    for name, cmd in write_workloads(src):
+        t = {m: [] for m in modes}
+        left = {m: 0.0 for m in modes}
+        outs = top / "wout"
+        outs.mkdir()
+        for r in range(ROUNDS):
+            for mode in random.sample(list(modes), len(modes)):
+                out = outs / f"{mode}{r}"
+                run_cmd = modes[mode] + [str(c).replace("OUT", str(out)) for c in cmd]
+                subprocess.run(["sync"], check=True)
+                t0 = time.perf_counter()
+                subprocess.run(run_cmd, check=True)
+                t[mode].append(time.perf_counter() - t0)
+                left[mode] = max(left[mode], cached_in(out) * 1024)
+        shutil.rmtree(outs)
+        deb = modes.get("debian")
+        print(f"| {name} | {statistics.median(t['native']):.3f} | "
+              f"{statistics.median(t['nocache']):.3f} | {ratio(t, 'nocache', 'native'):.2f} | "
+              + (f"{statistics.median(t['debian']):.3f} | {ratio(t, 'nocache', 'debian'):.2f} | "
+                 if deb else "— | — | ")
+              + f"{left['native']:.0f} / {left['nocache']:.0f} / "
+              + (f"{left['debian']:.0f} |" if deb else "— |"), flush=True)
+    shutil.rmtree(src)
+
+
 def start_cost(runs=300):
     """nocache /bin/true beyond /bin/true, in ms, at two descriptor limits."""
     import resource
@@ -365,6 +441,8 @@ def start_cost(runs=300):
 
 
 def main():
+    if sys.argv[1:] == ["nocache"]:
+        return nocache_only()
     top = Path(tempfile.mkdtemp(prefix="emd-bench-", dir="/tmp"))
     top.chmod(0o755)
     try:
@@ -420,7 +498,18 @@ def main():
         seccomp_bench(top)
         syncstat_bench(top, libs, [w for w in workloads if not w[0].startswith("initdb")])
         nocache_bench(top)
+        nocache_write_bench(top)
         start_cost()
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def nocache_only():
+    """bench.py nocache: nocache's tables alone (BENCH_ROUNDS applies)."""
+    top = Path(tempfile.mkdtemp(prefix="emd-bench-", dir="/tmp"))
+    try:
+        nocache_bench(top)
+        nocache_write_bench(top)
     finally:
         shutil.rmtree(top, ignore_errors=True)
 

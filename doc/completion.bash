@@ -1,4 +1,4 @@
-# bash completion for eatmydata, nocache, hirestimes, syncstat -*- shell-script -*-
+# bash completion for eatmydata, nocache, hirestimes, syncstat, cachestats, cachedel -*- shell-script -*-
 # Installed once under each command's name, for bash-completion's lazy loading.
 _eatmydata_tools()
 {
@@ -6,6 +6,20 @@ _eatmydata_tools()
     _init_completion -s || return
 
     local i opts='--help --version'
+    # cachestats and cachedel take options and one file, no command.
+    if [[ $1 == cachestats || $1 == cachedel ]]; then
+        [[ $1 == cachedel && $prev == -n ]] && return
+        [[ $1 == cachestats ]] && opts+=' -q -v' || opts+=' -n'
+        [[ $cur == -* ]] && COMPREPLY=($(compgen -W "$opts" -- "$cur")) || _filedir
+        return
+    fi
+    [[ $1 == nocache ]] && opts+=' -n -f -D'
+    if [[ $1 == nocache ]]; then
+        case $prev in
+            -D) _filedir; return ;;
+            -n) return ;;
+        esac
+    fi
     [[ $1 == eatmydata ]] && opts+=' --only= --sync-on-exit --stats --seccomp= --no-io-uring'
     [[ $1 == syncstat ]] && opts+=' --output= --json --html= --keep= --audit'
     if [[ $1 == syncstat ]]; then
@@ -31,6 +45,7 @@ _eatmydata_tools()
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
             --) _command_offset $((i + 1)); return ;;
+            -[nD]) [[ $1 == nocache ]] && ((i++)) ;;
             -*) ;;
             *) _command_offset $i; return ;;
         esac
@@ -50,4 +65,4 @@ _eatmydata_tools()
             return ;;
     esac
     _command_offset $cword
-} && complete -F _eatmydata_tools eatmydata nocache hirestimes syncstat
+} && complete -F _eatmydata_tools eatmydata nocache hirestimes syncstat cachestats cachedel

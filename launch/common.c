@@ -4,6 +4,7 @@
 #include "env.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -397,6 +398,33 @@ void simple_launcher(int argc, char **argv, const char *usage,
 		die("no command given; try '%s --help'", tool_name);
 	preload_prepend(preload_entry(lib));
 	exec_command(argv[optind], argv + optind);
+}
+
+long parse_number(const char *what, const char *arg, long lo, long hi)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(arg, &end, 10);
+	if (!*arg || *end || errno || n < lo || n > hi)
+		die("%s: '%s' is not a number from %ld to %ld", what, arg, lo, hi);
+	return n;
+}
+
+/* O_NONBLOCK: a FIFO must not hang the open; it is refused below. */
+int open_regular(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		die("cannot open %s: %s", path, strerror(errno));
+	if (fstat(fd, &st) != 0)
+		die("cannot stat %s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		die("%s: not a regular file", path);
+	return fd;
 }
 
 double monotonic_seconds(void)

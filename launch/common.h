@@ -61,6 +61,12 @@ noreturn void common_option(int c, char **argv, const char *usage);
 noreturn void simple_launcher(int argc, char **argv, const char *usage,
 			      const char *lib);
 
+/* `arg` as a whole decimal number in [lo, hi], or die naming `what`. */
+long parse_number(const char *what, const char *arg, long lo, long hi);
+
+/* A regular file opened for reading, or die. */
+int open_regular(const char *path);
+
 /* CLOCK_MONOTONIC in seconds. */
 double monotonic_seconds(void);
 

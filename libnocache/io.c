@@ -35,9 +35,10 @@ static off64_t end_of(off64_t off, ssize_t r)
 typedef ssize_t io_fn(int, const struct iovec *, int, off64_t, int);
 
 /* One read or write through preadv2 or pwritev2: RWF_DONTCACHE where
- * `dontcache` allows and the file takes it, else drop behind. */
+ * `dontcache` allows and the file takes it, else drop behind.  What was
+ * written is to be written back either way. */
 static ssize_t io(io_fn *real, int fd, const struct iovec *iov, int cnt,
-		  off64_t off, int flags, int dontcache)
+		  off64_t off, int flags, int dontcache, int wrote)
 {
 	struct nc_file *f = nc_file(fd);
 	int mode = nc_mode(fd, f);
@@ -46,17 +47,20 @@ static ssize_t io(io_fn *real, int fd, const struct iovec *iov, int cnt,
 	if (mode == NC_PLAIN)
 		return real(fd, iov, cnt, off, flags);
 	if (dontcache && mode == NC_DONTCACHE &&
-	    try_dontcache(real, fd, f, iov, cnt, off, flags, &r))
+	    try_dontcache(real, fd, f, iov, cnt, off, flags, &r)) {
+		if (wrote)
+			nc_touched(fd, f, r, end_of(off, r), NC_WROTE);
 		return r;
+	}
 	r = real(fd, iov, cnt, off, flags);
-	nc_touched(fd, f, r, end_of(off, r));
+	nc_touched(fd, f, r, end_of(off, r), wrote | NC_COUNTED);
 	return r;
 }
 
 ssize_t nc_read(int fd, const struct iovec *iov, int cnt, off64_t off,
 		int flags)
 {
-	return io(NC_REAL(preadv64v2), fd, iov, cnt, off, flags, 1);
+	return io(NC_REAL(preadv64v2), fd, iov, cnt, off, flags, 1, NC_READ);
 }
 
 /* `big`: a single buffer of NC_BIG_WRITE bytes or more, worth a writeback
@@ -65,7 +69,8 @@ ssize_t nc_read(int fd, const struct iovec *iov, int cnt, off64_t off,
 ssize_t nc_write(int fd, const struct iovec *iov, int cnt, off64_t off,
 		 int flags, int big)
 {
-	return io(NC_REAL(pwritev64v2), fd, iov, cnt, off, flags, big);
+	return io(NC_REAL(pwritev64v2), fd, iov, cnt, off, flags, big,
+		  NC_WROTE);
 }
 
 PL_EXPORT ssize_t read(int fd, void *buf, size_t n)

@@ -7,7 +7,9 @@
  * for small writes (which DONTCACHE would push out one at a time), the file's
  * residency is recorded before the command first touches it and the pages
  * that were not cached then are dropped behind it with posix_fadvise every
- * few MiB and at close.
+ * few MiB, at close and at exit.  What the command wrote is written back
+ * first (sync_file_range: the data, no journal commit, no cache flush of the
+ * device), since DONTNEED cannot drop a dirty page.
  */
 #ifndef NOCACHE_H
 #define NOCACHE_H
@@ -39,8 +41,30 @@ struct nc_cachestat {
 		nr_recently_evicted;
 };
 
+/* Upstream nocache's environment (NOCACHE_*), read once. */
+struct nc_config {
+	int nr_fadvise;   /* posix_fadvise calls per drop */
+	int flushall;     /* drop pages that were cached before too */
+	int max_fds;      /* descriptors from this one on are left alone */
+	int no_dontcache; /* never RWF_DONTCACHE */
+	int debugfd;      /* where to log, or -1 */
+};
+#define NC_MAX_NR_FADVISE 100
+const struct nc_config *nc_config(void);
+
+/* A line on NOCACHE_DEBUGFD, if set. */
+__attribute__((format(printf, 2, 3))) void
+nc_debug_to(const struct nc_config *c, const char *fmt, ...);
+#define nc_debug(...) nc_debug_to(nc_config(), __VA_ARGS__)
+
+/* fd is being closed or replaced: if it was the debug log, stop writing. */
+void nc_debug_closed(int fd);
+
 /* Writes smaller than this are not worth a writeback each. */
 #define NC_BIG_WRITE (64 * 1024)
+/* The largest folio the page cache makes of a file (a PMD's worth): DONTNEED
+ * drops only whole folios. */
+#define NC_FOLIO_MAX (2 * 1024 * 1024)
 /* Drop behind every this many bytes brought in without DONTCACHE. */
 #define NC_DROP_EVERY (4 * 1024 * 1024)
 
@@ -57,7 +81,22 @@ struct nc_cachestat {
 	X(close)                                                               \
 	X(fclose)                                                              \
 	X(dup2)                                                                \
-	X(dup3)
+	X(dup3)                                                                \
+	X(_exit)                                                               \
+	X(_Exit)                                                               \
+	X(closefrom)                                                           \
+	X(close_range)                                                         \
+	X(execve)                                                              \
+	X(execv)                                                               \
+	X(execvp)                                                              \
+	X(execvpe)                                                             \
+	X(fexecve)                                                             \
+	X(execveat)                                                            \
+	X(fopen)                                                               \
+	X(fopen64)                                                             \
+	X(fdopen)                                                              \
+	X(freopen)                                                             \
+	X(freopen64)
 
 enum { NC_REAL_SYMBOLS(PL_ID) NC_NREAL };
 extern void *nc_real_fn[NC_NREAL];
@@ -72,9 +111,33 @@ ssize_t nc_read(int fd, const struct iovec *iov, int cnt, off64_t off,
 ssize_t nc_write(int fd, const struct iovec *iov, int cnt, off64_t off,
 		 int flags, int big);
 
-/* What is known of a descriptor; NULL for one out of the table's range. */
-struct nc_file;
+/* A range of bytes of a file; empty when hi <= lo. */
+struct nc_range {
+	off64_t lo, hi;
+};
+
+enum { NC_KIND_UNKNOWN, NC_KIND_OTHER, NC_KIND_FILE };
+
+/* What is known of a descriptor. */
+struct nc_file {
+	unsigned char kind;
+	unsigned char mode;
+	unsigned char *resident; /* a byte a page, from mincore; NULL: none */
+	size_t resident_pages;
+	size_t cached_below;   /* pages before this one were all cached */
+	unsigned char stdio;   /* a stream's: its I/O is libc's own */
+	size_t pending;        /* bytes brought in since the last drop */
+	struct nc_range seen;  /* touched since the last drop: to drop */
+	struct nc_range dirty; /* written, no writeback started by us yet */
+	struct nc_range going; /* writeback started, not waited for yet */
+};
+
+/* The entry of fd; NULL for one out of the table's range or at or above
+ * NOCACHE_MAX_FDS. */
 struct nc_file *nc_file(int fd);
+
+/* Each known entry of the table, with its descriptor. */
+void nc_each_file(void (*fn)(int fd, struct nc_file *f));
 
 /* How I/O on fd leaves the cache as it was, decided on first use:
  *  NC_PLAIN      not a file with a page cache: nothing to do;
@@ -88,11 +151,40 @@ int nc_mode(int fd, struct nc_file *f);
 /* The kernel refused RWF_DONTCACHE for fd: drop behind instead. */
 void nc_dontcache_refused(struct nc_file *f);
 
-/* After I/O of `n` bytes ending at `end` (-1: at the file position) that
- * left pages cached: drop behind every few MiB. */
-void nc_touched(int fd, struct nc_file *f, ssize_t n, off64_t end);
+/* After I/O of `n` bytes ending at `end` (-1: at the file position):
+ * what it `wrote` is to be written back before it can be dropped; what the
+ * kernel drops itself (RWF_DONTCACHE, `counted` 0) does not count towards
+ * the next drop behind, made every few MiB. */
+enum { NC_READ = 0, NC_WROTE = 1, NC_COUNTED = 2 };
+void nc_touched(int fd, struct nc_file *f, ssize_t n, off64_t end, int how);
 
-/* Drop what the command brought in, then forget the descriptor. */
+/* Write back and drop what the command brought in, then forget the
+ * descriptor. */
 void nc_forget(int fd);
+
+/* The same for every descriptor still open, which stay known, and every
+ * parked file: at exit and exec. */
+void nc_drop_all(void);
+
+/* Wait for the writeback of what was written through fd and drop all it
+ * touched. */
+void nc_drop_file(int fd, struct nc_file *f);
+
+/* Start the writeback of what was written through fd, not waiting. */
+void nc_start_writeback(int fd, struct nc_file *f);
+
+/* Files written through fewer bytes than this are parked at close (park.c):
+ * their writeback is waited for a few files later. */
+#define NC_PARK_MAX (4 * 1024 * 1024)
+#define NC_PARKED 16
+/* Below this RLIMIT_NOFILE, no descriptor is taken from the command. */
+#define NC_PARK_NOFILE 256
+
+/* Park fd's file, which takes f's residency record; 0 if it cannot be. */
+int nc_park(int fd, struct nc_file *f);
+
+/* Settle the parked files whose descriptors are in [first, last], closing
+ * them if `close_them` (else the caller is about to). */
+void nc_unpark_range(unsigned int first, unsigned int last, int close_them);
 
 #endif

@@ -36,6 +36,7 @@ static void calls(const char *kind, int fd)
 	char buf[100];
 	struct iovec iov = {buf, sizeof(buf)}, bad = {bad_ptr, 10};
 	off64_t off = 0;
+	off_t soff = 0; /* sendfile's own off_t: 32 bits in a 32-bit build */
 
 	errno = CANARY;
 	report("read", kind, read(fd, buf, sizeof(buf)));
@@ -55,7 +56,7 @@ static void calls(const char *kind, int fd)
 	report("writev", kind, writev(fd, &iov, 1));
 	report("writev-bad", kind, writev(fd, &bad, 1));
 	report("pwritev2", kind, pwritev2(fd, &iov, 1, 0, RWF_DSYNC));
-	report("sendfile", kind, sendfile(fd, fd, &off, 10));
+	report("sendfile", kind, sendfile(fd, fd, &soff, 10));
 	report("copy_file_range", kind, copy_file_range(fd, NULL, fd, &off, 10, 0));
 }
 

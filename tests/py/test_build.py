@@ -14,7 +14,7 @@ import pytest
 
 from conftest import EATMYDATA, ROOT, TESTS, cmdline, no_sanitizer, require, run, tool
 
-LAUNCHERS = ["eatmydata", "nocache", "hirestimes", "syncstat"]
+LAUNCHERS = ["eatmydata", "nocache", "hirestimes", "syncstat", "cachestats", "cachedel"]
 TOOLS = ["eatmydata", "nocache", "hirestimes"]
 
 

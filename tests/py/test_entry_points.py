@@ -107,7 +107,9 @@ NOCACHE_EXPORTS = {
     "read", "readv", "pread", "pread64", "preadv", "preadv64", "preadv2", "preadv64v2",
     "write", "writev", "pwrite", "pwrite64", "pwritev", "pwritev64", "pwritev2",
     "pwritev64v2", "copy_file_range", "sendfile", "sendfile64", "close", "fclose",
-    "dup2", "dup3"}
+    "dup2", "dup3", "closefrom", "close_range", "_exit", "_Exit",
+    "execve", "execv", "execvp", "execvpe", "fexecve", "execveat", "execl", "execlp", "execle",
+    "fopen", "fopen64", "fdopen", "freopen", "freopen64"}
 EXPORTS = {"eatmydata": set(ENTRY_POINTS) | set(NEW_ENTRIES) | RECORDED_ONLY, "nocache": NOCACHE_EXPORTS,
            "hirestimes": {"times", "sysconf", "__sysconf"}}
 

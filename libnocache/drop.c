@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT */
+/* drop.c -- dropping behind the command: writing back what it wrote, then
+ * posix_fadvise(DONTNEED) over what it touched, skipping the pages that were
+ * cached before.
+ *
+ * DONTNEED cannot drop a dirty page, nor one under writeback, so what was
+ * written is written back first with sync_file_range, which moves the data
+ * and waits for it but commits no journal and flushes no device cache: no
+ * fsync, fdatasync or syncfs is ever made.  During a long write, writeback
+ * of each few MiB starts as the next few are written and is waited for one
+ * step later, so the command and the disk work at once.
+ */
+#include "nocache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+static void grow(struct nc_range *r, off64_t lo, off64_t hi)
+{
+	if (r->hi <= r->lo) {
+		*r = (struct nc_range){lo, hi};
+		return;
+	}
+	if (lo < r->lo)
+		r->lo = lo;
+	if (hi > r->hi)
+		r->hi = hi;
+}
+
+static void add(struct nc_range *r, const struct nc_range *more)
+{
+	if (more->hi > more->lo)
+		grow(r, more->lo, more->hi);
+}
+
+/* sync_file_range over r: `how` is SYNC_FILE_RANGE_WRITE to start the
+ * writeback, or all three flags to start it and wait for all of it. */
+static void writeback(int fd, struct nc_range *r, unsigned int how)
+{
+	if (r->hi <= r->lo)
+		return;
+	nc_debug("fd %d: %s [%lld, %lld)", fd,
+		 how == SYNC_FILE_RANGE_WRITE ? "writeback" : "write back and wait",
+		 (long long)r->lo, (long long)r->hi);
+	if (sync_file_range(fd, r->lo, r->hi - r->lo, how) != 0)
+		nc_debug("fd %d: sync_file_range: %m", fd);
+	*r = (struct nc_range){0, 0};
+}
+
+#define SETTLE (SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | \
+		SYNC_FILE_RANGE_WAIT_AFTER)
+
+/* DONTNEED over the pages [first, end), nr_fadvise times; `len` 0 means to
+ * the end of the file. */
+static void fadvise_pages(int fd, size_t first, size_t end, long page, int eof)
+{
+	off_t len = eof ? 0 : (off_t)(end - first) * page;
+	int times = nc_config()->nr_fadvise;
+
+	nc_debug("fd %d: DONTNEED [%lld, %lld)%s x%d", fd,
+		 (long long)first * page, (long long)end * page,
+		 eof ? " to the end" : "", times);
+	for (int t = 0; t < times; t++)
+		posix_fadvise(fd, (off_t)first * page, len, POSIX_FADV_DONTNEED);
+}
+
+static int was_cached(const struct nc_file *f, size_t i)
+{
+	return i < f->cached_below ||
+	       (i < f->resident_pages && (f->resident[i] & 1));
+}
+
+/* DONTNEED over r, skipping the pages that were cached before.  The kernel
+ * drops only whole folios (up to NC_FOLIO_MAX), so r starts at a folio
+ * boundary, and at close (`final`) runs to the end of the file. */
+static void dontneed(int fd, const struct nc_file *f, struct nc_range r,
+		     int final)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t i = (r.lo & ~(off64_t)(NC_FOLIO_MAX - 1)) / page;
+	size_t end = (r.hi + page - 1) / page, run;
+
+	if (r.hi <= r.lo)
+		return;
+	while (i < end) {
+		while (i < end && was_cached(f, i))
+			i++;
+		for (run = i; run < end && !was_cached(f, run);)
+			run++;
+		if (run > i)
+			fadvise_pages(fd, i, run, page,
+				      final && run == end && end >= f->resident_pages &&
+					      end >= f->cached_below);
+		i = run;
+	}
+}
+
+/* -f: pages the command read may be dirty from another writer; they are to
+ * go too. */
+static void flushall_dirty(struct nc_file *f)
+{
+	if (nc_config()->flushall)
+		add(&f->dirty, &f->seen);
+}
+
+/* Every few MiB: wait for the writeback started last time and start it for
+ * what was written since; drop all but what is in writeback now, which is
+ * dropped next time. */
+static void drop_behind(int fd, struct nc_file *f)
+{
+	struct nc_range now = f->seen, started;
+
+	flushall_dirty(f);
+	started = f->dirty;
+	add(&now, &f->going);
+	writeback(fd, &f->going, SETTLE);
+	writeback(fd, &f->dirty, SYNC_FILE_RANGE_WRITE);
+	f->going = started;
+	dontneed(fd, f, now, 0);
+	f->seen = started;
+	f->pending = 0;
+}
+
+/* At close and exit: write back all that was written, and drop it all. */
+void nc_drop_file(int fd, struct nc_file *f)
+{
+	struct nc_range all = f->seen, out = f->going;
+
+	flushall_dirty(f);
+	add(&out, &f->dirty);
+	add(&all, &out);
+	writeback(fd, &out, SETTLE);
+	dontneed(fd, f, all, 1);
+	f->seen = f->dirty = f->going = (struct nc_range){0, 0};
+	f->pending = 0;
+}
+
+/* What n bytes of I/O ending at `end` leave to do. */
+static void note(struct nc_file *f, ssize_t n, off64_t end, int how)
+{
+	if (how & NC_WROTE)
+		grow(&f->dirty, end - n, end);
+	if (how & NC_COUNTED) {
+		grow(&f->seen, end - n, end);
+		f->pending += n;
+	}
+}
+
+void nc_touched(int fd, struct nc_file *f, ssize_t n, off64_t end, int how)
+{
+	int saved = errno;
+
+	if (n <= 0 || f->mode == NC_PLAIN)
+		return;
+	if (end < 0)
+		end = lseek64(fd, 0, SEEK_CUR);
+	if (end >= n)
+		note(f, n, end, how);
+	if (f->pending >= NC_DROP_EVERY)
+		drop_behind(fd, f);
+	errno = saved;
+}
+
+void nc_start_writeback(int fd, struct nc_file *f)
+{
+	struct nc_range started = f->dirty;
+
+	writeback(fd, &f->dirty, SYNC_FILE_RANGE_WRITE);
+	add(&f->going, &started);
+}
+
+/* Written through, and little enough to be parked. */
+static int small_write(const struct nc_file *f)
+{
+	struct nc_range out = f->going;
+
+	add(&out, &f->dirty);
+	return out.hi > out.lo && out.hi - out.lo <= NC_PARK_MAX;
+}
+
+void nc_forget(int fd)
+{
+	struct nc_file *f = nc_file(fd);
+	int saved = errno;
+
+	nc_debug_closed(fd);
+	if (fd >= 0)
+		nc_unpark_range(fd, fd, 0);
+	if (!f)
+		return;
+	if (f->mode != NC_PLAIN && !(small_write(f) && nc_park(fd, f))) {
+		nc_drop_file(fd, f);
+		if (f->resident)
+			munmap(f->resident, f->resident_pages);
+	}
+	*f = (struct nc_file){0};
+	errno = saved;
+}
+
+void nc_drop_all(void)
+{
+	int saved = errno;
+
+	nc_each_file(nc_drop_file);
+	nc_unpark_range(0, -1u, 1);
+	errno = saved;
+}
