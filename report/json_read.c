@@ -128,7 +128,7 @@ static char *parse_string(struct parser *ps)
 }
 
 /* -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
-static void parse_number(struct parser *ps, struct json *v)
+static void parse_json_number(struct parser *ps, struct json *v)
 {
 	const char *q = ps->p;
 	char *end;
@@ -237,7 +237,7 @@ static void parse_value(struct parser *ps, struct json *v)
 		v->type = JSON_BOOL;
 		v->boolean = ps->p[-1] == 'e' && ps->p[-2] == 'u';
 	} else if (!literal(ps, "null")) {
-		parse_number(ps, v);
+		parse_json_number(ps, v);
 	}
 	ps->depth--;
 }
