@@ -28,7 +28,8 @@ void emd_filter_build(struct emd_filter *f, int no_io_uring);
 /* The supervisor's socket: the inherited one `id` names ("N:DEV:INO",
  * EATMYDATA_SECCOMP), else a new connection to `path`
  * (EATMYDATA_SECCOMP_PATH) for a process that lost it (close_fds in
- * Python's subprocess); -1 if neither.  *opened: the caller closes it. */
+ * Python's subprocess); -1 if neither, or if its peer is neither this
+ * user nor root.  *opened: the caller closes it. */
 int emd_supervisor(const char *id, const char *path, int *opened);
 
 /* Put the calling thread, and what it execs, under the filter (with

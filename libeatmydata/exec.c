@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Is the program at dirfd/path (or dirfd itself, path "") one the library
  * cannot reach? */
@@ -31,7 +32,11 @@ static int unreachable_at(int dirfd, const char *path)
 	int fd = *path ? (int)emd_syscall(SYS_openat, dirfd, (long)path,
 					  O_RDONLY | O_CLOEXEC, 0, 0, 0)
 		       : dirfd;
-	int r = fd >= 0 && emd_elf_unreachable(fd);
+	struct stat st;
+	/* A set-user-ID or set-group-ID program keeps its privilege, which
+	 * no_new_privs would take: it runs unfiltered, as natively. */
+	int r = fd >= 0 && fstat(fd, &st) == 0 && !(st.st_mode & (S_ISUID | S_ISGID)) &&
+		emd_elf_unreachable(fd);
 
 	if (fd >= 0 && fd != dirfd)
 		close(fd);
@@ -80,16 +85,32 @@ static const char *find_program(const char *name, char *buf, size_t size)
 /* The launcher's arguments to stand in for `found` run with argv: in
  * args (argc + 5 of them), "STAND_IN --seccomp-exec=ID FOUND ARGV0 ARG...";
  * 0 when there is no stand-in. */
+/* The stand-in the environment names, if it is the launcher of a live
+ * supervisor of this user's or root's, and a program only they could have
+ * put there: the environment may come from someone else (sudo -E). */
+static const char *stand_in(void)
+{
+	const char *exe = secure_getenv(EMD_ENV_SECCOMP_EXEC);
+	int opened, sock = emd_supervisor(secure_getenv(EMD_ENV_SECCOMP),
+					  secure_getenv(EMD_ENV_SECCOMP_PATH), &opened);
+	struct stat st;
+
+	if (opened)
+		close(sock);
+	if (sock < 0 || !exe || *exe != '/' || stat(exe, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & 022))
+		return NULL;
+	return exe;
+}
+
 static int stand_in_args(char **args, char *opt, size_t size, const char *found,
 			 char *const argv[], size_t argc)
 {
-	const char *stand_in = secure_getenv(EMD_ENV_SECCOMP_EXEC);
-	const char *sock = secure_getenv(EMD_ENV_SECCOMP);
+	const char *exe = stand_in(), *sock = secure_getenv(EMD_ENV_SECCOMP);
 
-	if (!stand_in || *stand_in != '/' || !sock ||
-	    snprintf(opt, size, "--seccomp-exec=%s", sock) >= (int)size)
+	if (!exe || !sock || snprintf(opt, size, "--seccomp-exec=%s", sock) >= (int)size)
 		return 0;
-	args[0] = (char *)stand_in;
+	args[0] = (char *)exe;
 	args[1] = opt;
 	args[2] = (char *)found;
 	args[3] = argc ? argv[0] : (char *)found;

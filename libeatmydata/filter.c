@@ -226,13 +226,13 @@ int emd_supervisor(const char *id, const char *path, int *opened)
 	int saved = errno, fd;
 
 	*opened = 0;
-	if (emd_inherited_parse(&in, id) == 0 && emd_inherited_ok(&in, S_IFSOCK))
+	if (emd_inherited_parse(&in, id) == 0 && emd_inherited_ok(&in, S_IFSOCK) && ours(in.fd))
 		return in.fd;
 	if (!path || *path != '/' || strlen(path) >= sizeof(addr.sun_path))
 		return -1;
 	strcpy(addr.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
+	if (fd >= 0 && (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0 || !ours(fd))) {
 		close(fd);
 		fd = -1;
 	}

@@ -182,3 +182,64 @@ def test_posix_aio_fsync(scratch):
     assert native.syncs == 1, native.why()
     under = eaten(cmd, events=syncs_of(scratch / "f"), system_wide=True)
     assert under.syncs == 0 and under.stdout == native.stdout, under.why()
+
+
+def test_static_set_user_id_program_keeps_its_privilege(public):
+    """A static set-user-ID program is left unfiltered: no_new_privs would
+    take its privilege."""
+    src = os.path.join(public, "euid.c")
+    exe = os.path.join(public, "euid-static")
+    subprocess.run(["cc", "-static", "-o", exe, src], check=True)
+    os.chmod(exe, 0o4755)
+    native = run([*NOBODY, "sh", "-c", exe], events=SYNCS)
+    assert native.stdout == "0\n", native.why()
+    under = run([*NOBODY, EATMYDATA, "sh", "-c", exe], events=SYNCS)
+    assert under.stdout == "0\n", under.why()
+
+
+def test_stand_in_others_could_have_planted_is_not_run(public, tmp_path):
+    """EATMYDATA_SECCOMP_EXEC from the environment names a program another
+    user could have written: posix_spawn runs the program asked for, never
+    that one (a root process may have its caller's environment: sudo -E)."""
+    marker = os.path.join(public, "w", "planted-ran")
+    evil = os.path.join(public, "w", "evil")
+    with open(evil, "w") as f:
+        f.write(f"#!/bin/sh\ntouch {marker}\n")
+    os.chmod(evil, 0o777)
+    prog = STATIC["static"]
+    py = ("import os, sys; os.environ['EATMYDATA_SECCOMP_EXEC'] = sys.argv[1]; "
+          "os.waitpid(os.posix_spawn(sys.argv[2], sys.argv[2:], os.environ), 0)")
+    r = eaten(["python3", "-c", py, evil, prog, "fsync", tmp_path], events=SYNCS)
+    assert not os.path.exists(marker), r.why()
+    assert r.syncs > 0, r.why()  # the program ran, unfiltered
+
+
+def test_another_users_supervisor_gets_no_listener(public):
+    """A socket at EATMYDATA_SECCOMP_PATH served by another user: a root
+    process never hands it a filter's listener (whoever holds one answers
+    the process's system calls)."""
+    sock = os.path.join(public, "w", "sock")
+    server = subprocess.Popen(
+        [*NOBODY, "python3", "-c",
+         "import socket, sys\n"
+         "s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)\n"
+         "s.bind(sys.argv[1]); s.listen(); s.settimeout(10); print('ready', flush=True)\n"
+         "try:\n"
+         "    c, _ = s.accept(); c.settimeout(5)\n"
+         "    msg, anc, _, _ = c.recvmsg(1, 64)\n"
+         "    print('got', len(anc))\n"
+         "except OSError:\n"
+         "    print('nothing')\n", sock],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout.readline() == "ready\n"
+        lib = next(EATMYDATA.parent.parent.glob("lib*/**/libeatmydata.so"))
+        env = dict(os.environ, LD_PRELOAD=str(lib), EATMYDATA_SECCOMP="1:2:3",
+                   EATMYDATA_SECCOMP_PATH=sock)
+        r = subprocess.run(["sh", "-c", f"{STATIC['static']} fsync {public}/w"], env=env,
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        out, _ = server.communicate(timeout=30)
+    finally:
+        server.kill()
+    assert out in ("nothing\n", "got 0\n"), out
