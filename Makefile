@@ -87,8 +87,10 @@ $(B)/obj32/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) -m32 $(CPPFLAGS) $(LIB_CFLAGS) $(LIB_INC) -c $< -o $@
 
+# hirestimes wraps no exec: preload/exec_list.c is for the others.
 define preload_library
-$(1)_SRC = $$(wildcard lib$(1)/*.c preload/*.c)
+$(1)_SRC = $$(filter-out $$(if $$(filter hirestimes,$(1)),preload/exec_list.c),\
+	$$(wildcard lib$(1)/*.c preload/*.c))
 LIBS += $(LIBDIR64)/lib$(1).so $(if $(LIB32),$(LIBDIR32)/lib$(1).so)
 
 $(LIBDIR64)/lib$(1).so: $$($(1)_SRC:%.c=$(B)/obj64/%.o)

@@ -7,8 +7,9 @@
  * runs no code of ours between its fork and its exec: the launcher, in its
  * --seccomp-exec mode, is spawned in the program's place to do the same.
  *
- * Every exec entry point is here, because glibc's own (execvp, execl,
- * posix_spawn) call the system call directly, past any wrapper.  Nothing
+ * Every exec entry point is here (the list forms, execl..., in
+ * preload/exec_list.c), because glibc's own (execvp, execl, posix_spawn)
+ * call the system call directly, past any wrapper.  Nothing
  * happens unless the launcher named a supervisor (EATMYDATA_SECCOMP);
  * then the program's ELF headers are read once per exec.  Runs in vfork
  * children: no allocation, stack buffers only.
@@ -19,7 +20,6 @@
 
 #include <limits.h>
 #include <spawn.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,76 +195,6 @@ EMD_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 EMD_EXPORT int execvp(const char *file, char *const argv[])
 {
 	return execvpe(file, argv, environ);
-}
-
-/* execl, execle, execlp: how many arguments up to the NULL... */
-static size_t list_length(const char *first, va_list ap)
-{
-	size_t n = first != NULL;
-
-	while (first && va_arg(ap, char *))
-		n++;
-	return n;
-}
-
-/* ...and they as an array, with the NULL; *envp: execle's, after it. */
-static void list_fill(char **args, const char *first, va_list ap, size_t n, char ***envp)
-{
-	args[0] = (char *)first;
-	for (size_t i = 1; i < n; i++)
-		args[i] = va_arg(ap, char *);
-	args[n] = NULL;
-	if (envp) {
-		if (n)
-			(void)va_arg(ap, char *); /* the NULL */
-		*envp = va_arg(ap, char **);
-	}
-}
-
-EMD_EXPORT int execl(const char *path, const char *arg, ...)
-{
-	va_list ap;
-	size_t n;
-
-	va_start(ap, arg);
-	n = list_length(arg, ap);
-	va_end(ap);
-	char *args[n + 1];
-	va_start(ap, arg);
-	list_fill(args, arg, ap, n, NULL);
-	va_end(ap);
-	return execve(path, args, environ);
-}
-
-EMD_EXPORT int execle(const char *path, const char *arg, ...)
-{
-	va_list ap;
-	char **envp;
-	size_t n;
-
-	va_start(ap, arg);
-	n = list_length(arg, ap);
-	va_end(ap);
-	char *args[n + 1];
-	va_start(ap, arg);
-	list_fill(args, arg, ap, n, &envp);
-	va_end(ap);
-	return execve(path, args, envp);
-}
-
-EMD_EXPORT int execlp(const char *file, const char *arg, ...)
-{
-	va_list ap;
-	size_t n;
-
-	va_start(ap, arg);
-	n = list_length(arg, ap);
-	va_end(ap);
-	char *args[n + 1];
-	va_start(ap, arg);
-	list_fill(args, arg, ap, n, NULL);
-	va_end(ap);
-	return execvpe(file, args, environ);
 }
 
 /* posix_spawn of `found` (the file `file` names, or NULL): the launcher
