@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE 1
 #include <fcntl.h>
+#include <linux/aio_abi.h>
 #include <linux/openat2.h>
 #include <pthread.h>
 #include <spawn.h>
@@ -243,6 +244,28 @@ static void write_pages_sys(int fd)
 			fail("syscall write");
 }
 
+/* A Linux AIO write with RWF_DSYNC, submitted through syscall() (as
+ * libaio does): the kernel syncs it in the submitting thread. */
+static int aio_dsync_write(int fd)
+{
+	static char page[4096];
+	struct iocb cb = {.aio_lio_opcode = IOCB_CMD_PWRITE, .aio_fildes = (unsigned)fd,
+			  .aio_buf = (unsigned long)page, .aio_nbytes = sizeof(page),
+			  .aio_rw_flags = RWF_DSYNC};
+	struct iocb *list[] = {&cb};
+	struct io_event ev;
+	aio_context_t ctx = 0;
+	int r = -1;
+
+	if (syscall(SYS_io_setup, 1, &ctx) != 0)
+		return -1;
+	if (syscall(SYS_io_submit, ctx, 1, list) == 1 &&
+	    syscall(SYS_io_getevents, ctx, 1, 1, &ev, NULL) == 1 && ev.res == sizeof(page))
+		r = 0;
+	syscall(SYS_io_destroy, ctx);
+	return r;
+}
+
 /* Starts entry-static, which fsyncs, through the exec entry point `how`
  * (in a child), and waits for it: the library puts it under the filter. */
 static int exec_static(const char *how)
@@ -379,6 +402,8 @@ static void do_call(const char *call)
 		r = temp_file(call, name);
 	else if (!strncmp(call, "exec-", 5))
 		r = exec_static(call + 5);
+	else if (!strcmp(call, "syscall-io_submit"))
+		r = aio_dsync_write(fd);
 	else
 		r = new_entry(call, name);
 	if (r != 0)

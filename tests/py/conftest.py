@@ -59,11 +59,11 @@ def sync_event(r):
 
 # What reached the disk, as the kernel saw it: the file system's own syncs,
 # and every request of the table whose flags the tracepoint can see (not
-# openat2's, in memory; not io_uring's, whose submissions are counted by
-# the file system's events).
+# openat2's, in memory; not io_uring's or AIO's, whose submissions are
+# counted by the file system's events).
 SYNC_EVENTS = [("ext4:ext4_sync_file_enter", None), ("ext4:ext4_sync_fs", None)] + [
     sync_event(r) for r in REQUESTS
-    if r.nr >= 0 and r.test in ("fd", "always", "bits") and r.eat != "uring"]
+    if r.nr >= 0 and r.test in ("fd", "always", "bits") and r.eat not in ("uring", "aio")]
 
 
 def tool(name):
