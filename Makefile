@@ -201,7 +201,7 @@ deps:
 check: deps
 	@$(MAKE) --no-print-directory tests
 	$(B)/tests/unit
-	$(PYTHON) -m pytest -q $(PYTESTS)
+	$(PYTHON) -m pytest -q --durations=15 $(PYTESTS)
 
 demo: all
 	$(PYTHON) bench/demo.py

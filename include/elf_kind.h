@@ -12,4 +12,9 @@
  * unreadable.  Uses pread(2) alone. */
 int emd_elf_unreachable(int fd);
 
+/* The same, for a program about to be run: a regular file, not set-user-ID
+ * or set-group-ID (no_new_privs would take its privilege).  fd must have
+ * been opened O_NONBLOCK | O_NOCTTY: a FIFO or a device is no program. */
+int emd_program_unreachable(int fd);
+
 #endif

@@ -12,7 +12,7 @@
  * check it before emd_iocb_unsync. */
 int emd_iocb_syncs(const struct iocb *cb);
 
-/* Make `cb`, on a descriptor fsync would act on and open with `accmode`
+/* Make `cb`, on a regular file fsync would act on, open with `accmode`
  * (O_RDONLY...), not sync: an fsync becomes a read, or on a descriptor
  * open for writing only a write, of nothing, which completes with 0 as
  * the fsync would have; a write loses RWF_SYNC and RWF_DSYNC.  1 if it

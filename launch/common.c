@@ -435,7 +435,7 @@ double monotonic_seconds(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-void private_tmpdir(const char *name, char *out, size_t size)
+int try_private_tmpdir(const char *name, char *out, size_t size)
 {
 	const char *tmp = getenv("TMPDIR");
 	char abs[PATH_MAX];
@@ -443,9 +443,17 @@ void private_tmpdir(const char *name, char *out, size_t size)
 	if (!tmp || !*tmp)
 		tmp = "/tmp";
 	if (!realpath(tmp, abs))
-		die("cannot use TMPDIR %s: %s", tmp, strerror(errno));
+		return snprintf(out, size, "cannot use TMPDIR %s: %s", tmp, strerror(errno)), -1;
 	if (snprintf(out, size, "%s/%s.XXXXXX", abs, name) >= (int)size)
-		die("TMPDIR too long: %s", abs);
+		return snprintf(out, size, "TMPDIR too long: %s", abs), -1;
 	if (!mkdtemp(out))
-		die("cannot create %s: %s", out, strerror(errno));
+		return snprintf(out, size, "cannot create a directory in %s: %s", abs,
+				strerror(errno)), -1;
+	return 0;
+}
+
+void private_tmpdir(const char *name, char *out, size_t size)
+{
+	if (try_private_tmpdir(name, out, size) != 0)
+		die("%s", out);
 }

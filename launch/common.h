@@ -77,4 +77,7 @@ noreturn void exit_like(int status);
  * (the tree may change directory); dies if it cannot. */
 void private_tmpdir(const char *name, char *out, size_t size);
 
+/* The same, but -1 with the reason in `out` instead of dying. */
+int try_private_tmpdir(const char *name, char *out, size_t size);
+
 #endif

@@ -12,6 +12,7 @@
 
 #include <linux/io_uring.h>
 #include <stddef.h>
+#include <sys/stat.h>
 
 #define MAX_IOCBS 4096
 
@@ -27,10 +28,13 @@ static int copy_own(void *to, const void *from, size_t size, int write)
 static void unsync(struct iocb *at)
 {
 	struct iocb cb;
+	struct stat st;
 	long flags;
 
+	/* Regular files only: a directory has no read to stand for its fsync. */
 	if (!copy_own(&cb, at, sizeof(cb), 0) || !emd_iocb_syncs(&cb) ||
-	    emd_check_fd((int)cb.aio_fildes, -ESPIPE) != 0)
+	    emd_check_fd((int)cb.aio_fildes, -ESPIPE) != 0 ||
+	    fstat((int)cb.aio_fildes, &st) != 0 || !S_ISREG(st.st_mode))
 		return;
 	flags = emd_syscall(SYS_fcntl, (long)cb.aio_fildes, F_GETFL, 0, 0, 0, 0);
 	if (flags >= 0 && emd_iocb_unsync(&cb, (int)flags & O_ACCMODE) &&

@@ -11,6 +11,7 @@
 
 #include <elf.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MAX_LOADS 16
@@ -56,17 +57,31 @@ static int read_phdr(const struct image *im, unsigned long at, struct phdr *ph)
 	return 1;
 }
 
-/* A note named "Go" (its build ID) at offset. */
-static int go_note(const struct image *im, unsigned long offset)
+/* A note named "Go" (its build ID) among those of the segment: after
+ * gcc's own when cgo linked it. */
+static int go_note(const struct image *im, const struct phdr *ph)
 {
-	char note[16];
+	unsigned char notes[1024];
+	size_t len = ph->filesz < sizeof(notes) ? ph->filesz : sizeof(notes), at = 0;
+	unsigned namesz, descsz;
 
-	return read_at(im, note, sizeof(note), offset) && memcmp(note + 12, "Go\0", 3) == 0;
+	if (!read_at(im, notes, len, ph->offset))
+		return 0;
+	while (at + 12 <= len) {
+		memcpy(&namesz, notes + at, 4);
+		memcpy(&descsz, notes + at + 4, 4);
+		if ((namesz == 3 || namesz == 4) && at + 15 <= len && !memcmp(notes + at + 12, "Go\0", 3))
+			return 1;
+		if (namesz > len || descsz > len)
+			return 0;
+		at += 12 + ((namesz + 3) & ~3u) + ((descsz + 3) & ~3u);
+	}
+	return 0;
 }
 
 static void take(struct image *im, const struct phdr *ph)
 {
-	if (ph->type == PT_NOTE && go_note(im, ph->offset))
+	if (ph->type == PT_NOTE && go_note(im, ph))
 		im->go = 1;
 	im->interp |= ph->type == PT_INTERP;
 	if (ph->type == PT_DYNAMIC)
@@ -172,4 +187,16 @@ int emd_elf_unreachable(int fd)
 	for (int i = 0; i < phnum && read_phdr(&im, phoff + (unsigned long)i * entsize, &ph); i++)
 		take(&im, &ph);
 	return im.go || !im.interp || names_unseen(&im);
+}
+
+int emd_program_unreachable(int fd)
+{
+	struct stat st;
+
+	/* Only a regular file is an ELF program (nothing else is opened with
+	 * effects: the open was non-blocking); a set-user-ID or set-group-ID
+	 * one keeps its privilege, which no_new_privs would take, and runs
+	 * unfiltered, as natively. */
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	       !(st.st_mode & (S_ISUID | S_ISGID)) && emd_elf_unreachable(fd);
 }

@@ -25,18 +25,18 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* The stand-in's arguments are on the stack: a longer list runs the
+ * program as it is (the kernel's own limit is near 2^21 bytes anyway). */
+#define MAX_ARGS 32768
+
 /* Is the program at dirfd/path (or dirfd itself, path "") one the library
  * cannot reach? */
 static int unreachable_at(int dirfd, const char *path)
 {
 	int fd = *path ? (int)emd_syscall(SYS_openat, dirfd, (long)path,
-					  O_RDONLY | O_CLOEXEC, 0, 0, 0)
+					  O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0, 0, 0)
 		       : dirfd;
-	struct stat st;
-	/* A set-user-ID or set-group-ID program keeps its privilege, which
-	 * no_new_privs would take: it runs unfiltered, as natively. */
-	int r = fd >= 0 && fstat(fd, &st) == 0 && !(st.st_mode & (S_ISUID | S_ISGID)) &&
-		emd_elf_unreachable(fd);
+	int r = fd >= 0 && emd_program_unreachable(fd);
 
 	if (fd >= 0 && fd != dirfd)
 		close(fd);
@@ -58,7 +58,7 @@ static int before_exec(int dirfd, const char *path)
 		r = emd_filter_self(sock, secure_getenv(EMD_ENV_NO_IO_URING) != NULL, 0);
 	if (opened)
 		close(sock);
-	return r == -ENOSYS;
+	return !EMD_ARCH_NATIVE && r == -ENOSYS;
 }
 
 /* The file execvp would run for `name`: itself if it has a slash, else
@@ -135,6 +135,9 @@ static size_t count(char *const argv[])
 static void exec_stand_in(const char *found, char *const argv[], char *const envp[])
 {
 	size_t argc = count(argv);
+
+	if (!found || argc > MAX_ARGS)
+		return;
 	char opt[96], *args[argc + 5];
 
 	if (stand_in_args(args, opt, sizeof(opt), found, argv, argc))
@@ -152,9 +155,13 @@ EMD_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
  * the stand-in shares (the descriptor must not be close-on-exec). */
 static const char *fd_path(int dirfd, const char *path, char *buf, size_t size)
 {
+	int n;
+
 	if (dirfd == AT_FDCWD || *path == '/')
 		return path;
-	snprintf(buf, size, *path ? "/proc/self/fd/%d/%s" : "/proc/self/fd/%d", dirfd, path);
+	n = snprintf(buf, size, *path ? "/proc/self/fd/%d/%s" : "/proc/self/fd/%d", dirfd, path);
+	if (n < 0 || (size_t)n >= size || (fcntl(dirfd, F_GETFD) & FD_CLOEXEC))
+		return NULL; /* gone by the time the stand-in runs: none then */
 	return buf;
 }
 
@@ -205,11 +212,14 @@ static int spawn(int (*real)(pid_t *, const char *, const posix_spawn_file_actio
 		 const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
 		 char *const argv[], char *const envp[])
 {
-	size_t argc = count(argv);
+	size_t argc;
+
+	if (!found || !secure_getenv(EMD_ENV_SECCOMP) || (argc = count(argv)) > MAX_ARGS ||
+	    !unreachable_at(AT_FDCWD, found))
+		return real(pid, file, fa, attr, argv, envp);
 	char opt[96], *args[argc + 5];
 
-	if (!found || !secure_getenv(EMD_ENV_SECCOMP) || !unreachable_at(AT_FDCWD, found) ||
-	    !stand_in_args(args, opt, sizeof(opt), found, argv, argc))
+	if (!stand_in_args(args, opt, sizeof(opt), found, argv, argc))
 		return real(pid, file, fa, attr, argv, envp);
 	return EMD_REAL(posix_spawn)(pid, args[0], fa, attr, args, envp);
 }

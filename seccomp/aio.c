@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -35,15 +36,18 @@ static void unsync(const struct call *c, unsigned long at)
 {
 	struct iocb cb;
 	struct iovec local = {&cb, sizeof(cb)}, remote = {(void *)at, sizeof(cb)};
+	struct stat st;
 	int fd, flags;
 
 	if (!at || read_theirs(c->req->pid, at, &cb, sizeof(cb), 0) || !emd_iocb_syncs(&cb))
 		return;
 	if ((fd = their_fd(c, (int)cb.aio_fildes)) < 0)
 		return;
+	/* Regular files only: a directory has no read to stand for its fsync. */
 	flags = fcntl(fd, F_GETFL);
-	if (flags >= 0 && syscall(SYS_sync_file_range, fd, 0L, 0L, 0U) == 0 &&
-	    emd_iocb_unsync(&cb, flags & O_ACCMODE) &&
+	if (flags >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    syscall(SYS_sync_file_range, fd, 0L, 0L, 0U) == 0 &&
+	    emd_iocb_unsync(&cb, flags & O_ACCMODE) && still_pending(c) &&
 	    process_vm_writev(c->req->pid, &local, 1, &remote, 1, 0) == sizeof(cb))
 		note(fd);
 	close(fd);

@@ -88,7 +88,8 @@ static int clear_in_place(const struct call *c)
 	if (!(flags & EMD_OPEN_SYNC_FLAGS))
 		return 1;
 	flags &= ~(unsigned long long)EMD_OPEN_SYNC_FLAGS;
-	if (process_vm_writev(c->req->pid, &local, 1, &remote, 1, 0) != sizeof(flags))
+	if (!still_pending(c) || /* written by pid: only while that is the caller */
+	    process_vm_writev(c->req->pid, &local, 1, &remote, 1, 0) != sizeof(flags))
 		return 0;
 	note(-1);
 	return 1;

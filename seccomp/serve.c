@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdnoreturn.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -169,10 +170,13 @@ static void answer_unattended(struct pool *p)
 {
 	struct seccomp_notif *req = calloc(1, sizes.seccomp_notif);
 	struct seccomp_notif_resp *resp = calloc(1, sizes.seccomp_notif_resp);
+	struct pollfd waiting = {.fd = p->listener, .events = POLLIN};
 
 	if (req && resp && pthread_mutex_trylock(&p->receiving) == 0) {
-		/* else a worker is receiving: it will have it */
-		if (ioctl(p->listener, SECCOMP_IOCTL_NOTIF_RECV, req) == 0) {
+		/* else a worker is receiving: it will have it; and one that
+		 * just finished may have taken it since the main poll */
+		if (poll(&waiting, 1, 0) == 1 && (waiting.revents & POLLIN) &&
+		    ioctl(p->listener, SECCOMP_IOCTL_NOTIF_RECV, req) == 0) {
 			resp->id = req->id;
 			resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 			ioctl(p->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
@@ -181,6 +185,18 @@ static void answer_unattended(struct pool *p)
 	}
 	free(req);
 	free(resp);
+}
+
+/* Is fd a seccomp listener (and not a device of the tree's, on which the
+ * supervisor's ioctls would act with its rights)? */
+static int is_listener(int fd)
+{
+	char path[64], target[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	return n > 0 && (target[n] = '\0', !strcmp(target, "anon_inode:seccomp notify"));
 }
 
 /* A message on a socket: a listener (one byte, one descriptor), or the
@@ -197,17 +213,20 @@ static int take_listener(int *sock, struct pool **pools, int *n, int *trusting, 
 			     .msg_control = ctl, .msg_controllen = sizeof(ctl)};
 	struct cmsghdr *c;
 	struct pool *p;
-	int fd;
+	int fd, more = 1;
+	ssize_t got = recvmsg(*sock, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 
-	int more = 1;
-
-	if (recvmsg(*sock, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT) <= 0)
-		return errno == EAGAIN || errno == EINTR;
+	if (got <= 0)
+		return got < 0 && (errno == EAGAIN || errno == EINTR);
 	if (!(c = CMSG_FIRSTHDR(&msg)) || c->cmsg_type != SCM_RIGHTS) {
 		*trusting &= data != SUPERVISOR_END;
 		return 1;
 	}
 	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	if (!is_listener(fd)) { /* a tree's device or pipe: nothing to ioctl */
+		close(fd);
+		return 1;
+	}
 	if (*n == MAX_POOLS || !(p = calloc(1, sizeof(*p)))) {
 		close(fd); /* its requests fail with ENOSYS: never past the limit */
 		return 1;
@@ -267,7 +286,9 @@ static void take_connection(int server, struct pool **pools, int *n)
 
 	if (conn < 0)
 		return;
-	if (poll(&pfd, 1, 100) == 1)
+	/* It sends at once, but may be descheduled meanwhile: closing on it
+	 * would leave it a filter no one answers. */
+	if (poll(&pfd, 1, 2000) == 1)
 		take_listener(&conn, pools, n, &untrusting, 0);
 	close(conn);
 }
@@ -275,10 +296,33 @@ static void take_connection(int server, struct pool **pools, int *n)
 /* `ready` tells the launcher it may go on; then listeners come on `sock`
  * and through `server`, until the tree has closed its end of `sock` and no
  * filtered process is left: then `dir` and its socket go. */
-void supervise(int sock, int ready, int server, const char *dir, const char *only)
+/* What the main thread waits on: the tree's socket, the socket to connect
+ * to, and each live pool's listener (a dead one waits for its workers). */
+static nfds_t watch(struct pollfd *pfd, int sock, int server, struct pool **pools, int n)
+{
+	pfd[0] = (struct pollfd){.fd = sock, .events = POLLIN};
+	pfd[1] = (struct pollfd){.fd = server, .events = POLLIN};
+	for (int i = 0; i < n; i++)
+		pfd[i + 2] = (struct pollfd){
+			.fd = __atomic_load_n(&pools[i]->dead, __ATOMIC_ACQUIRE) ? -1 : pools[i]->listener,
+			.events = POLLIN};
+	return (nfds_t)n + 2;
+}
+
+/* The private directory of the socket to connect to goes with us. */
+static noreturn void leave(const char *dir)
 {
 	char path[4096];
 
+	if (dir && snprintf(path, sizeof(path), "%s/" SUPERVISOR_SOCKET, dir) < (int)sizeof(path)) {
+		unlink(path);
+		rmdir(dir);
+	}
+	_exit(0);
+}
+
+void supervise(int sock, int ready, int server, const char *dir, const char *only)
+{
 	static struct pool *pools[MAX_POOLS];
 	static struct pollfd pfd[MAX_POOLS + 2];
 	int n = 0, open_sock = 1, trusting = 1;
@@ -296,11 +340,7 @@ void supervise(int sock, int ready, int server, const char *dir, const char *onl
 			close(sock);
 			sock = -1;
 		}
-		pfd[0] = (struct pollfd){.fd = sock, .events = POLLIN};
-		pfd[1] = (struct pollfd){.fd = server, .events = POLLIN};
-		for (int i = 0; i < n; i++)
-			pfd[i + 2] = (struct pollfd){.fd = pools[i]->listener, .events = POLLIN};
-		if (poll(pfd, (nfds_t)n + 2, 100) < 0)
+		if (poll(pfd, watch(pfd, sock, server, pools, n), 100) < 0)
 			continue;
 		n = tend(pools, n, pfd + 1);
 		if (pfd[1].revents & POLLIN)
@@ -310,9 +350,5 @@ void supervise(int sock, int ready, int server, const char *dir, const char *onl
 		else if (open_sock && (pfd[0].revents & (POLLHUP | POLLERR)))
 			open_sock = 0;
 	}
-	if (dir && snprintf(path, sizeof(path), "%s/" SUPERVISOR_SOCKET, dir) < (int)sizeof(path)) {
-		unlink(path);
-		rmdir(dir);
-	}
-	_exit(0);
+	leave(dir);
 }

@@ -83,20 +83,18 @@ static int listen_at(const char *path)
 	return fd;
 }
 
-static void start_supervisor(int sock, const char *dir, const char *path, const char *only)
+static int start_supervisor(int sock, const char *dir, const char *path, const char *only)
 {
 	pid_t middle = fork(), grandchild;
 	int null, status;
 
 	if (middle < 0)
-		die("cannot fork: %s", strerror(errno));
+		return -1;
 	if (middle > 0) {
 		while (waitpid(middle, &status, 0) < 0)
 			if (errno != EINTR)
-				die("cannot start the seccomp supervisor: %s", strerror(errno));
-		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-			die("cannot start the seccomp supervisor");
-		return;
+				return -1;
+		return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 	}
 	if ((grandchild = fork()) != 0)
 		_exit(grandchild < 0);
@@ -143,11 +141,11 @@ static void name_socket(int sock, const char *path, const struct seccomp_options
 /* Does the program need the filter (elf_kind.c)? */
 static int unreachable(const char *file)
 {
-	int fd = file ? open(file, O_RDONLY | O_CLOEXEC) : -1, r;
+	int fd = file ? open(file, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) : -1, r;
 
 	if (fd < 0)
 		return 0;
-	r = emd_elf_unreachable(fd);
+	r = emd_program_unreachable(fd);
 	close(fd);
 	return r;
 }
@@ -158,10 +156,28 @@ static int whole_tree(const struct seccomp_options *opt, const char *file)
 	return !strcmp(opt->mode, "on") || unreachable(file);
 }
 
+/* auto: without a supervisor the library's part goes on alone; on: none
+ * is an error. */
+static void no_supervisor(const struct seccomp_options *opt, const char *why)
+{
+	if (!strcmp(opt->mode, "on"))
+		die("cannot install the seccomp filter: %s", why);
+}
+
+/* The private directory of the supervisor's socket, its path in `path`;
+ * none (the inherited socket only) if TMPDIR cannot have it. */
+static void socket_path(char *dir, char *path, size_t size)
+{
+	if (try_private_tmpdir("eatmydata-seccomp", dir, size) != 0 ||
+	    snprintf(path, size, "%s/%s", dir, SUPERVISOR_SOCKET) >= (int)size) {
+		*dir = *path = '\0';
+	}
+}
+
 void seccomp_prepare(const struct seccomp_options *opt, const char *file)
 {
 	char dir[PATH_MAX] = "", path[PATH_MAX] = "";
-	int sv[2], whole = whole_tree(opt, file);
+	int sv[2], whole = whole_tree(opt, file), started;
 
 	if (strcmp(opt->mode, "auto") && strcmp(opt->mode, "on") && strcmp(opt->mode, "off"))
 		die("--seccomp takes auto, on or off, not '%s'", opt->mode);
@@ -172,34 +188,32 @@ void seccomp_prepare(const struct seccomp_options *opt, const char *file)
 	}
 	if (tree_socket() >= 0)
 		return; /* under an outer eatmydata: its supervisor serves */
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
-		die("cannot create a socket: %s", strerror(errno));
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+		no_supervisor(opt, strerror(errno));
+		return;
+	}
 	/* The whole tree under the launcher's filter can add no other: no
 	 * socket to connect to (its descriptor counts: ulimit -n 6 runs). */
 	if (!whole)
-		private_tmpdir("eatmydata-seccomp", dir, sizeof(dir));
-	if (!whole && snprintf(path, sizeof(path), "%s/%s", dir, SUPERVISOR_SOCKET) >= (int)sizeof(path))
-		die("TMPDIR too long: %s", dir);
-	start_supervisor(sv[1], whole ? NULL : dir, whole ? NULL : path, opt->only);
+		socket_path(dir, path, sizeof(dir));
+	started = start_supervisor(sv[1], *dir ? dir : NULL, *path ? path : NULL, opt->only) == 0;
 	close(sv[1]);
-	if (!ready(sv[0])) {
-		if (!whole) {
-			unlink(path);
-			rmdir(dir);
-		}
-		if (!strcmp(opt->mode, "on"))
-			die("cannot install the seccomp filter: the supervisor could not "
-			    "start (is seccomp refused here?)");
-		close(sv[0]); /* auto: the library's part goes on alone */
+	if (started && ready(sv[0])) {
+		name_socket(sv[0], *path ? path : NULL, opt);
 		return;
 	}
-	name_socket(sv[0], whole ? NULL : path, opt);
+	if (*dir) {
+		unlink(path);
+		rmdir(dir);
+	}
+	close(sv[0]);
+	no_supervisor(opt, "the supervisor could not start (is seccomp refused here?)");
 }
 
 void seccomp_before_exec(const struct seccomp_options *opt, const char *file)
 {
 	static const char end = SUPERVISOR_END;
-	int sock = tree_socket(), r = 0;
+	int sock = tree_socket(), r = -1;
 
 	if (sock < 0)
 		return;
@@ -214,6 +228,8 @@ void seccomp_before_exec(const struct seccomp_options *opt, const char *file)
 		    "container's)");
 	if (r < 0 && r != -EBUSY && !strcmp(opt->mode, "on"))
 		die("cannot install the seccomp filter: %s", strerror(-r));
+	/* Unless it went with the launcher's own listener, the end byte goes
+	 * alone: every listener after it is the tree's. */
 	if (r != 0 && send(sock, &end, 1, MSG_NOSIGNAL) != 1 && !strcmp(opt->mode, "on"))
 		die("the seccomp supervisor is gone");
 }
@@ -227,6 +243,7 @@ noreturn void seccomp_exec(const char *arg, char **argv)
 		emd_filter_self(sock, getenv(EMD_ENV_NO_IO_URING) != NULL, 0);
 	if (opened)
 		close(sock);
+	unsetenv(EMD_ENV_SECCOMP_EXEC); /* the program is not to come back here */
 	if (!argv[0] || !argv[1])
 		_exit(127);
 	execve(argv[0], argv + 1, environ);

@@ -138,7 +138,8 @@ int uring_submit(struct call *c)
 		return CONTINUE;
 	if (fd < 0 || read_fdinfo(pid, fd, &p) != 0 || !(base = sqe_array(pid, p.ino)))
 		return CONTINUE;
-	for (int i = 0; i < p.n; i++)
+	/* Written by pid: only while the caller is still there to be it. */
+	for (int i = 0; i < p.n && still_pending(c); i++)
 		synced |= rewrite(pid, base + (unsigned long)p.idx[i] * p.stride);
 	if (synced)
 		note(-1);
@@ -160,6 +161,7 @@ int uring_setup(struct call *c)
 	    !(flags & IORING_SETUP_SQPOLL))
 		return CONTINUE;
 	flags &= ~(unsigned)(IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF);
-	process_vm_writev(c->req->pid, &local, 1, &remote, 1, 0);
+	if (still_pending(c)) /* the pid is still the caller's */
+		process_vm_writev(c->req->pid, &local, 1, &remote, 1, 0);
 	return CONTINUE;
 }

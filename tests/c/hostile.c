@@ -34,20 +34,46 @@ static const char *err(long r)
 	return r < 0 ? strerrorname_np(errno) : "ok";
 }
 
-/* Landlock: reading only under /usr, then an O_SYNC open of argv[0]. */
-static int landlock(char **argv)
+/* A Landlock domain: reading only under /usr (and `also`, if not NULL). */
+static int read_only_usr(const char *also)
 {
 	struct landlock_ruleset_attr attr = {.handled_access_fs = LANDLOCK_ACCESS_FS_READ_FILE};
 	struct landlock_path_beneath_attr usr = {.allowed_access = LANDLOCK_ACCESS_FS_READ_FILE};
+	struct landlock_path_beneath_attr more = {.allowed_access = LANDLOCK_ACCESS_FS_READ_FILE};
 	int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
 
 	usr.parent_fd = open("/usr", O_PATH | O_CLOEXEC);
+	more.parent_fd = also ? open(also, O_PATH | O_CLOEXEC) : -1;
+	if (also && syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &more, 0))
+		return perror("landlock"), 1;
 	if (rs < 0 || syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &usr, 0) ||
 	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || syscall(SYS_landlock_restrict_self, rs, 0))
 		return perror("landlock"), 1;
+	return 0;
+}
+
+/* An open of argv[0], plain and O_SYNC. */
+static int open_sync(char **argv)
+{
 	printf("plain %s\n", err(open(argv[0], O_RDONLY)));
 	printf("sync %s\n", err(open(argv[0], O_RDONLY | O_SYNC)));
 	return 0;
+}
+
+/* Landlock, then the O_SYNC open of argv[0]. */
+static int landlock(char **argv)
+{
+	return read_only_usr(NULL) ? 1 : open_sync(argv);
+}
+
+/* Landlock (the program argv[0] readable), then exec argv: a domain
+ * entered before any filter. */
+static int landlock_exec(char **argv)
+{
+	if (read_only_usr(argv[0]))
+		return 1;
+	execv(argv[0], argv);
+	return perror(argv[0]), 127;
 }
 
 /* landlock_restrict_self(rs, 0) through the i386 entry (int 0x80), which
@@ -590,7 +616,8 @@ static const struct {
 	{"direct", 1, direct},         {"files", 2, files},
 	{"fdlimit", 1, fdlimit},       {"stalled", 1, stalled},
 	{"partial", 1, partial},       {"deny-seccomp", 1, deny_seccomp}, {"fsync-twice", 1, fsync_twice},
-	{"vsyscall", 0, vsyscall},     {"status", 0, status},     {"attack", 0, attack},     {"fdlimit-create", 1, fdlimit_create},     {"create-excl", 1, create_excl},     {"tmpfile-excl", 2, tmpfile_excl},     {"memcg-write", 3, memcg_write},     {"cgroup-zero", 2, cgroup_zero},     {"fsync-storm", 3, fsync_storm},     {"swap", 1, swap},     {"pids-full", 1, pids_full},     {"drop-group", 2, drop_group},
+	{"vsyscall", 0, vsyscall},     {"status", 0, status},     {"open-sync", 1, open_sync},
+	{"landlock-exec", 1, landlock_exec},     {"attack", 0, attack},     {"fdlimit-create", 1, fdlimit_create},     {"create-excl", 1, create_excl},     {"tmpfile-excl", 2, tmpfile_excl},     {"memcg-write", 3, memcg_write},     {"cgroup-zero", 2, cgroup_zero},     {"fsync-storm", 3, fsync_storm},     {"swap", 1, swap},     {"pids-full", 1, pids_full},     {"drop-group", 2, drop_group},
 };
 
 int main(int argc, char **argv)
