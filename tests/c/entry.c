@@ -276,12 +276,10 @@ static int exec_static(const char *how)
 	pid_t pid;
 
 	if (!strcmp(how, "posix_spawn") || !strcmp(how, "posix_spawnp")) {
-		setenv("PATH", dirname_of(static_prog), 1);
 		if ((how[11] ? posix_spawnp(&pid, base, NULL, NULL, argv, environ)
 			     : posix_spawn(&pid, static_prog, NULL, NULL, argv, environ)) != 0)
 			return -1;
 	} else if ((pid = fork()) == 0) {
-		setenv("PATH", dirname_of(static_prog), 1);
 		fd = open(static_prog, O_RDONLY);
 		if (!strcmp(how, "execve"))
 			execve(static_prog, argv, environ);
@@ -451,6 +449,8 @@ int main(int argc, char **argv)
 		return 2;
 	dir = argv[optind + 1];
 	snprintf(static_prog, sizeof(static_prog), "%s/entry-static", dirname_of(argv[0]));
+	/* The *p exec calls find it by name; set before any thread runs. */
+	setenv("PATH", dirname_of(static_prog), 1);
 	if (forking && (pid = fork()) < 0)
 		fail("fork");
 	run(argv[optind], threads);
