@@ -183,7 +183,7 @@ static long write_request(struct sys_call *c, const void *site)
 }
 
 /* Each request takes its libc wrapper's path. */
-static long request(int id, struct sys_call *c, const void *site)
+static long as_wrapper(int id, struct sys_call *c, const void *site)
 {
 	const struct emd_request *r = &requests[id];
 	struct emd_open op;
@@ -216,19 +216,19 @@ static long request(int id, struct sys_call *c, const void *site)
 static int entry_call(const struct sys_call *c, long *res, const void *site)
 {
 	const long *a = c->a;
-	const char *p0 = (const char *)a[0], *p1 = (const char *)a[1];
+	const char *p1 = (const char *)a[1];
 
 	if (EMD_LIKELY(!emd_audit_now()))
 		return 0;
 	switch (c->nr) {
 #ifdef SYS_rename
 	case SYS_rename:
-		*res = emd_audit_rename(AT_FDCWD, p0, AT_FDCWD, p1, 0, site);
+		*res = emd_audit_rename(AT_FDCWD, (const char *)a[0], AT_FDCWD, p1, 0, site);
 		return 1;
 #endif
 #ifdef SYS_link
 	case SYS_link:
-		*res = emd_audit_link(AT_FDCWD, p0, AT_FDCWD, p1, 0, site);
+		*res = emd_audit_link(AT_FDCWD, (const char *)a[0], AT_FDCWD, p1, 0, site);
 		return 1;
 #endif
 #ifdef SYS_renameat
@@ -262,7 +262,7 @@ EMD_EXPORT long syscall(long nr, ...)
 		c.a[i] = va_arg(ap, long);
 	va_end(ap);
 	if ((id = request_of(nr)) >= 0)
-		return request(id, &c, EMD_CALLER);
+		return as_wrapper(id, &c, EMD_CALLER);
 	/* creat: no sync flag, but a create for the audit and a mode. */
 	if (open_request(&c, &op))
 		return emd_open(&op, EMD_CALLER);

@@ -46,7 +46,7 @@ static void unsync(const struct call *c, unsigned long at)
 	/* Regular files only: a directory has no read to stand for its fsync. */
 	flags = fcntl(fd, F_GETFL);
 	if (flags >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    syscall(SYS_sync_file_range, fd, 0L, 0L, 0U) == 0 &&
+	    fd_check(fd) == 0 &&
 	    emd_iocb_unsync(&cb, flags & O_ACCMODE) && still_pending(c) &&
 	    process_vm_writev(c->req->pid, &local, 1, &remote, 1, 0) == sizeof(cb))
 		note(fd);

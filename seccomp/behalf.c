@@ -355,7 +355,7 @@ int write_on_behalf(struct call *c)
 		return CONTINUE;
 	if ((fd = their_fd(c, (int)call_arg(c, 0))) < 0)
 		return CONTINUE;
-	if (syscall(SYS_sync_file_range, fd, 0L, 0L, 0U) == 0 && plain(fd) &&
+	if (fd_check(fd) == 0 && plain(fd) &&
 	    read_iovecs(c, fd, remote, cnt, &total))
 		done = write_here(c, fd, remote, cnt, total, &r);
 	if (done && r >= 0)

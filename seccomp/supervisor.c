@@ -38,6 +38,11 @@ void note(int fd)
 	sync_on_exit_note(fd);
 }
 
+int fd_check(int fd)
+{
+	return syscall(SYS_sync_file_range, fd, 0L, 0L, 0U) ? -errno : 0;
+}
+
 /* fsync, fdatasync, syncfs: the descriptor checked as the library checks
  * it (emd_check_fd), with `espipe` the answer for pipes and sockets. */
 static int check_fd(struct call *c, int espipe)
@@ -48,7 +53,7 @@ static int check_fd(struct call *c, int espipe)
 		return reply_error(c, EBADF);
 	if (fd < 0)
 		return CONTINUE;
-	r = (int)syscall(SYS_sync_file_range, fd, 0L, 0L, 0U) ? -errno : 0;
+	r = fd_check(fd);
 	if (r == -ESPIPE)
 		r = espipe;
 	if (r == 0)

@@ -62,6 +62,11 @@ int supervisor_answer(struct call *c, const char *only);
 int supervisor_answers(const struct emd_request *r);
 int supervisor_table_agrees(void);
 
+/* 0 when fsync would act on fd (a descriptor of this process's), else the
+ * -errno of the kernel's check, sync_file_range(fd, 0, 0, 0), which does no
+ * I/O: the library's emd_check_fd, on this side. */
+int fd_check(int fd);
+
 /* Reply that the call failed with err; returns 0 (the reply is to send). */
 int reply_error(struct call *c, int err);
 
