@@ -78,6 +78,9 @@
 #endif
 
 /* Calls newer than the C library's headers, same number on every ABI. */
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#endif
 #ifndef SYS_landlock_restrict_self
 #define SYS_landlock_restrict_self 446
 #endif
