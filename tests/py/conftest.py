@@ -175,3 +175,19 @@ def require(name):
 # UBSan, which neither valgrind nor a static link can host.
 SANITIZED = os.environ.get("SANITIZE") == "1"
 no_sanitizer = pytest.mark.skipif(SANITIZED, reason="ASan and valgrind exclude each other")
+
+
+@pytest.fixture(scope="session")
+def go_program(tmp_path_factory):
+    """tests/go/fsync.go, built once for the session: a Go program that
+    fsyncs its own way."""
+    go = tool("go")
+    if not go:
+        pytest.fail("go is not installed (.ci/run installs it)")
+    d = tmp_path_factory.mktemp("go")
+    exe = d / "fsync-go"
+    src = os.path.join(os.path.dirname(__file__), "..", "go", "fsync.go")
+    subprocess.run([go, "build", "-o", exe, src], check=True, timeout=600,
+                   env=dict(os.environ, CGO_ENABLED="0", GOCACHE=str(d / "cache"),
+                            GOPATH=str(d / "gopath"), GOFLAGS="-mod=mod"))
+    yield exe

@@ -47,20 +47,6 @@ def test_static_program_gets_the_same_answers(tmp_path, probe):
     assert len(outs[0]) > 250 and not diff, "\n".join(diff)
 
 
-@pytest.fixture(scope="module")
-def go_program(tmp_path_factory):
-    go = tool("go")
-    if not go:
-        pytest.fail("go is not installed (.ci/run installs it)")
-    d = tmp_path_factory.mktemp("go")
-    exe = d / "fsync-go"
-    src = os.path.join(os.path.dirname(__file__), "..", "go", "fsync.go")
-    subprocess.run([go, "build", "-o", exe, src], check=True, timeout=600,
-                   env=dict(os.environ, CGO_ENABLED="0", GOCACHE=str(d / "cache"),
-                            GOPATH=str(d / "gopath"), GOFLAGS="-mod=mod"))
-    yield exe
-
-
 def test_go_program(go_program, scratch):
     cmd = [go_program, scratch / "f", "50"]
     native = run(cmd)

@@ -13,7 +13,6 @@ import textwrap
 import pytest
 
 from conftest import EATMYDATA, TESTS, cmdline, eaten, run, tool
-from test_seccomp import go_program  # noqa: F401 (a fixture)
 
 SYNCS = [("ext4:ext4_sync_file_enter", None), ("ext4:ext4_sync_fs", None),
          ("ext4:ext4_writepages", None)]
@@ -55,7 +54,7 @@ def test_static_program_started_by(scratch, kind, starter):
 
 
 @pytest.mark.parametrize("starter", ["sh", "make", "python-posix_spawn"])
-def test_go_program_started_by(go_program, scratch, starter):  # noqa: F811
+def test_go_program_started_by(go_program, scratch, starter):
     """Its 21 fsyncs of f (its O_SYNC open of f.sync: below)."""
     cmd = starters(go_program, scratch, [str(scratch / "f"), "20"])[starter]
     events = syncs_of(scratch / "f")
@@ -74,7 +73,7 @@ def landlock_enabled():
                    reason="with Landlock in the kernel, nothing is opened for a filter a process "
                           "of the tree installed (a domain may predate it): its O_SYNC open syncs "
                           "(README, What it cannot reach)")
-def test_o_sync_open_of_a_program_started_by_the_tree(go_program, scratch):  # noqa: F811
+def test_o_sync_open_of_a_program_started_by_the_tree(go_program, scratch):
     cmd = ["sh", "-c", f"{go_program} {scratch / 'f'} 0"]
     events = syncs_of(scratch / "f.sync")
     native = run(cmd, events=events, system_wide=True)
