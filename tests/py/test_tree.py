@@ -277,3 +277,20 @@ def test_landlock_before_the_filter_is_kept():
     assert native.stdout == "plain EACCES\nsync EACCES\n", native.why()
     under = eaten(cmd, events=SYNCS)
     assert under.stdout == native.stdout, under.why()
+
+
+def test_a_killed_supervisor_costs_durability_not_the_program(scratch):
+    """The run's supervisor is killed between two static programs: the
+    second runs all the same, as natively (its sync reaches the disk),
+    since the library puts no process under a filter nobody answers."""
+    tag = os.urandom(8).hex()
+    prog = f"{STATIC['static']} fsync {scratch}"
+    script = (f"{prog} && echo first; "
+              "for p in $(pgrep -x eatmydata); do "
+              f"tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null | grep -qx EMD_TAG={tag} && "
+              "kill -9 $p; done; sleep 0.2; "
+              f"{prog} && echo second")
+    r = run([EATMYDATA, "sh", "-c", script], env={"EMD_TAG": tag},
+            events=[("ext4:ext4_sync_file_enter", None)])
+    assert r.stdout == "first\nsecond\n", r.why()
+    assert r.syncs == 1, r.why()  # the second's; the first was eaten
