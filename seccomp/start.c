@@ -198,7 +198,10 @@ void seccomp_prepare(const struct seccomp_options *opt, const char *file)
 		socket_path(dir, path, sizeof(dir));
 	started = start_supervisor(sv[1], *dir ? dir : NULL, *path ? path : NULL, opt->only) == 0;
 	close(sv[1]);
-	if (started && ready(sv[0])) {
+	/* Only the launcher's own filter needs the supervisor there first; a
+	 * process of the tree finds it gone if it died starting (poll), and
+	 * its "ready" byte waits unread (a millisecond off every run). */
+	if (started && (!whole || ready(sv[0]))) {
 		name_socket(sv[0], *path ? path : NULL, opt);
 		return;
 	}
