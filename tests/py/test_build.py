@@ -14,8 +14,9 @@ import pytest
 
 from conftest import EATMYDATA, ROOT, TESTS, cmdline, no_sanitizer, require, run, tool
 
-LAUNCHERS = ["eatmydata", "nocache", "hirestimes", "syncstat", "cachestats", "cachedel"]
-TOOLS = ["eatmydata", "nocache", "hirestimes"]
+LAUNCHERS = ["eatmydata", "nocache", "hirestimes", "crashtest", "syncstat", "cachestats",
+             "cachedel"]
+TOOLS = ["eatmydata", "nocache", "hirestimes", "crashtest"]
 
 
 def make(tree, *args, check=True):
