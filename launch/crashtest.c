@@ -158,6 +158,23 @@ static void set_number(const char *name, long long v)
 	set_env(name, buf);
 }
 
+/* Did the library count anything?  (A command that exits 125-127 may still
+ * have run: only one that left the points at zero is taken as not run.) */
+static int points_counted(const struct ct_run *run)
+{
+	char path[PATH_MAX];
+	unsigned long long n = 0;
+	int fd;
+
+	path_join(path, sizeof(path), run->dir, CT_POINTS);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && read(fd, &n, sizeof(n)) != sizeof(n))
+		n = 0;
+	if (fd >= 0)
+		close(fd);
+	return n != 0;
+}
+
 /* The command, in a process group of its own, under the library. */
 static void command(struct ct_run *run, const struct options *o, long at)
 {
@@ -187,8 +204,11 @@ static void command(struct ct_run *run, const struct options *o, long at)
 		if (errno != EINTR)
 			die("cannot wait: %s", strerror(errno));
 	kill(-pid, SIGKILL); /* what the tree left running dies with the power */
-	if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_NOT_FOUND)
-		exit(EXIT_NOT_FOUND);
+	if (WIFEXITED(status) && WEXITSTATUS(status) >= EXIT_TOOL &&
+	    WEXITSTATUS(status) <= EXIT_NOT_FOUND && !points_counted(run)) {
+		remove_tree(run->dir); /* COMMAND never ran: nothing to test */
+		exit(WEXITSTATUS(status));
+	}
 }
 
 /* The checker's verdict on the rolled-back copy: its wait status. */
@@ -268,9 +288,10 @@ static void report(const struct ct_run *run, int json, enum verdict v, int statu
 		return;
 	}
 	if (run->point)
-		printf("point %ld, after %s: %s\n", run->point, after_what(run), verdict_name[v]);
+		printf("point %ld, after %s: %s", run->point, after_what(run), verdict_name[v]);
 	else
-		printf("end, after %ld durability calls: %s\n", run->points, verdict_name[v]);
+		printf("end, after %ld durability calls: %s", run->points, verdict_name[v]);
+	v == FAILED ? printf(" (check exit %d)\n", status) : printf("\n");
 	text_list("  rolled back: ", &run->rolled_back);
 	text_list("  undone: ", &run->undone);
 	text_list("  unknown: ", &run->unknown);

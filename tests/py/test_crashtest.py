@@ -175,3 +175,20 @@ def test_writes_through_a_shell_redirection_are_tracked(old):
     status, points = crashtest("--check=grep -qx old data", old, "--", "sh", "-c",
                                "echo new > data")
     assert status == 0 and points[0]["rolled_back"] == ["data"], points
+
+
+def test_command_not_found_and_no_leftovers(old, tmp_path):
+    """127 like a shell when COMMAND is missing; the private run directories
+    are removed, after a run as after a failure."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmp))
+    r = subprocess.run([CRASHTEST, old, "--", "/nonexistent/program"], capture_output=True,
+                       text=True, timeout=60, env=env)
+    assert r.returncode == 127 and "crashtest: cannot run" in r.stderr, r
+    r = subprocess.run([CRASHTEST, "--each", old, "--", CRASHY, "good", "data", "x"],
+                       capture_output=True, text=True, timeout=60, env=env)
+    assert r.returncode == 0, r
+    assert [line.split(",")[0] for line in r.stdout.splitlines() if not line.startswith(" ")] \
+        == ["point 1", "point 2", "end"], r.stdout
+    assert not list(tmp.iterdir()), list(tmp.iterdir())
