@@ -218,8 +218,22 @@ static const char *short_name(const struct ct_run *run, const char *path)
 	return strncmp(path, run->work, n) == 0 && path[n] == '/' ? path + n + 1 : path;
 }
 
-static void undo_data(struct ct_run *run, const struct rec *r, const struct snapshot *now,
-		      struct snapshot *done)
+/* The name a file now in keep/ had: its unlink's or replacing rename's. */
+static const char *kept_name(const struct ct_run *run, const struct journal *j,
+			     const char *path)
+{
+	for (size_t i = 0; i < j->n; i++) {
+		const struct rec *r = &j->rec[i];
+		int k = r->h.kind == CT_UNLINK ? 1 : r->h.kind == CT_RENAME ? 2 : 0;
+
+		if (k && !strcmp(str_at(r, k), path))
+			return short_name(run, str_at(r, k - 1));
+	}
+	return path;
+}
+
+static void undo_data(struct ct_run *run, const struct journal *j, const struct rec *r,
+		      const struct snapshot *now, struct snapshot *done)
 {
 	const struct file *f = find(now, r->h.dev, r->h.ino);
 	int fd;
@@ -238,7 +252,7 @@ static void undo_data(struct ct_run *run, const struct rec *r, const struct snap
 
 		walking = done;
 		add_file(f->path, &st, 0, NULL);
-		strlist_add(&run->rolled_back, "%s", short_name(run, f->path));
+		strlist_add(&run->rolled_back, "%s", kept_name(run, j, short_name(run, f->path)));
 	}
 }
 
@@ -337,7 +351,7 @@ void rollback(struct ct_run *run, const struct snapshot *before)
 	mark_durable(&j);
 	for (size_t i = j.n; i-- > 0;)
 		if (j.rec[i].h.kind == CT_DATA && !j.rec[i].durable)
-			undo_data(run, &j.rec[i], &now, &done);
+			undo_data(run, &j, &j.rec[i], &now, &done);
 	for (size_t i = j.n; i-- > 0;)
 		if (is_dir_op(j.rec[i].h.kind) && !j.rec[i].durable)
 			undo_name(run, &j.rec[i]);
