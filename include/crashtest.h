@@ -20,6 +20,7 @@
 #define CT_ENV_ROOT "CRASHTEST_ROOT" /* the copy the command works in */
 #define CT_ENV_AT "CRASHTEST_AT"     /* the crash point, 0 for none */
 #define CT_ENV_PGID "CRASHTEST_PGID" /* the process group to kill there */
+#define CT_ENV_STDERR "CRASHTEST_STDERR" /* "dev:ino" of crashtest's stderr */
 
 #define CT_JOURNAL "journal"
 #define CT_POINTS "points" /* a shared counter of crash points, 8 bytes */

@@ -158,6 +158,20 @@ static void set_number(const char *name, long long v)
 	set_env(name, buf);
 }
 
+/* crashtest's standard error, when a regular file, is a log, not state:
+ * the command's messages to it do not make the run unknown. */
+static void set_stderr(void)
+{
+	struct stat st;
+	char buf[64];
+
+	if (fstat(2, &st) == 0 && S_ISREG(st.st_mode)) {
+		snprintf(buf, sizeof(buf), "%llu:%llu", (unsigned long long)st.st_dev,
+			 (unsigned long long)st.st_ino);
+		set_env(CT_ENV_STDERR, buf);
+	}
+}
+
 /* Did the library count anything?  (A command that exits 125-127 may still
  * have run: only one that left the points at zero is taken as not run.) */
 static int points_counted(const struct ct_run *run)
@@ -193,6 +207,7 @@ static void command(struct ct_run *run, const struct options *o, long at)
 		set_env(CT_ENV_ROOT, run->work);
 		set_number(CT_ENV_AT, at);
 		set_number(CT_ENV_PGID, getpid());
+		set_stderr();
 		preload_prepend(o->preload);
 		if (chdir(run->work) != 0 || dup2(fd, 1) < 0)
 			die("cannot enter %s: %s", run->work, strerror(errno));

@@ -55,6 +55,9 @@ void ct_point(const char *call, int fd);
 int ct_in_root(const char *path);
 int ct_in_run(const char *path);
 
+/* Is it the file crashtest's standard error went to (its log, not state)? */
+int ct_is_stderr(const struct stat *st);
+
 /* The absolute path of descriptor fd, or -1. */
 int ct_fd_path(int fd, char *out, size_t size);
 

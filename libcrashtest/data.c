@@ -37,7 +37,9 @@ static int where_is(int fd, const struct stat *st)
 	if (fd >= 0 && fd < CACHED && cache[fd].dev == st->st_dev &&
 	    cache[fd].ino == st->st_ino && cache[fd].where)
 		return cache[fd].where;
-	if (ct_fd_path(fd, path, sizeof(path)) != 0)
+	if (ct_is_stderr(st))
+		where = OURS;
+	else if (ct_fd_path(fd, path, sizeof(path)) != 0)
 		where = OUTSIDE;
 	else
 		where = ct_in_root(path) ? INSIDE : ct_in_run(path) ? OURS : OUTSIDE;

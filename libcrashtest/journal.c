@@ -34,6 +34,7 @@ static struct {
 	dev_t jdev;
 	ino_t jino;
 	unsigned long long *points;
+	unsigned long long err_dev, err_ino;
 } run;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -73,6 +74,8 @@ static void read_run(void)
 	run.root_len = strlen(root);
 	run.at = atoll(at);
 	run.pgid = (pid_t)atol(pgid);
+	if (getenv(CT_ENV_STDERR))
+		sscanf(getenv(CT_ENV_STDERR), "%llu:%llu", &run.err_dev, &run.err_ino);
 	fd = open_in_run(CT_POINTS, O_RDWR);
 	if (fd < 0)
 		return;
@@ -171,6 +174,11 @@ int ct_in_root(const char *path)
 int ct_in_run(const char *path)
 {
 	return under(path, run.run, run.run_len);
+}
+
+int ct_is_stderr(const struct stat *st)
+{
+	return run.err_ino && st->st_dev == run.err_dev && st->st_ino == run.err_ino;
 }
 
 int ct_fd_path(int fd, char *out, size_t size)
