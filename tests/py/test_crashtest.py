@@ -202,12 +202,12 @@ def test_written_outside_is_unknown_but_not_the_log(old, tmp_path):
     """A regular file written outside DIR is state the rollback cannot
     represent: unknown.  crashtest's own standard error, a file here, is a
     log: the command's messages to it leave the point ok."""
-    log = tmp_path / "log"
     outside = tmp_path / "outside"
     for script, verdict in [("echo oops >&2", "ok"), (f"echo x > {outside}", "unknown")]:
+        log = tmp_path / f"log-{verdict}"
         with open(log, "w") as err:
             r = subprocess.run([CRASHTEST, "--json", "--check=true", old, "--", "sh", "-c",
                                 script], stdout=subprocess.PIPE, stderr=err, text=True,
                                timeout=60)
         assert json.loads(r.stdout)["points"][0]["verdict"] == verdict, (script, r.stdout)
-    assert log.read_text() == "oops\n"
+    assert (tmp_path / "log-ok").read_text() == "oops\n"
