@@ -84,6 +84,9 @@ static void read_run(void)
 	if (run.points == MAP_FAILED)
 		return;
 	open_journal();
+	/* A fork while another thread saves old contents: the child's copy
+	 * of the lock would stay taken. */
+	pthread_atfork(ct_lock, ct_unlock, ct_unlock);
 	run.on = run.journal >= 0;
 }
 
