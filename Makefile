@@ -46,7 +46,7 @@ LIB_CFLAGS = $(ALL_CFLAGS) $(LIB_SAN) -fPIC -fvisibility=hidden
 CLI_CFLAGS = $(ALL_CFLAGS) $(SAN)
 LIB_LDFLAGS = $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,relro -Wl,-z,now
 
-TOOLS = eatmydata nocache hirestimes
+TOOLS = eatmydata nocache hirestimes crashtest
 LAUNCHERS = $(TOOLS) syncstat cachestats cachedel
 
 # What ld.so substitutes for $LIB in each ELF class ("lib/x86_64-linux-gnu",
@@ -87,9 +87,9 @@ $(B)/obj32/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) -m32 $(CPPFLAGS) $(LIB_CFLAGS) $(LIB_INC) -c $< -o $@
 
-# hirestimes wraps no exec: preload/exec_list.c is for the others.
+# hirestimes and crashtest wrap no exec: preload/exec_list.c is for the others.
 define preload_library
-$(1)_SRC = $$(filter-out $$(if $$(filter hirestimes,$(1)),preload/exec_list.c),\
+$(1)_SRC = $$(filter-out $$(if $$(filter hirestimes crashtest,$(1)),preload/exec_list.c),\
 	$$(wildcard lib$(1)/*.c preload/*.c))
 LIBS += $(LIBDIR64)/lib$(1).so $(if $(LIB32),$(LIBDIR32)/lib$(1).so)
 
@@ -143,6 +143,7 @@ $(B)/cli/libeatmydata/%.o: CLI_INC += -Ipreload
 
 $(B)/bin/eatmydata: $(B)/cli/launch/sync_on_exit.o $(REPORT_OBJS) $(SECCOMP_OBJS)
 $(B)/bin/syncstat: $(REPORT_OBJS)
+$(B)/bin/crashtest: $(B)/cli/launch/crashtest_rollback.o
 $(B)/bin/%: $(B)/cli/launch/%.o $(LAUNCH_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $(SAN) -o $@ $^

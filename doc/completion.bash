@@ -1,4 +1,4 @@
-# bash completion for eatmydata, nocache, hirestimes, syncstat, cachestats, cachedel -*- shell-script -*-
+# bash completion for eatmydata, nocache, hirestimes, crashtest, syncstat, cachestats, cachedel -*- shell-script -*-
 # Installed once under each command's name, for bash-completion's lazy loading.
 _eatmydata_tools()
 {
@@ -65,4 +65,4 @@ _eatmydata_tools()
             return ;;
     esac
     _command_offset $cword
-} && complete -F _eatmydata_tools eatmydata nocache hirestimes syncstat cachestats cachedel
+} && complete -F _eatmydata_tools eatmydata nocache hirestimes crashtest syncstat cachestats cachedel

@@ -14,8 +14,9 @@ import pytest
 
 from conftest import EATMYDATA, ROOT, TESTS, cmdline, no_sanitizer, require, run, tool
 
-LAUNCHERS = ["eatmydata", "nocache", "hirestimes", "syncstat", "cachestats", "cachedel"]
-TOOLS = ["eatmydata", "nocache", "hirestimes"]
+LAUNCHERS = ["eatmydata", "nocache", "hirestimes", "crashtest", "syncstat", "cachestats",
+             "cachedel"]
+TOOLS = ["eatmydata", "nocache", "hirestimes", "crashtest"]
 
 
 def make(tree, *args, check=True):
@@ -243,4 +244,4 @@ def test_sanitize_builds_apart(clone):
     # which needs no runtime, like the libraries.
     for lib in [*san.glob("**/lib*.so"), san / "tests" / "entry32"]:
         assert not [n for n in needed(lib) if "san" in n], lib
-    assert len(list(san.glob("**/lib*.so"))) == 6
+    assert len(list(san.glob("**/lib*.so"))) == 2 * len(TOOLS)

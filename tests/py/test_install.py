@@ -30,11 +30,11 @@ def test_install_and_uninstall(tmp_path, scratch, dest):
     make("install", f"DESTDIR={dest}", "PREFIX=/opt/emd")
     prefix = dest / "opt" / "emd"
     installed = files(prefix)
-    for tool in ["eatmydata", "nocache", "hirestimes", "syncstat"]:
+    for tool in ["eatmydata", "nocache", "hirestimes", "crashtest", "syncstat"]:
         assert f"bin/{tool}" in installed
         assert f"share/man/man1/{tool}.1" in installed
         assert f"share/bash-completion/completions/{tool}" in installed
-    for tool in ["eatmydata", "nocache", "hirestimes"]:
+    for tool in ["eatmydata", "nocache", "hirestimes", "crashtest"]:
         # As Debian's libeatmydata1: the soname, and the name LD_PRELOAD gives
         # a link to it, in each class's multiarch directory; $LIB's name for
         # the 32-bit one (lib32) a link to it.

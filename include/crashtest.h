@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/* crashtest.h -- the journal that libcrashtest writes as the program runs and
+ * that the crashtest launcher reads to roll the copy back to what a power
+ * failure would leave.
+ *
+ * The journal is one file in the run's private directory, appended to by
+ * every process of the tree: each record is a header and its payload written
+ * by one writev on an O_APPEND descriptor, so records never interleave.
+ * Records are undo information, in the order things happened: walking the
+ * journal backwards and undoing what no later durability record covers gives
+ * the state a crash would leave (the `posix` model).
+ */
+#ifndef CRASHTEST_H
+#define CRASHTEST_H
+
+#include <stdint.h>
+
+/* The environment the launcher hands to the library. */
+#define CT_ENV_RUN "CRASHTEST_RUN"   /* the run directory (journal, points, keep/) */
+#define CT_ENV_ROOT "CRASHTEST_ROOT" /* the copy the command works in */
+#define CT_ENV_AT "CRASHTEST_AT"     /* the crash point, 0 for none */
+#define CT_ENV_PGID "CRASHTEST_PGID" /* the process group to kill there */
+#define CT_ENV_STDERR "CRASHTEST_STDERR" /* "dev:ino" of crashtest's stderr */
+
+#define CT_JOURNAL "journal"
+#define CT_POINTS "points" /* a shared counter of crash points, 8 bytes */
+#define CT_KEEP "keep"     /* hard links to what was unlinked or replaced */
+
+#define CT_MAGIC 0x43524154u /* "CRAT" */
+#define CT_CHUNK 65536       /* the most old data one record carries */
+
+enum ct_kind {
+	CT_DATA = 1,  /* file (dev, ino): old bytes at off, old size in size */
+	CT_SYNC,      /* file or directory (dev, ino) made durable */
+	CT_SYNC_ALL,  /* sync(), syncfs() of the copy's file system */
+	CT_CREATE,    /* parent (dev, ino), new inode (dev2, ino2); payload: path */
+	CT_MKDIR,     /* parent; payload: path */
+	CT_LINK,      /* parent of the new name; payload: path */
+	CT_UNLINK,    /* parent; payload: path, keep name */
+	CT_RMDIR,     /* parent; mode in size; payload: path */
+	CT_RENAME,    /* parents (dev, ino) and (dev2, ino2); payload: old, new,
+	               * keep name of the replaced file or "" */
+	CT_POINT,     /* crash point number off; payload: what it was */
+	CT_UNKNOWN,   /* something the library cannot undo; payload: why */
+};
+
+struct ct_record {
+	uint32_t magic;
+	uint32_t kind;
+	uint64_t dev, ino;
+	uint64_t dev2, ino2;
+	int64_t off, size;
+	uint32_t len; /* payload bytes after the header */
+	uint32_t pid;
+};
+
+#endif

@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: MIT */
+/* crashtest_rollback.c -- from the journal the library left, the state a
+ * power failure would leave in the copy (the `posix` model).
+ *
+ * A write is durable when an fsync of its file, or a sync, follows it in the
+ * journal; a directory operation when an fsync of its directory (both, for a
+ * rename between two) or a sync follows it.  What is not durable is undone,
+ * newest first: file contents first, by inode (the data does not depend on
+ * names), then the names, by path.  What the library could not see (a file
+ * changed or gone with no record of it) makes the state unknown.
+ */
+#define _GNU_SOURCE 1
+#include "launch/common.h"
+#include "launch/crashtest_rollback.h"
+#include "crashtest.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct file {
+	unsigned long long dev, ino;
+	long long size;
+	struct timespec mtime;
+	char *path;
+};
+
+struct snapshot {
+	struct file *f;
+	size_t n, cap;
+};
+
+/* The journal's records, headers copied out (payloads are not aligned). */
+struct rec {
+	struct ct_record h;
+	const char *payload;
+	int durable;
+};
+
+struct journal {
+	char *buf;
+	size_t len, n;
+	struct rec *rec;
+};
+
+void strlist_add(struct strlist *l, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		die("out of memory");
+	va_end(ap);
+	l->v = realloc(l->v, (l->n + 1) * sizeof(*l->v));
+	if (!l->v)
+		die("out of memory");
+	l->v[l->n++] = s;
+}
+
+void path_join(char *out, size_t size, const char *dir, const char *name)
+{
+	size_t n = strlen(dir);
+
+	if (n + 1 + strlen(name) >= size)
+		die("path too long: %s/%s", dir, name);
+	memcpy(out, dir, n);
+	out[n] = '/';
+	strcpy(out + n + 1, name);
+}
+
+static struct snapshot *walking; /* nftw has no argument for its callback */
+
+static int add_file(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	struct snapshot *s = walking;
+
+	(void)type, (void)ftw;
+	if (!S_ISREG(st->st_mode))
+		return 0;
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 64;
+		s->f = realloc(s->f, s->cap * sizeof(*s->f));
+		if (!s->f)
+			die("out of memory");
+	}
+	s->f[s->n++] = (struct file){st->st_dev, st->st_ino, st->st_size, st->st_mtim,
+				     strdup(path)};
+	return 0;
+}
+
+static void walk(struct snapshot *s, const char *dir)
+{
+	walking = s;
+	if (nftw(dir, add_file, 16, FTW_PHYS) != 0)
+		die("cannot read %s: %s", dir, strerror(errno));
+}
+
+struct snapshot *snapshot_take(const char *work)
+{
+	struct snapshot *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		die("out of memory");
+	walk(s, work);
+	return s;
+}
+
+static const struct file *find(const struct snapshot *s, unsigned long long dev,
+			       unsigned long long ino)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->f[i].dev == dev && s->f[i].ino == ino)
+			return &s->f[i];
+	return NULL;
+}
+
+static void read_all(const char *path, struct journal *j)
+{
+	FILE *f = fopen(path, "re");
+	size_t cap = 0, got;
+
+	if (!f)
+		die("cannot read the journal %s: %s", path, strerror(errno));
+	for (j->len = 0;; j->len += got) {
+		if (j->len == cap && !(j->buf = realloc(j->buf, cap = cap ? 2 * cap : 65536)))
+			die("out of memory");
+		if (!(got = fread(j->buf + j->len, 1, cap - j->len, f)))
+			break;
+	}
+	fclose(f);
+}
+
+static void load(const char *dir, struct journal *j)
+{
+	char path[PATH_MAX];
+	size_t off = 0;
+	struct ct_record h;
+
+	path_join(path, sizeof(path), dir, CT_JOURNAL);
+	read_all(path, j);
+	while (off + sizeof(h) <= j->len) {
+		memcpy(&h, j->buf + off, sizeof(h));
+		if (h.magic != CT_MAGIC || h.len > j->len - off - sizeof(h))
+			break;
+		j->rec = realloc(j->rec, (j->n + 1) * sizeof(*j->rec));
+		if (!j->rec)
+			die("out of memory");
+		j->rec[j->n++] = (struct rec){h, j->buf + off + sizeof(h), 0};
+		off += sizeof(h) + h.len;
+	}
+}
+
+/* The k-th string of a record's payload, or "". */
+static const char *str_at(const struct rec *r, int k)
+{
+	const char *p = r->payload, *end = r->payload + r->h.len;
+
+	if (!r->h.len || end[-1] != '\0')
+		return "";
+	for (; k > 0 && p < end; k--)
+		p += strlen(p) + 1;
+	return p < end ? p : "";
+}
+
+static int is_dir_op(uint32_t kind)
+{
+	return kind >= CT_CREATE && kind <= CT_RENAME;
+}
+
+/* Newest first: what a later fsync or sync covers. */
+static void mark_durable(struct journal *j)
+{
+	struct snapshot synced = {0};
+	int all = 0;
+
+	for (size_t i = j->n; i-- > 0;) {
+		struct rec *r = &j->rec[i];
+		struct stat st = {.st_mode = S_IFREG};
+
+		if (r->h.kind == CT_SYNC_ALL)
+			all = 1;
+		if (r->h.kind == CT_SYNC) {
+			st.st_dev = r->h.dev;
+			st.st_ino = r->h.ino;
+			walking = &synced;
+			add_file("", &st, 0, NULL);
+		}
+		if (r->h.kind == CT_DATA || is_dir_op(r->h.kind))
+			r->durable = all || (find(&synced, r->h.dev, r->h.ino) &&
+					     (r->h.kind != CT_RENAME ||
+					      find(&synced, r->h.dev2, r->h.ino2)));
+	}
+	free(synced.f);
+}
+
+/* A path the journal names, if it lies in `top` with no ".." in it. */
+static const char *within(const char *path, const char *top)
+{
+	size_t n = strlen(top);
+
+	if (strncmp(path, top, n) != 0 || path[n] != '/' || strstr(path, "/../") ||
+	    (strlen(path) >= 3 && !strcmp(path + strlen(path) - 3, "/..")))
+		return NULL;
+	return path;
+}
+
+static const char *short_name(const struct ct_run *run, const char *path)
+{
+	size_t n = strlen(run->work);
+
+	return strncmp(path, run->work, n) == 0 && path[n] == '/' ? path + n + 1 : path;
+}
+
+/* The name a file now in keep/ had: its unlink's or replacing rename's. */
+static const char *kept_name(const struct ct_run *run, const struct journal *j,
+			     const char *path)
+{
+	for (size_t i = 0; i < j->n; i++) {
+		const struct rec *r = &j->rec[i];
+		int k = r->h.kind == CT_UNLINK ? 1 : r->h.kind == CT_RENAME ? 2 : 0;
+
+		if (k && !strcmp(str_at(r, k), path))
+			return short_name(run, str_at(r, k - 1));
+	}
+	return path;
+}
+
+static void undo_data(struct ct_run *run, const struct journal *j, const struct rec *r,
+		      const struct snapshot *now, struct snapshot *done)
+{
+	const struct file *f = find(now, r->h.dev, r->h.ino);
+	int fd;
+
+	if (!f) {
+		strlist_add(&run->unknown, "a written file is gone without a trace");
+		return;
+	}
+	fd = open(f->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || pwrite(fd, r->payload, r->h.len, r->h.off) != (ssize_t)r->h.len ||
+	    ftruncate(fd, r->h.size) != 0)
+		die("cannot roll %s back: %s", f->path, strerror(errno));
+	close(fd);
+	if (!find(done, r->h.dev, r->h.ino)) {
+		struct stat st = {.st_mode = S_IFREG, .st_dev = r->h.dev, .st_ino = r->h.ino};
+
+		walking = done;
+		add_file(f->path, &st, 0, NULL);
+		strlist_add(&run->rolled_back, "%s", kept_name(run, j, short_name(run, f->path)));
+	}
+}
+
+/* Bring back the entry `path` from its link in keep/. */
+static void restore(struct ct_run *run, const char *keep, const char *path)
+{
+	char top[PATH_MAX];
+
+	path_join(top, sizeof(top), run->dir, CT_KEEP);
+	if (!*keep || !within(keep, top) || link(keep, path) != 0)
+		strlist_add(&run->unknown, "cannot bring back %s", short_name(run, path));
+}
+
+static void undo_name(struct ct_run *run, const struct rec *r)
+{
+	const char *a = within(str_at(r, 0), run->work), *b = within(str_at(r, 1), run->work);
+	const char *name = a ? short_name(run, a) : "?";
+
+	if (!a)
+		strlist_add(&run->unknown, "a journal record names a path outside the copy");
+	else if (r->h.kind == CT_CREATE || r->h.kind == CT_LINK) {
+		if (unlink(a) == 0)
+			strlist_add(&run->undone, "created %s", name);
+	} else if (r->h.kind == CT_MKDIR) {
+		if (rmdir(a) == 0)
+			strlist_add(&run->undone, "created directory %s", name);
+	} else if (r->h.kind == CT_RMDIR) {
+		if (mkdir(a, (mode_t)r->h.size) == 0)
+			strlist_add(&run->undone, "removed directory %s", name);
+	} else if (r->h.kind == CT_UNLINK) {
+		restore(run, str_at(r, 1), a);
+		strlist_add(&run->undone, "removed %s", name);
+	} else if (!b || rename(b, a) != 0) {
+		strlist_add(&run->unknown, "cannot rename %s back", name);
+	} else {
+		strlist_add(&run->undone, "renamed %s -> %s", name, short_name(run, b));
+		if (*str_at(r, 2))
+			restore(run, str_at(r, 2), b);
+	}
+}
+
+/* Files the library did not see change: changed or new, with data and no
+ * record of their writes; or gone with no record of their removal. */
+static void unseen(struct ct_run *run, const struct journal *j,
+		   const struct snapshot *before, const struct snapshot *now)
+{
+	struct snapshot written = {0};
+
+	for (size_t i = 0; i < j->n; i++) {
+		struct stat st = {.st_mode = S_IFREG, .st_dev = j->rec[i].h.dev,
+				  .st_ino = j->rec[i].h.ino};
+
+		walking = &written;
+		if (j->rec[i].h.kind == CT_DATA)
+			add_file("", &st, 0, NULL);
+		if (j->rec[i].h.kind == CT_UNKNOWN)
+			strlist_add(&run->unknown, "%s", str_at(&j->rec[i], 0));
+	}
+	for (size_t i = 0; i < now->n; i++) {
+		const struct file *f = &now->f[i], *old = find(before, f->dev, f->ino);
+		int same = old && old->size == f->size && old->mtime.tv_sec == f->mtime.tv_sec &&
+			   old->mtime.tv_nsec == f->mtime.tv_nsec;
+
+		if (!same && (old || f->size) && !find(&written, f->dev, f->ino))
+			strlist_add(&run->unknown, "%s changed unseen", short_name(run, f->path));
+	}
+	for (size_t i = 0; i < before->n; i++)
+		if (!find(now, before->f[i].dev, before->f[i].ino))
+			strlist_add(&run->unknown, "%s went unseen",
+				    short_name(run, before->f[i].path));
+	free(written.f);
+}
+
+static void count_points(struct ct_run *run, const struct journal *j)
+{
+	for (size_t i = 0; i < j->n; i++)
+		if (j->rec[i].h.kind == CT_POINT) {
+			run->points = j->rec[i].h.off > run->points ? j->rec[i].h.off : run->points;
+			if (j->rec[i].h.off == run->point)
+				snprintf(run->after, sizeof(run->after), "%s", str_at(&j->rec[i], 0));
+		}
+}
+
+void rollback(struct ct_run *run, const struct snapshot *before)
+{
+	struct journal j = {0};
+	struct snapshot now = {0}, done = {0};
+	char keep[PATH_MAX];
+
+	load(run->dir, &j);
+	count_points(run, &j);
+	path_join(keep, sizeof(keep), run->dir, CT_KEEP);
+	walk(&now, run->work);
+	walk(&now, keep);
+	unseen(run, &j, before, &now);
+	mark_durable(&j);
+	for (size_t i = j.n; i-- > 0;)
+		if (j.rec[i].h.kind == CT_DATA && !j.rec[i].durable)
+			undo_data(run, &j, &j.rec[i], &now, &done);
+	for (size_t i = j.n; i-- > 0;)
+		if (is_dir_op(j.rec[i].h.kind) && !j.rec[i].durable)
+			undo_name(run, &j.rec[i]);
+	free(j.buf);
+	free(j.rec);
+	free(done.f);
+}
+
+static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st, (void)ftw;
+	if ((type == FTW_DP ? rmdir(path) : unlink(path)) != 0)
+		warn("cannot remove %s: %s", path, strerror(errno));
+	return 0;
+}
+
+void remove_tree(const char *dir)
+{
+	nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/* ct.h -- what the files of libcrashtest share: the run it belongs to, the
+ * journal, and telling whether a file lies in the copy under test.
+ *
+ * The library's own I/O goes through syscall() or functions it does not
+ * wrap, so that it never records itself.
+ */
+#ifndef CT_H
+#define CT_H
+
+#define _GNU_SOURCE 1
+#include "crashtest.h"
+#include "preload.h"
+
+#include <limits.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#define REAL_SYMBOLS(X)                                                        \
+	X(open) X(open64) X(openat) X(openat64) X(creat) X(creat64)             \
+	X(__open_2) X(__open64_2) X(__openat_2) X(__openat64_2)                 \
+	X(write) X(pwrite) X(pwrite64) X(writev) X(pwritev) X(pwritev64)        \
+	X(ftruncate) X(ftruncate64) X(truncate) X(truncate64)                   \
+	X(fsync) X(fdatasync) X(sync) X(syncfs) X(msync) X(mmap) X(mmap64)      \
+	X(rename) X(renameat) X(renameat2) X(link) X(linkat) X(unlink)          \
+	X(unlinkat) X(mkdir) X(mkdirat) X(rmdir) X(symlink) X(symlinkat)
+enum { REAL_SYMBOLS(PL_ID) CT_NREAL };
+extern void *ct_real_fn[CT_NREAL];
+extern const char *const ct_real_name[CT_NREAL];
+#define REAL(name)                                                             \
+	((__typeof__(name) *)pl_real(&ct_real_fn[PL_REAL_##name],             \
+				     ct_real_name[PL_REAL_##name]))
+
+/* glibc's _FORTIFY_SOURCE opens, which its headers declare only inline. */
+int __open_2(const char *path, int flags);
+int __open64_2(const char *path, int flags);
+int __openat_2(int dirfd, const char *path, int flags);
+int __openat64_2(int dirfd, const char *path, int flags);
+
+/* Is this process part of a crashtest run?  Reads the environment once. */
+int ct_active(void);
+
+/* Append one record; errno is kept. */
+void ct_record(const struct ct_record *head, const void *payload, size_t len);
+
+/* A record of `kind` about (dev, ino), with a payload of strings. */
+void ct_note(enum ct_kind kind, const struct stat *st, const char *what);
+
+/* A durability call returned: count a crash point, and stop the tree if it
+ * is the one asked for. */
+void ct_point(const char *call, int fd);
+
+/* Is the absolute `path` in the copy? In the run's own directory? */
+int ct_in_root(const char *path);
+int ct_in_run(const char *path);
+
+/* Is it the file crashtest's standard error went to (its log, not state)? */
+int ct_is_stderr(const struct stat *st);
+
+/* The absolute path of descriptor fd, or -1. */
+int ct_fd_path(int fd, char *out, size_t size);
+
+/* A new name in keep/ for a link to what is about to go. */
+void ct_keep_name(char *out, size_t size);
+
+/* Serialises "save the old contents, then change them" in this process. */
+void ct_lock(void);
+void ct_unlock(void);
+
+/* data.c: the old contents of [off, off + n) of regular file fd, before a
+ * write (append: at the end; off < 0: at the file offset). */
+void ct_save_before_write(int fd, long long off, size_t n, int append);
+
+/* After a write on fd: O_SYNC / O_DSYNC make it durable at once. */
+void ct_after_write(int fd);
+
+/* The old contents of the whole file fd (an O_TRUNC open). */
+void ct_save_whole(int fd);
+
+#endif

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/* journal.c -- the run this process belongs to (from the environment), the
+ * journal it appends to, and the crash points it counts.
+ *
+ * Wrappers may run before constructors and in several threads: the run is
+ * read once under pthread_once.  The journal descriptor is checked before
+ * each record, since a program may close descriptors it did not open and
+ * reuse their numbers.
+ */
+#include "ct.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+void *ct_real_fn[CT_NREAL];
+const char *const ct_real_name[CT_NREAL] = {REAL_SYMBOLS(PL_NAME)};
+
+static struct {
+	int on;
+	char run[PATH_MAX], root[PATH_MAX];
+	size_t run_len, root_len;
+	long long at;
+	pid_t pgid;
+	int journal;
+	dev_t jdev;
+	ino_t jino;
+	unsigned long long *points;
+	unsigned long long err_dev, err_ino;
+} run;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+static int open_in_run(const char *name, int flags)
+{
+	char path[PATH_MAX];
+
+	if (snprintf(path, sizeof(path), "%s/%s", run.run, name) >= (int)sizeof(path))
+		return -1;
+	return (int)syscall(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC | O_NOFOLLOW);
+}
+
+static void open_journal(void)
+{
+	struct stat st;
+
+	run.journal = open_in_run(CT_JOURNAL, O_WRONLY | O_APPEND);
+	if (run.journal >= 0 && fstat(run.journal, &st) == 0) {
+		run.jdev = st.st_dev;
+		run.jino = st.st_ino;
+	}
+}
+
+static void read_run(void)
+{
+	const char *r = getenv(CT_ENV_RUN), *root = getenv(CT_ENV_ROOT);
+	const char *at = getenv(CT_ENV_AT), *pgid = getenv(CT_ENV_PGID);
+	int fd;
+
+	if (!r || !root || !at || !pgid || strlen(r) >= PATH_MAX || strlen(root) >= PATH_MAX)
+		return;
+	strcpy(run.run, r);
+	strcpy(run.root, root);
+	run.run_len = strlen(r);
+	run.root_len = strlen(root);
+	run.at = atoll(at);
+	run.pgid = (pid_t)atol(pgid);
+	if (getenv(CT_ENV_STDERR))
+		sscanf(getenv(CT_ENV_STDERR), "%llu:%llu", &run.err_dev, &run.err_ino);
+	fd = open_in_run(CT_POINTS, O_RDWR);
+	if (fd < 0)
+		return;
+	run.points = REAL(mmap)(NULL, sizeof(*run.points), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (run.points == MAP_FAILED)
+		return;
+	open_journal();
+	/* A fork while another thread saves old contents: the child's copy
+	 * of the lock would stay taken. */
+	pthread_atfork(ct_lock, ct_unlock, ct_unlock);
+	run.on = run.journal >= 0;
+}
+
+int ct_active(void)
+{
+	int saved = errno;
+
+	pthread_once(&once, read_run);
+	errno = saved;
+	return run.on;
+}
+
+void ct_lock(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+void ct_unlock(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+/* Still our journal?  Reopened when the program closed it. */
+static int journal_fd(void)
+{
+	struct stat st;
+
+	if (fstat(run.journal, &st) != 0 || st.st_dev != run.jdev || st.st_ino != run.jino)
+		open_journal();
+	return run.journal;
+}
+
+void ct_record(const struct ct_record *head, const void *payload, size_t len)
+{
+	int saved = errno;
+	struct ct_record h = *head;
+	struct iovec iov[2] = {{&h, sizeof(h)}, {(void *)payload, len}};
+
+	h.magic = CT_MAGIC;
+	h.len = (uint32_t)len;
+	h.pid = (uint32_t)getpid();
+	ct_lock();
+	syscall(SYS_writev, journal_fd(), iov, len ? 2 : 1);
+	ct_unlock();
+	errno = saved;
+}
+
+void ct_note(enum ct_kind kind, const struct stat *st, const char *what)
+{
+	struct ct_record h = {.kind = kind};
+
+	if (st) {
+		h.dev = st->st_dev;
+		h.ino = st->st_ino;
+	}
+	ct_record(&h, what, what ? strlen(what) + 1 : 0);
+}
+
+void ct_point(const char *call, int fd)
+{
+	char what[PATH_MAX + 32], path[PATH_MAX] = "";
+	struct ct_record h = {.kind = CT_POINT};
+	int saved = errno;
+
+	if (fd >= 0)
+		ct_fd_path(fd, path, sizeof(path));
+	snprintf(what, sizeof(what), "%s(%s)", call, path);
+	h.off = (int64_t)__atomic_add_fetch(run.points, 1, __ATOMIC_SEQ_CST);
+	ct_record(&h, what, strlen(what) + 1);
+	if (h.off == run.at) {
+		/* The power fails: nothing of the tree runs on. */
+		kill(-run.pgid, SIGKILL);
+		raise(SIGKILL);
+	}
+	errno = saved;
+}
+
+static int under(const char *path, const char *dir, size_t len)
+{
+	return strncmp(path, dir, len) == 0 && (path[len] == '/' || path[len] == '\0');
+}
+
+int ct_in_root(const char *path)
+{
+	return under(path, run.root, run.root_len);
+}
+
+int ct_in_run(const char *path)
+{
+	return under(path, run.run, run.run_len);
+}
+
+int ct_is_stderr(const struct stat *st)
+{
+	return run.err_ino && st->st_dev == run.err_dev && st->st_ino == run.err_ino;
+}
+
+int ct_fd_path(int fd, char *out, size_t size)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, out, size - 1);
+	if (n < 0 || out[0] != '/')
+		return out[0] = '\0', -1;
+	out[n] = '\0';
+	return 0;
+}
+
+void ct_keep_name(char *out, size_t size)
+{
+	static unsigned long serial;
+
+	snprintf(out, size, "%s/%s/%ld.%lu", run.run, CT_KEEP, (long)getpid(),
+		 __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED));
+}

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/* sync.c -- the durability calls, each a crash point; truncate() by name;
+ * and shared writable mappings, which the library cannot follow.
+ *
+ * fsync and fdatasync are treated alike (POSIX: fdatasync keeps what is
+ * needed to read the data back, the size included).  A call that fails makes
+ * nothing durable but is still a crash point.
+ */
+#include "ct.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static void synced(int r, int fd, const char *call)
+{
+	struct stat st;
+
+	if (!ct_active())
+		return;
+	if (r == 0 && fstat(fd, &st) == 0)
+		ct_note(CT_SYNC, &st, NULL);
+	ct_point(call, fd);
+}
+
+PL_EXPORT int fsync(int fd)
+{
+	int r = REAL(fsync)(fd);
+
+	synced(r, fd, "fsync");
+	return r;
+}
+
+PL_EXPORT int fdatasync(int fd)
+{
+	int r = REAL(fdatasync)(fd);
+
+	synced(r, fd, "fdatasync");
+	return r;
+}
+
+PL_EXPORT void sync(void)
+{
+	REAL(sync)();
+	if (ct_active()) {
+		ct_note(CT_SYNC_ALL, NULL, NULL);
+		ct_point("sync", -1);
+	}
+}
+
+/* syncfs of any file system is taken to sync the copy's: the copy is what the
+ * rollback concerns, and a program rarely syncs another file system. */
+PL_EXPORT int syncfs(int fd)
+{
+	int r = REAL(syncfs)(fd);
+
+	if (ct_active()) {
+		if (r == 0)
+			ct_note(CT_SYNC_ALL, NULL, NULL);
+		ct_point("syncfs", fd);
+	}
+	return r;
+}
+
+/* A crash point, but what msync writes was never journaled: the mapping
+ * already made the run unknown. */
+PL_EXPORT int msync(void *addr, size_t len, int flags)
+{
+	int r = REAL(msync)(addr, len, flags);
+
+	if (ct_active() && (flags & MS_SYNC))
+		ct_point("msync", -1);
+	return r;
+}
+
+static void before_truncate(const char *path, long long len)
+{
+	int fd;
+
+	if (!ct_active())
+		return;
+	fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return;
+	ct_lock();
+	if (len >= 0) {
+		struct stat st;
+
+		if (fstat(fd, &st) == 0 && st.st_size > len)
+			ct_save_before_write(fd, len, (size_t)(st.st_size - len), 0);
+		else if (st.st_size < len)
+			ct_save_before_write(fd, st.st_size, 1, 0);
+	}
+	ct_unlock();
+	close(fd);
+}
+
+PL_EXPORT int truncate(const char *path, off_t len)
+{
+	before_truncate(path, len);
+	return REAL(truncate)(path, len);
+}
+
+PL_EXPORT int truncate64(const char *path, off64_t len)
+{
+	before_truncate(path, len);
+	return REAL(truncate64)(path, len);
+}
+
+static void mapped(int prot, int flags, int fd)
+{
+	struct stat st;
+	char path[PATH_MAX];
+
+	if ((prot & PROT_WRITE) && (flags & MAP_SHARED) && fd >= 0 && ct_active() &&
+	    fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    ct_fd_path(fd, path, sizeof(path)) == 0 && ct_in_root(path))
+		ct_note(CT_UNKNOWN, &st, "a shared writable mapping");
+}
+
+PL_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	mapped(prot, flags, fd);
+	return REAL(mmap)(addr, len, prot, flags, fd, off);
+}
+
+PL_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
+{
+	mapped(prot, flags, fd);
+	return REAL(mmap64)(addr, len, prot, flags, fd, off);
+}

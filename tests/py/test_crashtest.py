@@ -1,0 +1,213 @@
+# SPDX-License-Identifier: MIT
+"""crashtest: a command runs on a copy of a directory, is stopped at each
+durability call as a power failure would stop it, and the copy is rolled back
+to what the posix model says the disk holds.  The programs are real (a small
+C program that replaces a file, the sqlite3 shell); the crash points are
+checked against the kernel's own count of the durability calls."""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import BUILD, TESTS, cmdline, require, run
+
+CRASHTEST = BUILD / "bin" / "crashtest"
+CRASHY = TESTS / "crashy"
+
+# The file holds the old text or the new one, and the new one once the
+# program said it replaced it.
+REPLACED = ('if grep -q replaced "$CRASHTEST_OUTPUT"; then grep -qx expected data; '
+            'else grep -qx -e old -e expected data; fi')
+
+
+def crashtest(*args, check=None):
+    cmd = [CRASHTEST, "--json", *map(str, args)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert r.returncode in (0, 1, 2), f"\nrerun: {cmdline(cmd)}\n{r.stdout}{r.stderr}"
+    return r.returncode, json.loads(r.stdout)["points"]
+
+
+def tree_hash(d):
+    h = hashlib.sha256()
+    for p in sorted(d.rglob("*")):
+        h.update(str(p.relative_to(d)).encode() + b"\0")
+        if p.is_file():
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+@pytest.fixture
+def old(tmp_path):
+    d = tmp_path / "dir"
+    d.mkdir()
+    (d / "data").write_text("old\n")
+    return d
+
+
+def test_points_are_the_kernels_fsyncs(old, tmp_path):
+    """--each crashes once per durability call the kernel saw in a native
+    run, and once at the end; the original directory is untouched, while the
+    same program run natively in a copy changes it."""
+    native = tmp_path / "native"
+    shutil.copytree(old, native)
+    before = tree_hash(old)
+    r = run([CRASHY, "good", "data", "expected"], cwd=native,
+            events=[("syscalls:sys_enter_fsync", None)])
+    assert r.counts["syscalls:sys_enter_fsync"] == 2, r.why()
+    assert tree_hash(native) != before, "the native control did not change its copy"
+    status, points = crashtest("--each", f"--check={REPLACED}", old, "--", CRASHY,
+                               "good", "data", "expected")
+    assert [p["point"] for p in points] == [1, 2, None], points
+    assert [p["after"] for p in points] == ["fsync(data.tmp)", "fsync(.)", "end"], points
+    assert tree_hash(old) == before, "crashtest changed the original directory"
+
+
+def test_rename_without_fsync_loses_the_file(old):
+    """No fsync: at the end of the run the rename and the data are lost, the
+    old file is back although the program said it replaced it."""
+    status, points = crashtest("--each", f"--check={REPLACED}", old, "--", CRASHY,
+                               "bad", "data", "expected")
+    assert status == 1 and [p["verdict"] for p in points] == ["failed"], points
+    assert "renamed data.tmp -> data" in points[0]["undone"], points
+
+
+def test_directory_fsync_alone_leaves_an_empty_file(old):
+    """fsync of the directory only: the rename is durable, the data is not:
+    the name holds an empty file."""
+    status, points = crashtest("--at=1", "--check=test -s data", old, "--", CRASHY,
+                               "dironly", "data", "expected")
+    assert status == 1 and points[0]["verdict"] == "failed", points
+    assert points[0]["rolled_back"] == ["data"] and not points[0]["undone"], points
+
+
+def test_fsync_rename_fsync_survives_every_point(old):
+    status, points = crashtest("--each", f"--check={REPLACED}", old, "--", CRASHY,
+                               "good", "data", "expected")
+    assert status == 0 and {p["verdict"] for p in points} == {"ok"}, points
+    # The check can fail: the first point rolled the temporary file back.
+    assert points[0]["undone"] == ["created data.tmp"], points
+
+
+SQL = ('for k in 1 2 3; do sqlite3 db "PRAGMA journal_mode=DELETE; PRAGMA synchronous=$1; '
+       'BEGIN; INSERT INTO t VALUES($k, randomblob(3000)); COMMIT;" >/dev/null && echo $k; done')
+# 3: the database is corrupt; 4: a transaction that returned is missing.
+SQL_CHECK = ('test "$(sqlite3 db "PRAGMA integrity_check")" = ok || exit 3; '
+             'for k in $(cat "$CRASHTEST_OUTPUT"); do '
+             'test "$(sqlite3 db "SELECT count(*) FROM t WHERE k=$k")" = 1 || exit 4; done')
+
+
+@pytest.fixture
+def database(tmp_path):
+    sqlite3 = require("sqlite3")
+    d = tmp_path / "db"
+    d.mkdir()
+    subprocess.run([sqlite3, d / "db", "CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB);"
+                    "INSERT INTO t VALUES(0, randomblob(5000));"], check=True)
+    return d
+
+
+def sqlite_points(database, synchronous):
+    return crashtest("--each", f"--check={SQL_CHECK}", database, "--", "sh", "-c", SQL,
+                     "sql", synchronous)
+
+
+def test_sqlite_extra_survives_every_point(database):
+    """synchronous=EXTRA syncs the directory after deleting the journal: every
+    transaction that returned is there, at every crash point."""
+    status, points = sqlite_points(database, "EXTRA")
+    assert len(points) > 10 and status == 0, points
+    assert {p["verdict"] for p in points} == {"ok"}, points
+
+
+def test_sqlite_full_keeps_integrity_but_not_the_last_commit(database):
+    """synchronous=FULL: never corrupt, but the deletion of the journal that
+    commits is not durable until the directory is synced (SQLite's own
+    documentation of EXTRA): a crash brings the hot journal back and a
+    transaction that returned is rolled back."""
+    status, points = sqlite_points(database, "FULL")
+    assert status == 1, points
+    assert {p["check_status"] for p in points} == {0, 4}, points
+    lost = [p for p in points if p["check_status"] == 4]
+    assert all("removed db-journal" in p["undone"] for p in lost), lost
+
+
+def test_sqlite_off_loses_committed_data(database):
+    status, points = sqlite_points(database, "OFF")
+    assert status == 1 and [p["after"] for p in points] == ["end"], points
+    assert points[0]["check_status"] == 4 and "db" in points[0]["rolled_back"], points
+
+
+@pytest.mark.parametrize("args, message", [
+    (["/nonexistent/dir", "true"], "cannot use /nonexistent/dir"),
+    (["--at=0", ".", "true"], "--at"),
+    (["--bogus", ".", "true"], "unrecognized option"),
+    (["--at=1", "--each", ".", "true"], "exclude"),
+    (["."], "no command"),
+])
+def test_bad_input(args, message):
+    r = subprocess.run([CRASHTEST, *args], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 125 and "crashtest: " in r.stderr and message in r.stderr, r
+
+
+RAW_WRITE = ("import ctypes, os; fd = os.open('data', os.O_WRONLY); "
+             "ctypes.CDLL(None).syscall(1, fd, b'new', 3)")  # SYS_write, x86_64
+MAPPED = ("import mmap, os; fd = os.open('data', os.O_RDWR); "
+          "m = mmap.mmap(fd, 3); m[0:3] = b'new'; m.flush()")
+
+
+STDIO = "awk 'BEGIN { print \"new\" > \"data\" }'"  # glibc's fopen, fwrite: past the library
+
+
+@pytest.mark.parametrize("program", [["python3", "-c", RAW_WRITE], ["python3", "-c", MAPPED],
+                                     ["sh", "-c", STDIO]], ids=["syscall", "mmap", "stdio"])
+def test_what_the_library_misses_is_unknown(old, program):
+    """A write past libc (syscall(), stdio) or through a shared mapping
+    escapes the journal: the state is unknown, never ok, though the checker
+    passes; the same change with a libc write is ok (the control)."""
+    status, points = crashtest("--check=true", old, "--", *program)
+    assert status == 2 and points[0]["verdict"] == "unknown" and points[0]["unknown"], points
+    status, points = crashtest("--check=true", old, "--", "python3", "-c",
+                               "import os; os.write(os.open('data', os.O_WRONLY), b'new')")
+    assert status == 0 and points[0]["verdict"] == "ok", points
+
+
+def test_writes_through_a_shell_redirection_are_tracked(old):
+    """dash's open and write go through libc: the rollback undoes them."""
+    status, points = crashtest("--check=grep -qx old data", old, "--", "sh", "-c",
+                               "echo new > data")
+    assert status == 0 and points[0]["rolled_back"] == ["data"], points
+
+
+def test_command_not_found_and_no_leftovers(old, tmp_path):
+    """127 like a shell when COMMAND is missing; the private run directories
+    are removed, after a run as after a failure."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmp))
+    r = subprocess.run([CRASHTEST, old, "--", "/nonexistent/program"], capture_output=True,
+                       text=True, timeout=60, env=env)
+    assert r.returncode == 127 and "crashtest: cannot run" in r.stderr, r
+    r = subprocess.run([CRASHTEST, "--each", old, "--", CRASHY, "good", "data", "x"],
+                       capture_output=True, text=True, timeout=60, env=env)
+    assert r.returncode == 0, r
+    assert [line.split(",")[0] for line in r.stdout.splitlines() if not line.startswith(" ")] \
+        == ["point 1", "point 2", "end"], r.stdout
+    assert not list(tmp.iterdir()), list(tmp.iterdir())
+
+
+def test_written_outside_is_unknown_but_not_the_log(old, tmp_path):
+    """A regular file written outside DIR is state the rollback cannot
+    represent: unknown.  crashtest's own standard error, a file here, is a
+    log: the command's messages to it leave the point ok."""
+    outside = tmp_path / "outside"
+    for script, verdict in [("echo oops >&2", "ok"), (f"echo x > {outside}", "unknown")]:
+        log = tmp_path / f"log-{verdict}"
+        with open(log, "w") as err:
+            r = subprocess.run([CRASHTEST, "--json", "--check=true", old, "--", "sh", "-c",
+                                script], stdout=subprocess.PIPE, stderr=err, text=True,
+                               timeout=60)
+        assert json.loads(r.stdout)["points"][0]["verdict"] == verdict, (script, r.stdout)
+    assert (tmp_path / "log-ok").read_text() == "oops\n"
