@@ -294,3 +294,14 @@ def test_a_killed_supervisor_costs_durability_not_the_program(scratch):
             events=[("ext4:ext4_sync_file_enter", None)])
     assert r.stdout == "first\nsecond\n", r.why()
     assert r.syncs == 1, r.why()  # the second's; the first was eaten
+
+
+@pytest.mark.parametrize("tmpdir", ["/nonexistent", "/proc"])
+def test_an_unusable_tmpdir_costs_only_the_socket_path(scratch, tmpdir):
+    """The supervisor's private directory cannot be made: the run goes on
+    (it exited 125), and what inherits the socket is still eaten."""
+    cmd = ["sh", "-c", f"{STATIC['static']} fsync {scratch} && echo ran"]
+    native = run(cmd, events=SYNCS)
+    assert native.syncs > 0, native.why()
+    under = eaten(cmd, env={"TMPDIR": tmpdir}, events=SYNCS)
+    assert under.stdout == "ran\n" and under.syncs == 0, under.why()
