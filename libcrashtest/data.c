@@ -160,61 +160,86 @@ static size_t iov_bytes(const struct iovec *iov, int n)
 	return sum;
 }
 
-/* Each write: save, write, then what O_SYNC makes of it, under one lock. */
-#define WRAP_WRITE(call, fd, off, n, append)                                   \
-	ssize_t r;                                                             \
-	ct_lock();                                                             \
-	ct_save_before_write(fd, off, n, append);                             \
-	r = call;                                                              \
-	if (r > 0)                                                             \
-		ct_after_write(fd);                                            \
-	ct_unlock();                                                           \
+/* Each write, under one lock: save what it overwrites (begin_write), make
+ * it, then note what O_SYNC makes of it (end_write, which keeps the
+ * call's errno and returns its result). */
+static void begin_write(int fd, long long off, size_t n, int append)
+{
+	ct_lock();
+	ct_save_before_write(fd, off, n, append);
+}
+
+static ssize_t end_write(int fd, ssize_t r)
+{
+	int saved = errno;
+
+	if (r > 0)
+		ct_after_write(fd);
+	ct_unlock();
+	errno = saved;
 	return r;
+}
+
+/* A truncation likewise: the bytes it drops saved first. */
+static void begin_truncate(int fd, long long len)
+{
+	ct_lock();
+	save_truncate(fd, len);
+}
+
+static int end_truncate(int r)
+{
+	int saved = errno;
+
+	ct_unlock();
+	errno = saved;
+	return r;
+}
 
 PL_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
-	WRAP_WRITE(REAL(write)(fd, buf, n), fd, -1, n, is_append(fd))
+	begin_write(fd, -1, n, is_append(fd));
+	return end_write(fd, REAL(write)(fd, buf, n));
 }
 
 PL_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
-	WRAP_WRITE(REAL(pwrite)(fd, buf, n, off), fd, off, n, 0)
+	begin_write(fd, off, n, 0);
+	return end_write(fd, REAL(pwrite)(fd, buf, n, off));
 }
 
 PL_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 {
-	WRAP_WRITE(REAL(pwrite64)(fd, buf, n, off), fd, off, n, 0)
+	begin_write(fd, off, n, 0);
+	return end_write(fd, REAL(pwrite64)(fd, buf, n, off));
 }
 
 PL_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
-	WRAP_WRITE(REAL(writev)(fd, iov, cnt), fd, -1, iov_bytes(iov, cnt), is_append(fd))
+	begin_write(fd, -1, iov_bytes(iov, cnt), is_append(fd));
+	return end_write(fd, REAL(writev)(fd, iov, cnt));
 }
 
 PL_EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 {
-	WRAP_WRITE(REAL(pwritev)(fd, iov, cnt, off), fd, off, iov_bytes(iov, cnt), 0)
+	begin_write(fd, off, iov_bytes(iov, cnt), 0);
+	return end_write(fd, REAL(pwritev)(fd, iov, cnt, off));
 }
 
 PL_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
 {
-	WRAP_WRITE(REAL(pwritev64)(fd, iov, cnt, off), fd, off, iov_bytes(iov, cnt), 0)
+	begin_write(fd, off, iov_bytes(iov, cnt), 0);
+	return end_write(fd, REAL(pwritev64)(fd, iov, cnt, off));
 }
 
 PL_EXPORT int ftruncate(int fd, off_t len)
 {
-	ct_lock();
-	save_truncate(fd, len);
-	int r = REAL(ftruncate)(fd, len);
-	ct_unlock();
-	return r;
+	begin_truncate(fd, len);
+	return end_truncate(REAL(ftruncate)(fd, len));
 }
 
 PL_EXPORT int ftruncate64(int fd, off64_t len)
 {
-	ct_lock();
-	save_truncate(fd, len);
-	int r = REAL(ftruncate64)(fd, len);
-	ct_unlock();
-	return r;
+	begin_truncate(fd, len);
+	return end_truncate(REAL(ftruncate64)(fd, len));
 }
