@@ -85,9 +85,6 @@ static const char *find_program(const char *name, char *buf, size_t size)
 	return NULL;
 }
 
-/* The launcher's arguments to stand in for `found` run with argv: in
- * args (argc + 5 of them), "STAND_IN --seccomp-exec=ID FOUND ARGV0 ARG...";
- * 0 when there is no stand-in. */
 /* The stand-in the environment names, if it is the launcher of a live
  * supervisor of this user's or root's, and a program only they could have
  * put there: the environment may come from someone else (sudo -E). */
@@ -106,6 +103,9 @@ static const char *stand_in(void)
 	return exe;
 }
 
+/* The launcher's arguments to stand in for `found` run with argv: in
+ * args (argc + 5 of them), "STAND_IN --seccomp-exec=ID FOUND ARGV0 ARG...";
+ * 0 when there is no stand-in. */
 static int stand_in_args(char **args, char *opt, size_t size, const char *found,
 			 char *const argv[], size_t argc)
 {

@@ -15,7 +15,7 @@
  * own (ulimit -f, a signal to the process group) reaches it.  If it is
  * killed anyway (SIGKILL, the OOM killer), every later durability request
  * of a filtered process fails with ENOSYS: the kernel has no one to ask;
- * and the library puts no new process under a filter (filter.c).
+ * and the library puts no new process under a filter (libeatmydata/filter.c).
  */
 #include "launch/common.h"
 #include "seccomp.h"

@@ -59,10 +59,6 @@ static int ready(int sock)
 	return n == 1;
 }
 
-/* The supervisor: a grandchild, so that it is nobody's child in the tree,
- * in a session of its own, holding no descriptor of the tree's but its
- * socket and --sync-on-exit's notes directory (ulimit -n 6 runs).  Stdio
- * is /dev/null. */
 /* The supervisor's listening socket at `path`, in a private directory
  * (only this user, and root, may connect); -1 if it cannot be made: then
  * only processes that kept the inherited socket are served. */
@@ -83,6 +79,10 @@ static int listen_at(const char *path)
 	return fd;
 }
 
+/* The supervisor: a grandchild, so that it is nobody's child in the tree,
+ * in a session of its own, holding no descriptor of the tree's but its
+ * socket and --sync-on-exit's notes directory (ulimit -n 6 runs).  Stdio
+ * is /dev/null. */
 static int start_supervisor(int sock, const char *dir, const char *path, const char *only)
 {
 	pid_t middle = fork(), grandchild;
