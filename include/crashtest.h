@@ -42,6 +42,12 @@ enum ct_kind {
 	               * keep name of the replaced file or "" */
 	CT_POINT,     /* crash point number off; payload: what it was */
 	CT_UNKNOWN,   /* something the library cannot undo; payload: why */
+	CT_IMAGE,     /* file (dev, ino): its bytes at off as a durability call
+	               * found them (redo, for changes the library cannot see:
+	               * stdio, shared mappings) */
+	CT_TRUNC,     /* as CT_DATA, for a truncation to off: the old bytes
+	               * from off, the old size */
+	CT_WRITEOUT,  /* sync_file_range wrote (dev, ino) back and waited */
 };
 
 struct ct_record {
