@@ -174,28 +174,51 @@ static int is_dir_op(uint32_t kind)
 	return kind >= CT_CREATE && kind <= CT_RENAME;
 }
 
-/* Newest first: what a later fsync or sync covers. */
-static void mark_durable(struct journal *j)
+static int is_data(uint32_t kind)
+{
+	return kind == CT_DATA || kind == CT_TRUNC;
+}
+
+static void add_inode(struct snapshot *s, uint64_t dev, uint64_t ino)
+{
+	struct stat st = {.st_mode = S_IFREG, .st_dev = dev, .st_ino = ino};
+
+	walking = s;
+	add_file("", &st, 0, NULL);
+}
+
+/* Does a later durability point of `synced` cover record r? */
+static int covered(const struct snapshot *synced, const struct rec *r)
+{
+	return find(synced, r->h.dev, r->h.ino) &&
+	       (r->h.kind != CT_RENAME || find(synced, r->h.dev2, r->h.ino2));
+}
+
+/* Newest first: what a later durability point covers.  posix: an fsync of
+ * the file (of its directory, for a name), or a sync.  ext4-ordered adds:
+ * every directory operation and truncation (the journal commits them in
+ * order, and the crash points at them give each prefix); the data a file
+ * held when a rename made it replace another (auto_da_alloc); what
+ * sync_file_range wrote back and waited for, once any fsync follows (its
+ * journal commit flushes the disk's cache). */
+static void mark_durable(struct journal *j, enum ct_model model)
 {
 	struct snapshot synced = {0};
-	int all = 0;
+	int all = 0, any = 0, ext4 = model == CT_EXT4_ORDERED;
 
 	for (size_t i = j->n; i-- > 0;) {
 		struct rec *r = &j->rec[i];
-		struct stat st = {.st_mode = S_IFREG};
+		uint32_t k = r->h.kind;
 
-		if (r->h.kind == CT_SYNC_ALL)
-			all = 1;
-		if (r->h.kind == CT_SYNC) {
-			st.st_dev = r->h.dev;
-			st.st_ino = r->h.ino;
-			walking = &synced;
-			add_file("", &st, 0, NULL);
-		}
-		if (r->h.kind == CT_DATA || is_dir_op(r->h.kind))
-			r->durable = all || (find(&synced, r->h.dev, r->h.ino) &&
-					     (r->h.kind != CT_RENAME ||
-					      find(&synced, r->h.dev2, r->h.ino2)));
+		if (k == CT_SYNC_ALL || k == CT_SYNC)
+			any = 1;
+		all |= k == CT_SYNC_ALL;
+		if (k == CT_SYNC || (ext4 && k == CT_WRITEOUT && any))
+			add_inode(&synced, r->h.dev, r->h.ino);
+		if (ext4 && k == CT_RENAME && *str_at(r, 2))
+			add_inode(&synced, r->h.dev2, (uint64_t)r->h.off);
+		if (is_data(k) || is_dir_op(k))
+			r->durable = all || (ext4 && k != CT_DATA) || covered(&synced, r);
 	}
 	free(synced.f);
 }
@@ -232,10 +255,14 @@ static const char *kept_name(const struct ct_run *run, const struct journal *j,
 	return path;
 }
 
+/* Undo one record of old contents; `floor`: a durable truncation that
+ * followed it, which its bytes and size cannot outlive. */
 static void undo_data(struct ct_run *run, const struct journal *j, const struct rec *r,
-		      const struct snapshot *now, struct snapshot *done)
+		      const struct snapshot *now, struct snapshot *done, long long floor)
 {
 	const struct file *f = find(now, r->h.dev, r->h.ino);
+	long long len = r->h.off >= floor ? 0 : r->h.off + r->h.len > floor ? floor - r->h.off
+									      : r->h.len;
 	int fd;
 
 	if (!f) {
@@ -243,17 +270,39 @@ static void undo_data(struct ct_run *run, const struct journal *j, const struct 
 		return;
 	}
 	fd = open(f->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || pwrite(fd, r->payload, r->h.len, r->h.off) != (ssize_t)r->h.len ||
-	    ftruncate(fd, r->h.size) != 0)
+	if (fd < 0 || pwrite(fd, r->payload, (size_t)len, r->h.off) != len ||
+	    ftruncate(fd, r->h.size < floor ? r->h.size : floor) != 0)
 		die("cannot roll %s back: %s", f->path, strerror(errno));
 	close(fd);
 	if (!find(done, r->h.dev, r->h.ino)) {
-		struct stat st = {.st_mode = S_IFREG, .st_dev = r->h.dev, .st_ino = r->h.ino};
-
 		walking = done;
-		add_file(f->path, &st, 0, NULL);
+		add_file(f->path, &(struct stat){.st_mode = S_IFREG, .st_dev = r->h.dev,
+						 .st_ino = r->h.ino}, 0, NULL);
 		strlist_add(&run->rolled_back, "%s", kept_name(run, j, short_name(run, f->path)));
 	}
+}
+
+/* Newest first, what is not durable of the files' contents. */
+static void undo_contents(struct ct_run *run, const struct journal *j, const struct snapshot *now)
+{
+	struct snapshot done = {0}, floors = {0};
+
+	for (size_t i = j->n; i-- > 0;) {
+		const struct rec *r = &j->rec[i];
+		const struct file *fl = find(&floors, r->h.dev, r->h.ino);
+
+		if (!is_data(r->h.kind))
+			continue;
+		if (!r->durable)
+			undo_data(run, j, r, now, &done, fl ? fl->size : LLONG_MAX);
+		else if (r->h.kind == CT_TRUNC && (!fl || r->h.off < fl->size)) {
+			walking = &floors;
+			add_file("", &(struct stat){.st_mode = S_IFREG, .st_dev = r->h.dev,
+						    .st_ino = r->h.ino, .st_size = r->h.off}, 0, NULL);
+		}
+	}
+	free(done.f);
+	free(floors.f);
 }
 
 /* Bring back the entry `path` from its link in keep/. */
@@ -306,7 +355,7 @@ static void unseen(struct ct_run *run, const struct journal *j,
 				  .st_ino = j->rec[i].h.ino};
 
 		walking = &written;
-		if (j->rec[i].h.kind == CT_DATA)
+		if (is_data(j->rec[i].h.kind))
 			add_file("", &st, 0, NULL);
 		if (j->rec[i].h.kind == CT_UNKNOWN)
 			strlist_add(&run->unknown, "%s", str_at(&j->rec[i], 0));
@@ -326,38 +375,37 @@ static void unseen(struct ct_run *run, const struct journal *j,
 	free(written.f);
 }
 
-static void count_points(struct ct_run *run, const struct journal *j)
+/* The crash point reached: what it followed, and the calls before it. */
+static void find_point(struct ct_run *run, const struct journal *j)
 {
 	for (size_t i = 0; i < j->n; i++)
-		if (j->rec[i].h.kind == CT_POINT) {
-			run->points = j->rec[i].h.off > run->points ? j->rec[i].h.off : run->points;
-			if (j->rec[i].h.off == run->point)
-				snprintf(run->after, sizeof(run->after), "%s", str_at(&j->rec[i], 0));
+		if (j->rec[i].h.kind == CT_POINT && j->rec[i].h.off == run->point) {
+			snprintf(run->after, sizeof(run->after), "%s", str_at(&j->rec[i], 0));
+			run->syncs = j->rec[i].h.size;
+			run->writes = (long)j->rec[i].h.ino2;
 		}
 }
 
 void rollback(struct ct_run *run, const struct snapshot *before)
 {
 	struct journal j = {0};
-	struct snapshot now = {0}, done = {0};
+	struct snapshot now = {0};
 	char keep[PATH_MAX];
 
 	load(run->dir, &j);
-	count_points(run, &j);
+	find_point(run, &j);
 	path_join(keep, sizeof(keep), run->dir, CT_KEEP);
 	walk(&now, run->work);
 	walk(&now, keep);
 	unseen(run, &j, before, &now);
-	mark_durable(&j);
-	for (size_t i = j.n; i-- > 0;)
-		if (j.rec[i].h.kind == CT_DATA && !j.rec[i].durable)
-			undo_data(run, &j, &j.rec[i], &now, &done);
+	mark_durable(&j, run->model);
+	undo_contents(run, &j, &now);
 	for (size_t i = j.n; i-- > 0;)
 		if (is_dir_op(j.rec[i].h.kind) && !j.rec[i].durable)
 			undo_name(run, &j.rec[i]);
 	free(j.buf);
 	free(j.rec);
-	free(done.f);
+	free(now.f);
 }
 
 static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)

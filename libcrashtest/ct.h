@@ -14,6 +14,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -24,7 +25,8 @@
 	X(ftruncate) X(ftruncate64) X(truncate) X(truncate64)                   \
 	X(fsync) X(fdatasync) X(sync) X(syncfs) X(msync) X(mmap) X(mmap64)      \
 	X(rename) X(renameat) X(renameat2) X(link) X(linkat) X(unlink)          \
-	X(unlinkat) X(mkdir) X(mkdirat) X(rmdir) X(symlink) X(symlinkat)
+	X(unlinkat) X(mkdir) X(mkdirat) X(rmdir) X(symlink) X(symlinkat)          \
+	X(sync_file_range)
 enum { REAL_SYMBOLS(PL_ID) CT_NREAL };
 extern void *ct_real_fn[CT_NREAL];
 extern const char *const ct_real_name[CT_NREAL];
@@ -51,6 +53,16 @@ void ct_note(enum ct_kind kind, const struct stat *st, const char *what);
  * is the one asked for. */
 void ct_point(const char *call, int fd);
 
+/* A write or directory operation in the copy returned: counted, and a
+ * crash point with --writes.  Named by path, or else by fd. */
+void ct_step(const char *call, int fd, const char *path);
+
+/* The shared generation: bumped at every event a model may take as making
+ * data durable (durability calls, replacing renames, writeouts,
+ * truncations), so that old contents saved before it are saved again. */
+void ct_bump(void);
+uint64_t ct_generation(void);
+
 /* Is the absolute `path` in the copy? In the run's own directory? */
 int ct_in_root(const char *path);
 int ct_in_run(const char *path);
@@ -68,14 +80,11 @@ void ct_keep_name(char *out, size_t size);
 void ct_lock(void);
 void ct_unlock(void);
 
-/* data.c: the old contents of [off, off + n) of regular file fd, before a
- * write (append: at the end; off < 0: at the file offset). */
-void ct_save_before_write(int fd, long long off, size_t n, int append);
+/* data.c: before a truncation of fd to len, the bytes it drops and the old
+ * size; 1 if fd is a file of the copy. */
+int ct_save_truncate(int fd, long long len);
 
-/* After a write on fd: O_SYNC / O_DSYNC make it durable at once. */
-void ct_after_write(int fd);
-
-/* The old contents of the whole file fd (an O_TRUNC open). */
-void ct_save_whole(int fd);
+/* sync_file_range wrote fd back and waited for it. */
+void ct_writeout(int fd);
 
 #endif
