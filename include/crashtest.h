@@ -48,8 +48,8 @@ enum ct_kind {
 	CT_IMAGE,     /* file (dev, ino): its bytes at off as a durability call
 	               * found them (redo, for changes the library cannot see:
 	               * stdio, shared mappings) */
-	CT_TRUNC,     /* as CT_DATA, for a truncation to off: the old bytes
-	               * from off, the old size */
+	CT_TRUNC,     /* as CT_DATA, for a truncation to the length in ino2:
+	               * the old bytes from there, the old size */
 	CT_WRITEOUT,  /* sync_file_range wrote (dev, ino) back and waited */
 };
 

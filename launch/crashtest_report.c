@@ -83,10 +83,12 @@ static void report_json(const struct point *p)
 	run->point ? printf("%ld", run->point) : printf("null");
 	printf(",\"after\":");
 	json_string(run->point ? after_what(run) : "end");
-	printf(",\"durability_calls\":%ld,\"writes\":%ld", run->syncs, run->writes);
+	printf(",\"durability_calls\":%ld,\"writes\":%ld,\"journal_bytes\":%ld", run->syncs,
+	       run->writes, run->journal);
 	printf(",\"verdict\":\"%s\",\"check_status\":%d", verdict_name[p->v], p->status);
 	json_list("rolled_back", &run->rolled_back);
 	json_list("undone", &run->undone);
+	json_list("kept", &run->kept);
 	json_list("unknown", &run->unknown);
 	putchar('}');
 }
@@ -104,6 +106,7 @@ static void report_text(const struct point *p)
 	p->v == FAILED ? printf(" (check exit %d)\n", p->status) : printf("\n");
 	text_list("  rolled back: ", &run->rolled_back);
 	text_list("  undone: ", &run->undone);
+	text_list("  kept: ", &run->kept);
 	text_list("  unknown: ", &run->unknown);
 }
 

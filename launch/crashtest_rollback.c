@@ -196,11 +196,11 @@ static int covered(const struct snapshot *synced, const struct rec *r)
 
 /* Newest first: what a later durability point covers.  posix: an fsync of
  * the file (of its directory, for a name), or a sync.  ext4-ordered adds:
- * every directory operation and truncation (the journal commits them in
- * order, and the crash points at them give each prefix); the data a file
- * held when a rename made it replace another (auto_da_alloc); what
- * sync_file_range wrote back and waited for, once any fsync follows (its
- * journal commit flushes the disk's cache). */
+ * every directory operation (the journal commits them in order, and the
+ * crash points at them give each prefix; truncations likewise, see
+ * redo_truncations); the data a file held when a rename made it replace
+ * another (auto_da_alloc); what sync_file_range wrote back and waited for,
+ * once any fsync follows (its journal commit flushes the disk's cache). */
 static void mark_durable(struct journal *j, enum ct_model model)
 {
 	struct snapshot synced = {0};
@@ -218,7 +218,7 @@ static void mark_durable(struct journal *j, enum ct_model model)
 		if (ext4 && k == CT_RENAME && *str_at(r, 2))
 			add_inode(&synced, r->h.dev2, (uint64_t)r->h.off);
 		if (is_data(k) || is_dir_op(k))
-			r->durable = all || (ext4 && k != CT_DATA) || covered(&synced, r);
+			r->durable = all || (ext4 && is_dir_op(k)) || covered(&synced, r);
 	}
 	free(synced.f);
 }
@@ -255,14 +255,10 @@ static const char *kept_name(const struct ct_run *run, const struct journal *j,
 	return path;
 }
 
-/* Undo one record of old contents; `floor`: a durable truncation that
- * followed it, which its bytes and size cannot outlive. */
 static void undo_data(struct ct_run *run, const struct journal *j, const struct rec *r,
-		      const struct snapshot *now, struct snapshot *done, long long floor)
+		      const struct snapshot *now, struct snapshot *done)
 {
 	const struct file *f = find(now, r->h.dev, r->h.ino);
-	long long len = r->h.off >= floor ? 0 : r->h.off + r->h.len > floor ? floor - r->h.off
-									      : r->h.len;
 	int fd;
 
 	if (!f) {
@@ -270,8 +266,8 @@ static void undo_data(struct ct_run *run, const struct journal *j, const struct 
 		return;
 	}
 	fd = open(f->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || pwrite(fd, r->payload, (size_t)len, r->h.off) != len ||
-	    ftruncate(fd, r->h.size < floor ? r->h.size : floor) != 0)
+	if (fd < 0 || pwrite(fd, r->payload, r->h.len, r->h.off) != (ssize_t)r->h.len ||
+	    ftruncate(fd, r->h.size) != 0)
 		die("cannot roll %s back: %s", f->path, strerror(errno));
 	close(fd);
 	if (!find(done, r->h.dev, r->h.ino)) {
@@ -282,27 +278,36 @@ static void undo_data(struct ct_run *run, const struct journal *j, const struct 
 	}
 }
 
+/* ext4-ordered: the data written since a file's last durability point is
+ * lost, but its truncations are journaled metadata and stay: on the
+ * contents undone to that point, they are made again, oldest first. */
+static void redo_truncations(struct ct_run *run, const struct journal *j,
+			     const struct snapshot *now)
+{
+	for (size_t i = 0; i < j->n; i++) {
+		const struct rec *r = &j->rec[i];
+		const struct file *f = find(now, r->h.dev, r->h.ino);
+
+		if (r->h.kind != CT_TRUNC || r->durable || !f)
+			continue;
+		if (truncate(f->path, (off_t)r->h.ino2) != 0)
+			die("cannot truncate %s: %s", f->path, strerror(errno));
+		strlist_add(&run->kept, "the truncation of %s to %llu bytes",
+			    short_name(run, f->path), (unsigned long long)r->h.ino2);
+	}
+}
+
 /* Newest first, what is not durable of the files' contents. */
 static void undo_contents(struct ct_run *run, const struct journal *j, const struct snapshot *now)
 {
-	struct snapshot done = {0}, floors = {0};
+	struct snapshot done = {0};
 
-	for (size_t i = j->n; i-- > 0;) {
-		const struct rec *r = &j->rec[i];
-		const struct file *fl = find(&floors, r->h.dev, r->h.ino);
-
-		if (!is_data(r->h.kind))
-			continue;
-		if (!r->durable)
-			undo_data(run, j, r, now, &done, fl ? fl->size : LLONG_MAX);
-		else if (r->h.kind == CT_TRUNC && (!fl || r->h.off < fl->size)) {
-			walking = &floors;
-			add_file("", &(struct stat){.st_mode = S_IFREG, .st_dev = r->h.dev,
-						    .st_ino = r->h.ino, .st_size = r->h.off}, 0, NULL);
-		}
-	}
+	for (size_t i = j->n; i-- > 0;)
+		if (is_data(j->rec[i].h.kind) && !j->rec[i].durable)
+			undo_data(run, j, &j->rec[i], now, &done);
+	if (run->model == CT_EXT4_ORDERED)
+		redo_truncations(run, j, now);
 	free(done.f);
-	free(floors.f);
 }
 
 /* Bring back the entry `path` from its link in keep/. */
@@ -393,6 +398,7 @@ void rollback(struct ct_run *run, const struct snapshot *before)
 	char keep[PATH_MAX];
 
 	load(run->dir, &j);
+	run->journal = (long)j.len;
 	find_point(run, &j);
 	path_join(keep, sizeof(keep), run->dir, CT_KEEP);
 	walk(&now, run->work);

@@ -30,8 +30,9 @@ struct ct_run {
 	long point;         /* the crash point reached, 0: none (the end) */
 	long points;        /* crash points the whole run counted */
 	long syncs, writes; /* durability calls and writes before the crash */
+	long journal;       /* bytes of undo information the run recorded */
 	char after[PATH_MAX + 32];
-	struct strlist rolled_back, undone, unknown;
+	struct strlist rolled_back, undone, kept, unknown;
 };
 
 /* The files of the copy before the command ran: (ino, size, mtime). */

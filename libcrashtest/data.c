@@ -149,7 +149,7 @@ static void save_range(int fd, const struct stat *st, long long off, long long n
 {
 	static __thread char buf[CT_CHUNK];
 	struct ct_record h = {.kind = kind, .dev = st->st_dev, .ino = st->st_ino,
-			      .size = st->st_size};
+			      .size = st->st_size, .ino2 = (uint64_t)off};
 	long long end = off + n < st->st_size ? off + n : st->st_size;
 
 	do {

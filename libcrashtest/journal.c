@@ -62,6 +62,17 @@ static void open_journal(void)
 	}
 }
 
+/* In a forked child: the lock the parent held for the fork is owned by a
+ * thread id the child does not have, so unlocking it would fail (EPERM) and
+ * the child's next write would wait forever.  The child has one thread: a
+ * fresh lock is the same lock, released. */
+static void fresh_lock(void)
+{
+	static const pthread_mutex_t unlocked = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+	memcpy(&lock, &unlocked, sizeof(lock));
+}
+
 static void read_run(void)
 {
 	const char *r = getenv(CT_ENV_RUN), *root = getenv(CT_ENV_ROOT);
@@ -89,7 +100,7 @@ static void read_run(void)
 	open_journal();
 	/* A fork while another thread saves old contents: the child's copy
 	 * of the lock would stay taken. */
-	pthread_atfork(ct_lock, ct_unlock, ct_unlock);
+	pthread_atfork(ct_lock, ct_unlock, fresh_lock);
 	run.on = run.journal >= 0;
 }
 
