@@ -206,3 +206,21 @@ def test_a_forked_child_writes(old):
     status, report = crashtest("--check=grep -qx old data", old, "--", "bash", "-c",
                                'x=$(echo new > data; echo done); echo "$x"')
     assert status == 0 and report["points"][0]["rolled_back"] == ["data"], report
+
+
+def test_ext4_ordered_extending_truncation(tmp_path):
+    """A write past the end, a truncation that extends the file, a write in
+    the new part: ext4 keeps the size and loses both writes (zeros)."""
+    d = tmp_path / "dir"
+    d.mkdir()
+    (d / "data").write_bytes(b"0123456789")
+    prog = ("import os; fd = os.open('data', os.O_RDWR); os.pwrite(fd, b'abc', 10); "
+            "os.ftruncate(fd, 20); os.pwrite(fd, b'zz', 14)")
+    check = ("python3 -c \"import sys; sys.exit(open('data', 'rb').read() != "
+             "b'0123456789' + bytes(10))\"")
+    status, ext4 = crashtest("--model=ext4-ordered", f"--check={check}", d, "--", "python3",
+                             "-c", prog)
+    assert status == 0 and ext4["points"][0]["kept"] == [
+        "the truncation of data to 20 bytes"], ext4
+    status, posix = crashtest(f"--check={check}", d, "--", "python3", "-c", prog)
+    assert status == 1, posix
