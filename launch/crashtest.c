@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -235,6 +237,44 @@ static void read_counters(struct ct_run *run)
 	run->writes = (long)n.writes;
 }
 
+/* Kill the children crashtest has: as a subreaper it inherits every
+ * process of the tree whose parent died. */
+static void kill_children(void)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *e;
+	char path[300], buf[512], *rp;
+	long ppid;
+	int fd;
+	ssize_t n;
+
+	while (proc && (e = readdir(proc))) {
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' ||
+		    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		rp = strrchr(buf, ')'); /* the name may hold anything */
+		if (rp && sscanf(rp, ") %*c %ld", &ppid) == 1 && ppid == getpid())
+			kill((pid_t)atol(e->d_name), SIGKILL);
+	}
+	if (proc)
+		closedir(proc);
+}
+
+/* The power fails: every process of the tree dies, and is gone (its locks
+ * released, its writes over) before the rollback and the checker run --
+ * those that left the process group or were orphaned included. */
+static void power_off(pid_t group)
+{
+	do {
+		kill(-group, SIGKILL);
+		kill_children();
+	} while (waitpid(-1, NULL, 0) > 0 || errno == EINTR);
+}
+
 /* The command, in a process group of its own, under the library. */
 static void command(struct ct_run *run, const struct options *o, long at)
 {
@@ -265,7 +305,7 @@ static void command(struct ct_run *run, const struct options *o, long at)
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			die("cannot wait: %s", strerror(errno));
-	kill(-pid, SIGKILL); /* what the tree left running dies with the power */
+	power_off(pid);
 	read_counters(run);
 	/* A command that exits 125-127 may still have run: only one that
 	 * counted nothing is taken as not run. */
@@ -364,6 +404,8 @@ int main(int argc, char **argv)
 
 	tool_name = "crashtest";
 	parse(argc, argv, &o);
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+		die("cannot become a subreaper: %s", strerror(errno));
 	if (stat(o.dir, &st) != 0)
 		die("cannot use %s: %s", o.dir, strerror(errno));
 	if (!S_ISDIR(st.st_mode))

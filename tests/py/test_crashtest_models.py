@@ -224,3 +224,18 @@ def test_ext4_ordered_extending_truncation(tmp_path):
         "the truncation of data to 20 bytes"], ext4
     status, posix = crashtest(f"--check={check}", d, "--", "python3", "-c", prog)
     assert status == 1, posix
+
+
+def test_the_whole_tree_is_gone_before_the_check(old):
+    """A process that left the command's process group (setsid) and holds a
+    lock on a file of the copy: the power failure kills it, and it is gone
+    (its lock released) before the checker runs; a native run of the same
+    command leaves it holding the lock (the control)."""
+    cmd = ("setsid sh -c 'exec flock data sleep 30' </dev/null >/dev/null 2>&1 & "
+           "until ! flock -n data true; do sleep 0.01; done")
+    native = subprocess.run(["sh", "-c", cmd + "; flock -n data true"], cwd=old, timeout=60)
+    assert native.returncode == 1, "the native control did not hold the lock"
+    subprocess.run(["pkill", "-f", "flock data sleep 30"])
+    status, report = crashtest("--check=flock -n data true", old, "--", "sh", "-c", cmd)
+    assert status == 0 and report["points"][0]["verdict"] == "ok", report
+    assert subprocess.run(["pgrep", "-f", "flock data sleep 30"]).returncode == 1
