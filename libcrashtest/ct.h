@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #define REAL_SYMBOLS(X)                                                        \
 	X(open) X(open64) X(openat) X(openat64) X(creat) X(creat64)             \
@@ -26,7 +27,8 @@
 	X(fsync) X(fdatasync) X(sync) X(syncfs) X(msync) X(mmap) X(mmap64)      \
 	X(rename) X(renameat) X(renameat2) X(link) X(linkat) X(unlink)          \
 	X(unlinkat) X(mkdir) X(mkdirat) X(rmdir) X(symlink) X(symlinkat)          \
-	X(sync_file_range)
+	X(sync_file_range) X(pwritev2) X(pwritev64v2) X(copy_file_range) X(sendfile)        \
+	X(sendfile64) X(fallocate) X(fallocate64) X(posix_fallocate) X(posix_fallocate64)
 enum { REAL_SYMBOLS(PL_ID) CT_NREAL };
 extern void *ct_real_fn[CT_NREAL];
 extern const char *const ct_real_name[CT_NREAL];
@@ -86,5 +88,14 @@ int ct_save_truncate(int fd, long long len);
 
 /* sync_file_range wrote fd back and waited for it. */
 void ct_writeout(int fd);
+
+/* A write of n bytes at off (append: at the end; off < 0: at the file
+ * offset), under the library's lock: its old contents saved first, 1 if fd
+ * is a file of the copy.  ct_end_write counts it (a durability call when
+ * `sync`), drops the lock, keeps errno and returns r. */
+int ct_begin_write(int fd, long long off, size_t n, int append);
+ssize_t ct_end_write(int t, int fd, ssize_t r, const char *call, int sync);
+int ct_is_append(int fd);
+size_t ct_iov_bytes(const struct iovec *iov, int n);
 
 #endif

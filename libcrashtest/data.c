@@ -206,29 +206,29 @@ void ct_writeout(int fd)
 	errno = saved;
 }
 
-/* After a write on fd of the copy: a write on an O_SYNC / O_DSYNC
- * descriptor is a durability call, any other a step. */
-static void after_write(int fd, const char *call)
+/* After a write on fd of the copy: one on an O_SYNC / O_DSYNC descriptor,
+ * or made with RWF_DSYNC (`sync`), is a durability call; any other a step. */
+static void after_write(int fd, const char *call, int sync)
 {
 	struct stat st;
 	int fl = fcntl(fd, F_GETFL);
 
-	if (fl >= 0 && (fl & O_DSYNC) && fstat(fd, &st) == 0) {
+	if (((fl >= 0 && (fl & O_DSYNC)) || sync) && fstat(fd, &st) == 0) {
 		ct_note(CT_SYNC, &st, NULL);
-		ct_point("O_SYNC write", fd);
+		ct_point(sync ? call : "O_SYNC write", fd);
 	} else {
 		ct_step(call, fd, NULL);
 	}
 }
 
-static int is_append(int fd)
+int ct_is_append(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);
 
 	return fl >= 0 && (fl & O_APPEND);
 }
 
-static size_t iov_bytes(const struct iovec *iov, int n)
+size_t ct_iov_bytes(const struct iovec *iov, int n)
 {
 	size_t sum = 0;
 
@@ -237,10 +237,10 @@ static size_t iov_bytes(const struct iovec *iov, int n)
 	return sum;
 }
 
-/* Each write, under one lock: save what it overwrites (begin_write, 1 for a
- * file of the copy), make it, then count it (end_write, which keeps the
- * call's errno and returns its result). */
-static int begin_write(int fd, long long off, size_t n, int append)
+/* Each write, under one lock: save what it overwrites (ct_begin_write, 1
+ * for a file of the copy), make it, then count it (ct_end_write, which
+ * keeps the call's errno and returns its result). */
+int ct_begin_write(int fd, long long off, size_t n, int append)
 {
 	struct stat st;
 	int saved = errno, t;
@@ -253,12 +253,12 @@ static int begin_write(int fd, long long off, size_t n, int append)
 	return t;
 }
 
-static ssize_t end_write(int t, int fd, ssize_t r, const char *call)
+ssize_t ct_end_write(int t, int fd, ssize_t r, const char *call, int sync)
 {
 	int saved = errno;
 
 	if (t && r > 0)
-		after_write(fd, call);
+		after_write(fd, call, sync);
 	ct_unlock();
 	errno = saved;
 	return r;
@@ -284,44 +284,44 @@ static int end_truncate(int t, int fd, int r)
 
 PL_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
-	int t = begin_write(fd, -1, n, is_append(fd));
+	int t = ct_begin_write(fd, -1, n, ct_is_append(fd));
 
-	return end_write(t, fd, REAL(write)(fd, buf, n), "write");
+	return ct_end_write(t, fd, REAL(write)(fd, buf, n), "write", 0);
 }
 
 PL_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
-	int t = begin_write(fd, off, n, 0);
+	int t = ct_begin_write(fd, off, n, 0);
 
-	return end_write(t, fd, REAL(pwrite)(fd, buf, n, off), "pwrite");
+	return ct_end_write(t, fd, REAL(pwrite)(fd, buf, n, off), "pwrite", 0);
 }
 
 PL_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 {
-	int t = begin_write(fd, off, n, 0);
+	int t = ct_begin_write(fd, off, n, 0);
 
-	return end_write(t, fd, REAL(pwrite64)(fd, buf, n, off), "pwrite64");
+	return ct_end_write(t, fd, REAL(pwrite64)(fd, buf, n, off), "pwrite64", 0);
 }
 
 PL_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
-	int t = begin_write(fd, -1, iov_bytes(iov, cnt), is_append(fd));
+	int t = ct_begin_write(fd, -1, ct_iov_bytes(iov, cnt), ct_is_append(fd));
 
-	return end_write(t, fd, REAL(writev)(fd, iov, cnt), "writev");
+	return ct_end_write(t, fd, REAL(writev)(fd, iov, cnt), "writev", 0);
 }
 
 PL_EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 {
-	int t = begin_write(fd, off, iov_bytes(iov, cnt), 0);
+	int t = ct_begin_write(fd, off, ct_iov_bytes(iov, cnt), 0);
 
-	return end_write(t, fd, REAL(pwritev)(fd, iov, cnt, off), "pwritev");
+	return ct_end_write(t, fd, REAL(pwritev)(fd, iov, cnt, off), "pwritev", 0);
 }
 
 PL_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
 {
-	int t = begin_write(fd, off, iov_bytes(iov, cnt), 0);
+	int t = ct_begin_write(fd, off, ct_iov_bytes(iov, cnt), 0);
 
-	return end_write(t, fd, REAL(pwritev64)(fd, iov, cnt, off), "pwritev64");
+	return ct_end_write(t, fd, REAL(pwritev64)(fd, iov, cnt, off), "pwritev64", 0);
 }
 
 PL_EXPORT int ftruncate(int fd, off_t len)

@@ -239,3 +239,36 @@ def test_the_whole_tree_is_gone_before_the_check(old):
     status, report = crashtest("--check=flock -n data true", old, "--", "sh", "-c", cmd)
     assert status == 0 and report["points"][0]["verdict"] == "ok", report
     assert subprocess.run(["pgrep", "-f", "flock data sleep 30"]).returncode == 1
+
+
+COPIES = {
+    "copy_file_range": "os.copy_file_range(os.open('src', 0), fd, 4, offset_dst=1)",
+    "sendfile": "os.lseek(fd, 1, 0); os.sendfile(fd, os.open('src', 0), 0, 4)",
+    "posix_fallocate": "os.posix_fallocate(fd, 0, 5000)",
+    "fallocate": "import ctypes; ctypes.CDLL(None).fallocate(fd, 3, 0, 2)",  # punch a hole
+    "pwritev2": "os.pwritev(fd, [b'new'], 0, os.RWF_APPEND)",
+}
+
+
+@pytest.mark.parametrize("call", COPIES)
+def test_writes_that_are_not_write(old, call):
+    """copy_file_range, sendfile, (posix_)fallocate and pwritev2 change the
+    file past write(): each is journaled like a write (ok, old contents back,
+    not unknown), and with RWF_DSYNC pwritev2 is a durability call."""
+    (old / "src").write_text("new\n")
+    prog = f"import os; fd = os.open('data', os.O_RDWR); {COPIES[call]}"
+    native = old.parent / "native"
+    subprocess.run(["cp", "-a", old, native], check=True)
+    subprocess.run(["python3", "-c", prog], cwd=native, check=True)
+    assert (native / "data").read_bytes() != b"old\n", "the native control changed nothing"
+    status, report = crashtest("--check=grep -qx old data", old, "--", "python3", "-c", prog)
+    assert status == 0 and report["points"][0]["rolled_back"] == ["data"], report
+    assert report["points"][0]["writes"] == 1, report
+
+
+def test_rwf_dsync_is_a_durability_call(old):
+    prog = ("import os; fd = os.open('data', os.O_RDWR); "
+            "os.pwritev(fd, [b'new\\n'], 0, os.RWF_DSYNC)")
+    status, report = crashtest("--each", "--check=grep -qx new data", old, "--", "python3",
+                               "-c", prog)
+    assert status == 0 and [p["after"] for p in report["points"]] == ["pwritev2(data)", "end"]
