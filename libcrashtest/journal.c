@@ -60,6 +60,15 @@ static void open_journal(void)
 	}
 }
 
+/* In a child of fork the lock, taken by the parent's thread, cannot be
+ * unlocked (a recursive mutex belongs to a thread id): it starts anew. */
+static void relock(void)
+{
+	pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+	lock = fresh;
+}
+
 static void read_run(void)
 {
 	const char *r = getenv(CT_ENV_RUN), *root = getenv(CT_ENV_ROOT);
@@ -86,7 +95,7 @@ static void read_run(void)
 	open_journal();
 	/* A fork while another thread saves old contents: the child's copy
 	 * of the lock would stay taken. */
-	pthread_atfork(ct_lock, ct_unlock, ct_unlock);
+	pthread_atfork(ct_lock, ct_unlock, relock);
 	run.on = run.journal >= 0;
 }
 
