@@ -310,9 +310,11 @@ def test_sqlite_wal_full_survives_every_point(database, tmp_path):
 
 
 def test_sqlite_wal_off_loses_committed_data(database):
+    """synchronous=OFF never syncs: a transaction that returned is lost, and
+    the state is known (no reason for unknown, though the -shm is mapped)."""
     status, points = sqlite_wal_points(database, "OFF")
-    assert status == 1 and not [p for p in points if p["verdict"] == "unknown"], points
-    assert 4 in {p["check_status"] for p in points}, points
+    assert status == 1 and 4 in {p["check_status"] for p in points}, points
+    assert not [p for p in points if p["unknown"]], points
 
 
 @pytest.fixture
