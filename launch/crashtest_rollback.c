@@ -6,8 +6,10 @@
  * journal; a directory operation when an fsync of its directory (both, for a
  * rename between two) or a sync follows it.  What is not durable is undone,
  * newest first: file contents first, by inode (the data does not depend on
- * names), then the names, by path.  What the library could not see (a file
- * changed or gone with no record of it) makes the state unknown.
+ * names), then the names, by path.  Files changed past the library (stdio,
+ * shared mappings) are then brought to the images their last sync took.  What
+ * the library could not see (a file changed or gone with no record of it)
+ * makes the state unknown.
  */
 #define _GNU_SOURCE 1
 #include "launch/common.h"

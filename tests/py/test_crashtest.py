@@ -337,3 +337,21 @@ def test_git_commit_is_accounted_for(repo):
                                "git -c core.fsync=all commit -qm m")
     assert points[0]["verdict"] == "ok" and not points[0]["unknown"], points
     assert "created .git/COMMIT_EDITMSG" in points[0]["undone"], points
+
+
+SYNCED_BY = ("import mmap, os, subprocess; fd = os.open('data', os.O_RDWR); "
+             "m = mmap.mmap(fd, 4); m[0:3] = b'new'; {sync}; m[0:1] = b'X'; m.close()")
+
+
+def test_sync_by_another_process_of_a_mapped_file_is_unknown(old):
+    """sync(1), another process, makes the mapped writes durable but cannot
+    image them: unknown at its point and after, though the checker passes.
+    Control: the same program's own sync() images the file, and then the
+    synced bytes survive at both points."""
+    program = SYNCED_BY.format(sync="subprocess.run(['sync'], check=True)")
+    status, points = crashtest("--each", "--check=true", old, "--", "python3", "-c", program)
+    assert status == 2 and [p["verdict"] for p in points] == ["unknown", "unknown"], points
+    program = SYNCED_BY.format(sync="os.sync()")
+    status, points = crashtest("--each", "--check=test \"$(cat data)\" = new", old, "--",
+                               "python3", "-c", program)
+    assert status == 0 and [p["verdict"] for p in points] == ["ok", "ok"], points
