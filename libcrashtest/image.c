@@ -74,11 +74,13 @@ static int reach(const struct held *e)
 	return fd;
 }
 
-/* Bytes [off, off + n) of file fd, in records like h of at most CT_CHUNK. */
+/* Bytes [off, off + n) of file fd, in records like h of at most CT_CHUNK.
+ * Called under ct_lock: one buffer serves every thread, and no thread's
+ * stack pays for it in static TLS. */
 static void record_bytes(int fd, struct ct_record *h, const struct stat *st, long long off,
 			 long long n)
 {
-	static __thread char buf[CT_CHUNK];
+	static char buf[CT_CHUNK];
 
 	do {
 		size_t want = n > CT_CHUNK ? CT_CHUNK : n > 0 ? (size_t)n : 0;
