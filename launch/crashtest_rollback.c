@@ -330,29 +330,30 @@ static int differs(int fd, const struct rec *r)
 	return diff;
 }
 
-static void redo_image(struct ct_run *run, const struct journal *j, const struct rec *r,
-		       const struct snapshot *now, struct snapshot *done)
+/* List path as rolled back, once per file (undo_data lists its files so too). */
+static void rolled_back_once(struct ct_run *run, const struct journal *j, const struct rec *r,
+			     const char *path, struct snapshot *done)
 {
-	const struct file *f = find(now, r->h.dev, r->h.ino);
-	int fd;
+	struct stat st = {.st_mode = S_IFREG, .st_dev = r->h.dev, .st_ino = r->h.ino};
 
-	if (!f) {
-		strlist_add(&run->unknown, "an imaged file is gone without a trace");
+	if (find(done, r->h.dev, r->h.ino))
 		return;
-	}
-	fd = open(f->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		die("cannot roll %s back: %s", f->path, strerror(errno));
-	if (differs(fd, r) && !find(done, r->h.dev, r->h.ino)) {
-		struct stat st = {.st_mode = S_IFREG, .st_dev = r->h.dev, .st_ino = r->h.ino};
+	walking = done;
+	add_file(path, &st, 0, NULL);
+	strlist_add(&run->rolled_back, "%s", kept_name(run, j, short_name(run, path)));
+}
 
-		walking = done;
-		add_file(f->path, &st, 0, NULL);
-		strlist_add(&run->rolled_back, "%s", kept_name(run, j, short_name(run, f->path)));
-	}
-	if (pwrite(fd, r->payload, r->h.len, r->h.off) != (ssize_t)r->h.len ||
+/* Write image r into the file at path: its bytes, and its size if whole. */
+static void redo_image(struct ct_run *run, const struct journal *j, const struct rec *r,
+		       const char *path, struct snapshot *done)
+{
+	int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd >= 0 && differs(fd, r))
+		rolled_back_once(run, j, r, path, done);
+	if (fd < 0 || pwrite(fd, r->payload, r->h.len, r->h.off) != (ssize_t)r->h.len ||
 	    (r->h.size >= 0 && ftruncate(fd, r->h.size) != 0))
-		die("cannot roll %s back: %s", f->path, strerror(errno));
+		die("cannot bring %s to its image: %s", path, strerror(errno));
 	close(fd);
 }
 
@@ -412,10 +413,17 @@ static void redo_images(struct ct_run *run, const struct journal *j, const struc
 			struct snapshot *done)
 {
 	unimaged(run, j);
-	for (size_t i = 0; i < j->n; i++)
-		if (j->rec[i].h.kind == CT_IMAGE && j->rec[i].h.size >= CT_IMAGE_RANGE &&
-		    !stale(j, i))
-			redo_image(run, j, &j->rec[i], now, done);
+	for (size_t i = 0; i < j->n; i++) {
+		const struct rec *r = &j->rec[i];
+		const struct file *f;
+
+		if (r->h.kind != CT_IMAGE || r->h.size < CT_IMAGE_RANGE || stale(j, i))
+			continue;
+		if ((f = find(now, r->h.dev, r->h.ino)))
+			redo_image(run, j, r, f->path, done);
+		else
+			strlist_add(&run->unknown, "an imaged file is gone without a trace");
+	}
 }
 
 /* Files the library did not see change: changed or new, with data and no
