@@ -218,12 +218,28 @@ void ct_image_free_range(void *addr, size_t len)
 	errno = saved;
 }
 
+/* Standard output or error may be a file of the copy that the shell opened
+ * and the program writes through stdio: held from the first durability call
+ * that covers it (st, or all with st NULL), so that what it writes after is
+ * imaged, not taken for durable. */
+static void hold_std(const struct stat *st)
+{
+	struct stat now;
+
+	for (int fd = STDOUT_FILENO; fd <= STDERR_FILENO; fd++)
+		if (fstat(fd, &now) == 0 && S_ISREG(now.st_mode) &&
+		    (!st || (now.st_dev == st->st_dev && now.st_ino == st->st_ino)) &&
+		    !find_held(now.st_dev, now.st_ino) && (fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDONLY)
+			ct_image_hold(fd, NULL, 0, 0);
+}
+
 void ct_image_synced(const struct stat *st)
 {
 	struct held *e;
 	int saved = errno;
 
 	ct_lock();
+	hold_std(st);
 	if ((e = find_held(st->st_dev, st->st_ino)))
 		image(e, 0, 0, 1);
 	ct_unlock();
@@ -235,6 +251,7 @@ void ct_image_all(void)
 	int saved = errno;
 
 	ct_lock();
+	hold_std(NULL);
 	for (int i = 0; i < HELD; i++)
 		if (held[i].used && find_held(held[i].dev, held[i].ino) == &held[i])
 			image(&held[i], 0, 0, 1);

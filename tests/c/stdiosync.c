@@ -6,7 +6,9 @@
  *   stdiosync fsync FILE TEXT    the same with fflush and fsync before fclose
  *   stdiosync temp TEMPLATE TEXT mkstemp, fdopen, fputs, fclose
  *   stdiosync tempdir TEMPLATE - mkdtemp
- * then prints "written".  crashtest's tests run it under every crash point.
+ * then prints "written";
+ *   stdiosync stdout - TEXT      prints TEXT, fflush, fsync(1), then "more"
+ *                                (a shell redirected standard output)  crashtest's tests run it under every crash point.
  */
 #define _GNU_SOURCE 1
 #include <stdio.h>
@@ -39,7 +41,14 @@ int main(int argc, char **argv)
 	FILE *f;
 
 	if (argc != 4)
-		return fprintf(stderr, "usage: stdiosync plain|fsync|temp|tempdir FILE TEXT\n"), 2;
+		return fprintf(stderr, "usage: stdiosync plain|fsync|temp|tempdir|stdout FILE TEXT\n"), 2;
+	if (!strcmp(argv[1], "stdout")) {
+		printf("%s\n", argv[3]);
+		if (fflush(stdout) != 0 || fsync(STDOUT_FILENO) != 0)
+			fail("fsync stdout");
+		printf("more\n");
+		return 0;
+	}
 	f = open_file(argv[1], argv[2]);
 	if (f && fprintf(f, "%s\n", argv[3]) < 0)
 		fail("fprintf");

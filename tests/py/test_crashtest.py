@@ -355,3 +355,19 @@ def test_sync_by_another_process_of_a_mapped_file_is_unknown(old):
     status, points = crashtest("--each", "--check=test \"$(cat data)\" = new", old, "--",
                                "python3", "-c", program)
     assert status == 0 and [p["verdict"] for p in points] == ["ok", "ok"], points
+
+
+def test_stdout_to_a_file_is_imaged_from_its_fsync(old, tmp_path):
+    """A shell redirects standard output to a file of the copy; the program
+    prints through stdio, fsyncs it, prints more: what it printed after the
+    fsync is lost, what it synced is kept.  Native control: both lines are
+    in the file."""
+    native = tmp_path / "native"
+    shutil.copytree(old, native)
+    script = f"{STDIOSYNC} stdout - new > data"
+    subprocess.run(["sh", "-c", script], cwd=native, check=True, timeout=60)
+    assert (native / "data").read_text() == "new\nmore\n"
+    status, points = crashtest("--each", "--check=test \"$(cat data)\" = new", old, "--",
+                               "sh", "-c", script)
+    assert [p["after"] for p in points] == ["fsync(data)", "end"], points
+    assert status == 0 and {p["verdict"] for p in points} == {"ok"}, points
