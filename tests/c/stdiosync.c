@@ -8,7 +8,8 @@
  *   stdiosync tempdir TEMPLATE - mkdtemp
  * then prints "written";
  *   stdiosync stdout - TEXT      prints TEXT, fflush, fsync(1), then "more"
- *                                (a shell redirected standard output)  crashtest's tests run it under every crash point.
+ *                                (a shell redirected standard output)
+ * crashtest's tests run it under every crash point.
  */
 #define _GNU_SOURCE 1
 #include <stdio.h>
@@ -41,7 +42,7 @@ int main(int argc, char **argv)
 	FILE *f;
 
 	if (argc != 4)
-		return fprintf(stderr, "usage: stdiosync plain|fsync|temp|tempdir|stdout FILE TEXT\n"), 2;
+		return fprintf(stderr, "usage: stdiosync MODE FILE TEXT\n"), 2;
 	if (!strcmp(argv[1], "stdout")) {
 		printf("%s\n", argv[3]);
 		if (fflush(stdout) != 0 || fsync(STDOUT_FILENO) != 0)
