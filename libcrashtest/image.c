@@ -34,6 +34,7 @@ static struct held {
 	long long off;
 	char path[PATH_MAX];
 } held[HELD];
+static int nheld; /* so that munmap and fclose cost nothing when none is held */
 
 static struct held *find_held(uint64_t dev, uint64_t ino)
 {
@@ -136,6 +137,7 @@ static struct held *slot(int fd, const struct stat *st)
 		return NULL;
 	}
 	*e = (struct held){1, st->st_dev, st->st_ino, -1, 0, 0, 0, ""};
+	__atomic_add_fetch(&nheld, 1, __ATOMIC_RELAXED);
 	if (first) {
 		ct_save_whole(fd);
 		mark(e, CT_IMAGE_HELD);
@@ -185,6 +187,7 @@ void ct_image_hold(int fd, void *addr, size_t len, long long off)
 static void drop(struct held *e)
 {
 	e->used = 0;
+	__atomic_sub_fetch(&nheld, 1, __ATOMIC_RELAXED);
 	if (!find_held(e->dev, e->ino))
 		mark(e, CT_IMAGE_FREED);
 }
@@ -193,7 +196,7 @@ void ct_image_free_fd(int fd)
 {
 	int saved = errno;
 
-	if (!ct_active())
+	if (!__atomic_load_n(&nheld, __ATOMIC_RELAXED) || !ct_active())
 		return;
 	ct_lock();
 	for (int i = 0; i < HELD; i++)
@@ -208,7 +211,7 @@ void ct_image_free_range(void *addr, size_t len)
 	uintptr_t a = (uintptr_t)addr, b = a + len;
 	int saved = errno;
 
-	if (!ct_active())
+	if (!__atomic_load_n(&nheld, __ATOMIC_RELAXED) || !ct_active())
 		return;
 	ct_lock();
 	for (int i = 0; i < HELD; i++)
