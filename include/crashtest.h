@@ -47,11 +47,17 @@ enum ct_kind {
 	CT_UNKNOWN,   /* something the library cannot undo; payload: why */
 	CT_IMAGE,     /* file (dev, ino): its bytes at off as a durability call
 	               * found them (redo, for changes the library cannot see:
-	               * stdio, shared mappings) */
+	               * stdio, shared mappings); size: the file's size for an
+	               * image of the whole file, else one of CT_IMAGE_* */
 	CT_TRUNC,     /* as CT_DATA, for a truncation to the length in ino2:
 	               * the old bytes from there, the old size */
 	CT_WRITEOUT,  /* sync_file_range wrote (dev, ino) back and waited */
 };
+
+/* CT_IMAGE's size when the record is not a whole file's image. */
+#define CT_IMAGE_RANGE (-1) /* msync of a range: only these bytes */
+#define CT_IMAGE_HELD (-2)  /* no payload: pid now changes the file unseen */
+#define CT_IMAGE_FREED (-3) /* no payload: pid no longer does */
 
 /* What every process of the tree counts, in the points file. */
 struct ct_counters {

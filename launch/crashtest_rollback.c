@@ -6,8 +6,10 @@
  * journal; a directory operation when an fsync of its directory (both, for a
  * rename between two) or a sync follows it.  What is not durable is undone,
  * newest first: file contents first, by inode (the data does not depend on
- * names), then the names, by path.  What the library could not see (a file
- * changed or gone with no record of it) makes the state unknown.
+ * names), then the names, by path.  Files changed past the library (stdio,
+ * shared mappings) are then brought to the images their last sync took.  What
+ * the library could not see (a file changed or gone with no record of it)
+ * makes the state unknown.
  */
 #define _GNU_SOURCE 1
 #include "launch/common.h"
@@ -255,6 +257,19 @@ static const char *kept_name(const struct ct_run *run, const struct journal *j,
 	return path;
 }
 
+/* List path as rolled back, once per file (undo_data lists its files so too). */
+static void rolled_back_once(struct ct_run *run, const struct journal *j, const struct rec *r,
+			     const char *path, struct snapshot *done)
+{
+	struct stat st = {.st_mode = S_IFREG, .st_dev = r->h.dev, .st_ino = r->h.ino};
+
+	if (find(done, r->h.dev, r->h.ino))
+		return;
+	walking = done;
+	add_file(path, &st, 0, NULL);
+	strlist_add(&run->rolled_back, "%s", kept_name(run, j, short_name(run, path)));
+}
+
 static void undo_data(struct ct_run *run, const struct journal *j, const struct rec *r,
 		      const struct snapshot *now, struct snapshot *done)
 {
@@ -270,12 +285,7 @@ static void undo_data(struct ct_run *run, const struct journal *j, const struct 
 	    ftruncate(fd, r->h.size) != 0)
 		die("cannot roll %s back: %s", f->path, strerror(errno));
 	close(fd);
-	if (!find(done, r->h.dev, r->h.ino)) {
-		walking = done;
-		add_file(f->path, &(struct stat){.st_mode = S_IFREG, .st_dev = r->h.dev,
-						 .st_ino = r->h.ino}, 0, NULL);
-		strlist_add(&run->rolled_back, "%s", kept_name(run, j, short_name(run, f->path)));
-	}
+	rolled_back_once(run, j, r, f->path, done);
 }
 
 /* ext4-ordered: the data written since a file's last durability point is
@@ -297,17 +307,14 @@ static void redo_truncations(struct ct_run *run, const struct journal *j,
 	}
 }
 
-/* Newest first, what is not durable of the files' contents. */
-static void undo_contents(struct ct_run *run, const struct journal *j, const struct snapshot *now)
+/* Newest first, what is not durable of the files' contents; `done`: the
+ * files rolled back. */
+static void undo_contents(struct ct_run *run, const struct journal *j, const struct snapshot *now,
+			  struct snapshot *done)
 {
-	struct snapshot done = {0};
-
 	for (size_t i = j->n; i-- > 0;)
 		if (is_data(j->rec[i].h.kind) && !j->rec[i].durable)
-			undo_data(run, j, &j->rec[i], now, &done);
-	if (run->model == CT_EXT4_ORDERED)
-		redo_truncations(run, j, now);
-	free(done.f);
+			undo_data(run, j, &j->rec[i], now, done);
 }
 
 /* Bring back the entry `path` from its link in keep/. */
@@ -345,6 +352,123 @@ static void undo_name(struct ct_run *run, const struct rec *r)
 		strlist_add(&run->undone, "renamed %s -> %s", name, short_name(run, b));
 		if (*str_at(r, 2))
 			restore(run, str_at(r, 2), b);
+	}
+}
+
+/* Images (CT_IMAGE): a file changed past the library (stdio, a shared
+ * mapping) as each durability call that covered it found it.  The undo pass
+ * brought it back to its contents when it was first held, unless a later
+ * sync made that durable; then the images that sync took restore what was
+ * durable, and a later msync adds its range.  Images are stale once another
+ * sync covers their file: were the file still held, that sync's own images
+ * follow; were it not, the undo pass alone rebuilt that state. */
+static int covers(const struct rec *sync, const struct rec *r)
+{
+	return sync->h.kind == CT_SYNC_ALL ||
+	       (sync->h.kind == CT_SYNC && sync->h.dev == r->h.dev && sync->h.ino == r->h.ino);
+}
+
+static int stale(const struct journal *j, size_t i)
+{
+	for (size_t k = i + 1; k < j->n; k++)
+		if (covers(&j->rec[k], &j->rec[i]))
+			return 1;
+	return 0;
+}
+
+/* Does the image r change the file fd? */
+static int differs(int fd, const struct rec *r)
+{
+	char *buf = malloc(r->h.len ? r->h.len : 1);
+	struct stat st;
+	int diff = !buf || pread(fd, buf, r->h.len, r->h.off) != (ssize_t)r->h.len ||
+		   memcmp(buf, r->payload, r->h.len) != 0 ||
+		   (r->h.size >= 0 && (fstat(fd, &st) != 0 || st.st_size != r->h.size));
+
+	free(buf);
+	return diff;
+}
+
+/* Write image r into the file at path: its bytes, and its size if whole. */
+static void redo_image(struct ct_run *run, const struct journal *j, const struct rec *r,
+		       const char *path, struct snapshot *done)
+{
+	int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd >= 0 && differs(fd, r))
+		rolled_back_once(run, j, r, path, done);
+	if (fd < 0 || pwrite(fd, r->payload, r->h.len, r->h.off) != (ssize_t)r->h.len ||
+	    (r->h.size >= 0 && ftruncate(fd, r->h.size) != 0))
+		die("cannot bring %s to its image: %s", path, strerror(errno));
+	close(fd);
+}
+
+/* Is there a whole image of r's file after record i? */
+static int imaged_after(const struct journal *j, size_t i, const struct ct_record *r)
+{
+	for (size_t k = i + 1; k < j->n; k++)
+		if (j->rec[k].h.kind == CT_IMAGE && j->rec[k].h.size >= 0 &&
+		    j->rec[k].h.dev == r->dev && j->rec[k].h.ino == r->ino)
+			return 1;
+	return 0;
+}
+
+static size_t drop_holder(struct ct_record *held, size_t n, const struct ct_record *r)
+{
+	for (size_t k = 0; k < n; k++)
+		if (held[k].dev == r->dev && held[k].ino == r->ino && held[k].pid == r->pid) {
+			held[k] = held[--n];
+			break;
+		}
+	return n;
+}
+
+/* A sync that covered a file some process held, with no image of it after:
+ * a process that did not hold it synced it, and what was changed past the
+ * library became durable with no record of it. */
+static void unimaged(struct ct_run *run, const struct journal *j)
+{
+	struct ct_record *held = calloc(j->n + 1, sizeof(*held));
+	size_t n = 0;
+
+	if (!held)
+		die("out of memory");
+	for (size_t i = 0; i < j->n; i++) {
+		const struct rec *r = &j->rec[i];
+
+		if (r->h.kind == CT_IMAGE && r->h.size == CT_IMAGE_HELD)
+			held[n++] = r->h;
+		if (r->h.kind == CT_IMAGE && r->h.size == CT_IMAGE_FREED)
+			n = drop_holder(held, n, &r->h);
+		for (size_t k = 0; k < n; k++) {
+			struct rec file = {held[k], NULL, 0};
+
+			if (covers(r, &file) && !imaged_after(j, i, &held[k])) {
+				strlist_add(&run->unknown, "a sync covered a file held past the "
+					    "library by another process, which did not image it");
+				free(held);
+				return;
+			}
+		}
+	}
+	free(held);
+}
+
+/* After the undo pass: the images that are not stale, oldest first. */
+static void redo_images(struct ct_run *run, const struct journal *j, const struct snapshot *now,
+			struct snapshot *done)
+{
+	unimaged(run, j);
+	for (size_t i = 0; i < j->n; i++) {
+		const struct rec *r = &j->rec[i];
+		const struct file *f;
+
+		if (r->h.kind != CT_IMAGE || r->h.size < CT_IMAGE_RANGE || stale(j, i))
+			continue;
+		if ((f = find(now, r->h.dev, r->h.ino)))
+			redo_image(run, j, r, f->path, done);
+		else
+			strlist_add(&run->unknown, "an imaged file is gone without a trace");
 	}
 }
 
@@ -394,7 +518,7 @@ static void find_point(struct ct_run *run, const struct journal *j)
 void rollback(struct ct_run *run, const struct snapshot *before)
 {
 	struct journal j = {0};
-	struct snapshot now = {0};
+	struct snapshot now = {0}, done = {0};
 	char keep[PATH_MAX];
 
 	load(run->dir, &j);
@@ -405,13 +529,17 @@ void rollback(struct ct_run *run, const struct snapshot *before)
 	walk(&now, keep);
 	unseen(run, &j, before, &now);
 	mark_durable(&j, run->model);
-	undo_contents(run, &j, &now);
+	undo_contents(run, &j, &now, &done);
+	redo_images(run, &j, &now, &done);
+	if (run->model == CT_EXT4_ORDERED)
+		redo_truncations(run, &j, &now);
 	for (size_t i = j.n; i-- > 0;)
 		if (is_dir_op(j.rec[i].h.kind) && !j.rec[i].durable)
 			undo_name(run, &j.rec[i]);
 	free(j.buf);
 	free(j.rec);
 	free(now.f);
+	free(done.f);
 }
 
 static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)

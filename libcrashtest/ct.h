@@ -15,6 +15,8 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -26,9 +28,13 @@
 	X(ftruncate) X(ftruncate64) X(truncate) X(truncate64)                   \
 	X(fsync) X(fdatasync) X(sync) X(syncfs) X(msync) X(mmap) X(mmap64)      \
 	X(rename) X(renameat) X(renameat2) X(link) X(linkat) X(unlink)          \
-	X(unlinkat) X(mkdir) X(mkdirat) X(rmdir) X(symlink) X(symlinkat)          \
-	X(sync_file_range) X(pwritev2) X(pwritev64v2) X(copy_file_range) X(sendfile)        \
-	X(sendfile64) X(fallocate) X(fallocate64) X(posix_fallocate) X(posix_fallocate64)
+	X(unlinkat) X(mkdir) X(mkdirat) X(rmdir) X(symlink) X(symlinkat)        \
+	X(munmap) X(fopen) X(fopen64) X(freopen) X(freopen64) X(fdopen)         \
+	X(fclose) X(mkstemp) X(mkstemp64) X(mkostemp) X(mkostemp64) X(mkstemps) \
+	X(mkstemps64) X(mkostemps) X(mkostemps64) X(mkdtemp)                    \
+	X(sync_file_range) X(pwritev2) X(pwritev64v2) X(copy_file_range)        \
+	X(sendfile) X(sendfile64) X(fallocate) X(fallocate64) X(posix_fallocate) \
+	X(posix_fallocate64)
 enum { REAL_SYMBOLS(PL_ID) CT_NREAL };
 extern void *ct_real_fn[CT_NREAL];
 extern const char *const ct_real_name[CT_NREAL];
@@ -86,6 +92,9 @@ void ct_unlock(void);
  * size; 1 if fd is a file of the copy. */
 int ct_save_truncate(int fd, long long len);
 
+/* The old contents of the whole file fd. */
+void ct_save_whole(int fd);
+
 /* sync_file_range wrote fd back and waited for it. */
 void ct_writeout(int fd);
 
@@ -97,5 +106,33 @@ int ct_begin_write(int fd, long long off, size_t n, int append);
 ssize_t ct_end_write(int t, int fd, ssize_t r, const char *call, int sync);
 int ct_is_append(int fd);
 size_t ct_iov_bytes(const struct iovec *iov, int n);
+
+/* names.c: an open of (dirfd, path) with `flags`: what O_TRUNC drops is saved
+ * before it; after it, a file O_CREAT made is recorded.  ct_after_open
+ * returns fd and keeps errno. */
+struct ct_before_open {
+	int existed, truncated;
+};
+void ct_before_open(int dirfd, const char *path, int flags, struct ct_before_open *b);
+int ct_after_open(int fd, int dirfd, const char *path, const struct ct_before_open *b);
+
+/* names.c: the entry (dirfd, path) was made, as `kind`, if r is 0; returns r,
+ * keeps errno. */
+int ct_made(int r, int dirfd, const char *path, enum ct_kind kind);
+
+/* image.c: regular file fd of the copy is now changed past the library, by
+ * stdio (addr NULL) or by the shared writable mapping [addr, addr + len) of
+ * its bytes from off.  Its contents are saved as undo the first time. */
+void ct_image_hold(int fd, void *addr, size_t len, long long off);
+
+/* image.c: the FILE on fd is closed; the range [addr, addr + len) unmapped. */
+void ct_image_free_fd(int fd);
+void ct_image_free_range(void *addr, size_t len);
+
+/* image.c: images of what a durability call made durable: file st, every
+ * file held, the mapped range [addr, addr + len). */
+void ct_image_synced(const struct stat *st);
+void ct_image_all(void);
+void ct_image_range(void *addr, size_t len);
 
 #endif

@@ -178,6 +178,20 @@ static void save_write(int fd, const struct stat *st, long long off, size_t n, i
 		save_range(fd, st, off, (long long)n, CT_DATA);
 }
 
+/* The whole of fd as undo, unless saved since the generation began: a file
+ * the library is about to lose sight of (image.c). */
+void ct_save_whole(int fd)
+{
+	struct stat st;
+	int saved = errno;
+
+	ct_lock();
+	if (tracked(fd, &st) && !saved_before(&st, 0, st.st_size))
+		save_range(fd, &st, 0, st.st_size, CT_DATA);
+	ct_unlock();
+	errno = saved;
+}
+
 /* Before a truncation of fd to `len`: the bytes it drops and the old size.
  * 1 if fd is a file of the copy. */
 int ct_save_truncate(int fd, long long len)

@@ -196,7 +196,7 @@ PL_EXPORT int rmdir(const char *path)
 }
 
 /* After a call that made the entry (dirfd, path): recorded as `kind`. */
-static int made(int r, int dirfd, const char *path, enum ct_kind kind)
+int ct_made(int r, int dirfd, const char *path, enum ct_kind kind)
 {
 	static const char *const call[] = {[CT_CREATE] = "create", [CT_MKDIR] = "mkdir",
 					   [CT_LINK] = "link"};
@@ -213,40 +213,36 @@ static int made(int r, int dirfd, const char *path, enum ct_kind kind)
 
 PL_EXPORT int mkdir(const char *path, mode_t mode)
 {
-	return made(REAL(mkdirat)(AT_FDCWD, path, mode), AT_FDCWD, path, CT_MKDIR);
+	return ct_made(REAL(mkdirat)(AT_FDCWD, path, mode), AT_FDCWD, path, CT_MKDIR);
 }
 
 PL_EXPORT int mkdirat(int dirfd, const char *path, mode_t mode)
 {
-	return made(REAL(mkdirat)(dirfd, path, mode), dirfd, path, CT_MKDIR);
+	return ct_made(REAL(mkdirat)(dirfd, path, mode), dirfd, path, CT_MKDIR);
 }
 
 PL_EXPORT int link(const char *o, const char *n)
 {
-	return made(REAL(linkat)(AT_FDCWD, o, AT_FDCWD, n, 0), AT_FDCWD, n, CT_LINK);
+	return ct_made(REAL(linkat)(AT_FDCWD, o, AT_FDCWD, n, 0), AT_FDCWD, n, CT_LINK);
 }
 
 PL_EXPORT int linkat(int od, const char *o, int nd, const char *n, int flags)
 {
-	return made(REAL(linkat)(od, o, nd, n, flags), nd, n, CT_LINK);
+	return ct_made(REAL(linkat)(od, o, nd, n, flags), nd, n, CT_LINK);
 }
 
 PL_EXPORT int symlink(const char *target, const char *n)
 {
-	return made(REAL(symlinkat)(target, AT_FDCWD, n), AT_FDCWD, n, CT_LINK);
+	return ct_made(REAL(symlinkat)(target, AT_FDCWD, n), AT_FDCWD, n, CT_LINK);
 }
 
 PL_EXPORT int symlinkat(const char *target, int nd, const char *n)
 {
-	return made(REAL(symlinkat)(target, nd, n), nd, n, CT_LINK);
+	return ct_made(REAL(symlinkat)(target, nd, n), nd, n, CT_LINK);
 }
 
 /* Opens: what O_TRUNC is about to drop, and whether O_CREAT made a file. */
-struct before_open {
-	int existed, truncated;
-};
-
-static void before_open(int dirfd, const char *path, int flags, struct before_open *b)
+void ct_before_open(int dirfd, const char *path, int flags, struct ct_before_open *b)
 {
 	struct stat st;
 	int fd;
@@ -269,12 +265,12 @@ static void before_open(int dirfd, const char *path, int flags, struct before_op
 	}
 }
 
-static int after_open(int fd, int dirfd, const char *path, const struct before_open *b)
+int ct_after_open(int fd, int dirfd, const char *path, const struct ct_before_open *b)
 {
 	int saved = errno;
 
 	if (fd >= 0 && !b->existed)
-		made(0, dirfd, path, CT_CREATE);
+		ct_made(0, dirfd, path, CT_CREATE);
 	else if (fd >= 0 && b->truncated)
 		ct_step("O_TRUNC", fd, NULL);
 	errno = saved;
@@ -291,9 +287,9 @@ static int after_open(int fd, int dirfd, const char *path, const struct before_o
 	}
 
 #define OPENED(call, dirfd, path, flags)                                       \
-	struct before_open b;                                                  \
-	before_open(dirfd, path, flags, &b);                                   \
-	return after_open(call, dirfd, path, &b);
+	struct ct_before_open b;                                               \
+	ct_before_open(dirfd, path, flags, &b);                                \
+	return ct_after_open(call, dirfd, path, &b);
 
 PL_EXPORT int open(const char *path, int flags, ...)
 {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* sync.c -- the durability calls, each a crash point; truncate() by name;
- * and shared writable mappings, which the library cannot follow.
+ * and shared writable mappings, whose writes the library cannot follow: the
+ * file is held (image.c) from mmap to munmap, imaged at each durability call.
  *
  * fsync and fdatasync are treated alike (POSIX: fdatasync keeps what is
  * needed to read the data back, the size included).  A call that fails makes
@@ -19,8 +20,10 @@ static void synced(int r, int fd, const char *call)
 
 	if (!ct_active())
 		return;
-	if (r == 0 && fstat(fd, &st) == 0)
+	if (r == 0 && fstat(fd, &st) == 0) {
 		ct_note(CT_SYNC, &st, NULL);
+		ct_image_synced(&st);
+	}
 	ct_point(call, fd);
 }
 
@@ -45,6 +48,7 @@ PL_EXPORT void sync(void)
 	REAL(sync)();
 	if (ct_active()) {
 		ct_note(CT_SYNC_ALL, NULL, NULL);
+		ct_image_all();
 		ct_point("sync", -1);
 	}
 }
@@ -56,21 +60,25 @@ PL_EXPORT int syncfs(int fd)
 	int r = REAL(syncfs)(fd);
 
 	if (ct_active()) {
-		if (r == 0)
+		if (r == 0) {
 			ct_note(CT_SYNC_ALL, NULL, NULL);
+			ct_image_all();
+		}
 		ct_point("syncfs", fd);
 	}
 	return r;
 }
 
-/* A crash point, but what msync writes was never journaled: the mapping
- * already made the run unknown. */
+/* A crash point; what it made durable is imaged, that range only. */
 PL_EXPORT int msync(void *addr, size_t len, int flags)
 {
 	int r = REAL(msync)(addr, len, flags);
 
-	if (ct_active() && (flags & MS_SYNC))
+	if (ct_active() && (flags & MS_SYNC)) {
+		if (r == 0)
+			ct_image_range(addr, len);
 		ct_point("msync", -1);
+	}
 	return r;
 }
 
@@ -125,25 +133,28 @@ PL_EXPORT int sync_file_range(int fd, off64_t off, off64_t n, unsigned int flags
 	return r;
 }
 
-static void mapped(int prot, int flags, int fd)
+static void *mapped(void *p, size_t len, int prot, int flags, int fd, long long off)
 {
-	struct stat st;
-	char path[PATH_MAX];
-
-	if ((prot & PROT_WRITE) && (flags & MAP_SHARED) && fd >= 0 && ct_active() &&
-	    fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    ct_fd_path(fd, path, sizeof(path)) == 0 && ct_in_root(path))
-		ct_note(CT_UNKNOWN, &st, "a shared writable mapping");
+	if (p != MAP_FAILED && (prot & PROT_WRITE) && (flags & MAP_SHARED) && fd >= 0)
+		ct_image_hold(fd, p, len, off);
+	return p;
 }
 
 PL_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-	mapped(prot, flags, fd);
-	return REAL(mmap)(addr, len, prot, flags, fd, off);
+	return mapped(REAL(mmap)(addr, len, prot, flags, fd, off), len, prot, flags, fd, off);
 }
 
 PL_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
 {
-	mapped(prot, flags, fd);
-	return REAL(mmap64)(addr, len, prot, flags, fd, off);
+	return mapped(REAL(mmap64)(addr, len, prot, flags, fd, off), len, prot, flags, fd, off);
+}
+
+PL_EXPORT int munmap(void *addr, size_t len)
+{
+	int r = REAL(munmap)(addr, len);
+
+	if (r == 0)
+		ct_image_free_range(addr, len);
+	return r;
 }

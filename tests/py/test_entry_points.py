@@ -118,7 +118,10 @@ EXPORTS = {"eatmydata": set(ENTRY_POINTS) | set(NEW_ENTRIES) | RECORDED_ONLY, "n
                "writev", "pwritev", "pwritev64", "ftruncate", "ftruncate64", "truncate",
                "truncate64", "fsync", "fdatasync", "sync", "syncfs", "msync", "mmap", "mmap64",
                "rename", "renameat", "renameat2", "link", "linkat", "unlink", "unlinkat",
-               "mkdir", "mkdirat", "rmdir", "symlink", "symlinkat"}}
+               "mkdir", "mkdirat", "rmdir", "symlink", "symlinkat",
+               "munmap", "fopen", "fopen64", "freopen", "freopen64", "fdopen", "fclose",
+               "mkstemp", "mkstemp64", "mkostemp", "mkostemp64", "mkstemps", "mkstemps64",
+               "mkostemps", "mkostemps64", "mkdtemp"}}
 
 
 # Every library of both ELF classes; an empty list must fail, not skip.
