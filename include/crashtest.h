@@ -35,10 +35,12 @@ enum ct_kind {
 	CT_SYNC,      /* file or directory (dev, ino) made durable */
 	CT_SYNC_ALL,  /* sync(), syncfs() of the copy's file system */
 	CT_CREATE,    /* parent (dev, ino), new inode (dev2, ino2); payload: path */
-	CT_MKDIR,     /* parent; payload: path */
-	CT_LINK,      /* parent of the new name; payload: path */
+	CT_MKDIR,     /* parent, new directory (dev2, ino2); payload: path */
+	CT_LINK,      /* parent of the new name, its inode (dev2, ino2);
+	               * payload: path */
 	CT_UNLINK,    /* parent; payload: path, keep name */
-	CT_RMDIR,     /* parent; mode in size; payload: path */
+	CT_RMDIR,     /* parent, the directory removed (dev2, ino2); mode in
+	               * off; payload: path */
 	CT_RENAME,    /* parents (dev, ino) and (dev2, ino2), the inode moved
 	               * in off; payload: old, new, keep name of the replaced
 	               * file or "" */
@@ -52,6 +54,8 @@ enum ct_kind {
 	CT_TRUNC,     /* as CT_DATA, for a truncation to the length in ino2:
 	               * the old bytes from there, the old size */
 	CT_WRITEOUT,  /* sync_file_range wrote (dev, ino) back and waited */
+	CT_TIMES,     /* utime and kin set the times of (dev, ino): mtime's
+	               * seconds in off, nanoseconds in size */
 };
 
 /* CT_IMAGE's size when the record is not a whole file's image. */

@@ -189,6 +189,16 @@ static void add_inode(struct snapshot *s, uint64_t dev, uint64_t ino)
 	add_file("", &st, 0, NULL);
 }
 
+/* An inode's life began or ended here: a sync after it is of another file
+ * that got the same number (a directory removed, a file made), and covers
+ * nothing before. */
+static void forget(struct snapshot *s, uint64_t dev, uint64_t ino)
+{
+	for (size_t i = 0; ino && i < s->n; i++)
+		if (s->f[i].dev == dev && s->f[i].ino == ino)
+			s->f[i].ino = 0;
+}
+
 /* Does a later durability point of `synced` cover record r? */
 static int covered(const struct snapshot *synced, const struct rec *r)
 {
@@ -221,6 +231,8 @@ static void mark_durable(struct journal *j, enum ct_model model)
 			add_inode(&synced, r->h.dev2, (uint64_t)r->h.off);
 		if (is_data(k) || is_dir_op(k))
 			r->durable = all || (ext4 && is_dir_op(k)) || covered(&synced, r);
+		if (k == CT_CREATE || k == CT_MKDIR || k == CT_RMDIR)
+			forget(&synced, r->h.dev2, r->h.ino2);
 	}
 	free(synced.f);
 }
@@ -341,7 +353,7 @@ static void undo_name(struct ct_run *run, const struct rec *r)
 		if (rmdir(a) == 0)
 			strlist_add(&run->undone, "created directory %s", name);
 	} else if (r->h.kind == CT_RMDIR) {
-		if (mkdir(a, (mode_t)r->h.size) == 0)
+		if (mkdir(a, (mode_t)r->h.off) == 0)
 			strlist_add(&run->undone, "removed directory %s", name);
 	} else if (r->h.kind == CT_UNLINK) {
 		restore(run, str_at(r, 1), a);
@@ -474,25 +486,48 @@ static void redo_images(struct ct_run *run, const struct journal *j, const struc
 
 /* Files the library did not see change: changed or new, with data and no
  * record of their writes; or gone with no record of their removal. */
+/* Files whose times the library saw set (utime and kin), with the last
+ * mtime set: a file that only got new times (git freshens its objects so)
+ * changed nothing of its contents. */
+static void times_set(const struct journal *j, struct snapshot *touched)
+{
+	for (size_t i = 0; i < j->n; i++) {
+		const struct rec *r = &j->rec[i];
+		struct file *f = (struct file *)find(touched, r->h.dev, r->h.ino);
+
+		if (r->h.kind != CT_TIMES)
+			continue;
+		if (!f) {
+			add_inode(touched, r->h.dev, r->h.ino);
+			f = &touched->f[touched->n - 1];
+		}
+		f->mtime = (struct timespec){(time_t)r->h.off, (long)r->h.size};
+	}
+}
+
+static int same_file(const struct file *a, const struct file *b, const struct timespec *mtime)
+{
+	return a && b && a->size == b->size && mtime->tv_sec == b->mtime.tv_sec &&
+	       mtime->tv_nsec == b->mtime.tv_nsec;
+}
+
 static void unseen(struct ct_run *run, const struct journal *j,
 		   const struct snapshot *before, const struct snapshot *now)
 {
-	struct snapshot written = {0};
+	struct snapshot written = {0}, touched = {0};
 
 	for (size_t i = 0; i < j->n; i++) {
-		struct stat st = {.st_mode = S_IFREG, .st_dev = j->rec[i].h.dev,
-				  .st_ino = j->rec[i].h.ino};
-
-		walking = &written;
 		if (is_data(j->rec[i].h.kind))
-			add_file("", &st, 0, NULL);
+			add_inode(&written, j->rec[i].h.dev, j->rec[i].h.ino);
 		if (j->rec[i].h.kind == CT_UNKNOWN)
 			strlist_add(&run->unknown, "%s", str_at(&j->rec[i], 0));
 	}
+	times_set(j, &touched);
 	for (size_t i = 0; i < now->n; i++) {
 		const struct file *f = &now->f[i], *old = find(before, f->dev, f->ino);
-		int same = old && old->size == f->size && old->mtime.tv_sec == f->mtime.tv_sec &&
-			   old->mtime.tv_nsec == f->mtime.tv_nsec;
+		const struct file *t = find(&touched, f->dev, f->ino);
+		int same = same_file(old, f, old ? &old->mtime : NULL) ||
+			   (t && same_file(old, f, &t->mtime));
 
 		if (!same && (old || f->size) && !find(&written, f->dev, f->ino))
 			strlist_add(&run->unknown, "%s changed unseen", short_name(run, f->path));
@@ -502,6 +537,7 @@ static void unseen(struct ct_run *run, const struct journal *j,
 			strlist_add(&run->unknown, "%s went unseen",
 				    short_name(run, before->f[i].path));
 	free(written.f);
+	free(touched.f);
 }
 
 /* The crash point reached: what it followed, and the calls before it. */

@@ -4,15 +4,21 @@
  * kernel copies into the file), fallocate and posix_fallocate (they extend,
  * zero, punch or shift a file).  Each saves what it may change, as a write
  * of that range would (data.c); glibc's posix_fallocate reaches the kernel
- * past fallocate, so both are wrapped.
+ * past fallocate, so both are wrapped.  And what changes a file's times
+ * only (utime and kin): noted, since a changed mtime alone would make the
+ * rollback take the file for changed past the library.
  */
 #include "ct.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <utime.h>
 
 PL_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
 {
@@ -102,4 +108,60 @@ PL_EXPORT int posix_fallocate64(int fd, off64_t off, off64_t len)
 
 	end_fallocate(t, fd, err ? -1 : 0);
 	return err;
+}
+
+/* After times were set on (dirfd, path), or fd when path is NULL: recorded
+ * with the mtime they left, so that the rollback knows the file's contents
+ * did not change with it. */
+static int times_set(int r, int fd, const char *path, int flags)
+{
+	struct stat st;
+	int saved = errno;
+
+	if (r == 0 && ct_active() &&
+	    (path ? fstatat(fd, path, &st, flags) : fstat(fd, &st)) == 0 &&
+	    S_ISREG(st.st_mode)) {
+		struct ct_record h = {.kind = CT_TIMES, .dev = st.st_dev, .ino = st.st_ino,
+				      .off = st.st_mtim.tv_sec, .size = st.st_mtim.tv_nsec};
+
+		ct_record(&h, NULL, 0);
+	}
+	errno = saved;
+	return r;
+}
+
+PL_EXPORT int utime(const char *path, const struct utimbuf *t)
+{
+	return times_set(REAL(utime)(path, t), AT_FDCWD, path, 0);
+}
+
+PL_EXPORT int utimes(const char *path, const struct timeval t[2])
+{
+	return times_set(REAL(utimes)(path, t), AT_FDCWD, path, 0);
+}
+
+PL_EXPORT int lutimes(const char *path, const struct timeval t[2])
+{
+	return times_set(REAL(lutimes)(path, t), AT_FDCWD, path, AT_SYMLINK_NOFOLLOW);
+}
+
+PL_EXPORT int futimes(int fd, const struct timeval t[2])
+{
+	return times_set(REAL(futimes)(fd, t), fd, NULL, 0);
+}
+
+PL_EXPORT int futimesat(int dirfd, const char *path, const struct timeval t[2])
+{
+	return times_set(REAL(futimesat)(dirfd, path, t), dirfd, path, 0);
+}
+
+PL_EXPORT int futimens(int fd, const struct timespec t[2])
+{
+	return times_set(REAL(futimens)(fd, t), fd, NULL, 0);
+}
+
+PL_EXPORT int utimensat(int dirfd, const char *path, const struct timespec t[2], int flags)
+{
+	return times_set(REAL(utimensat)(dirfd, path, t, flags), dirfd, path,
+			 flags & AT_SYMLINK_NOFOLLOW);
 }

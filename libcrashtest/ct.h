@@ -34,7 +34,8 @@
 	X(mkstemps64) X(mkostemps) X(mkostemps64) X(mkdtemp)                    \
 	X(sync_file_range) X(pwritev2) X(pwritev64v2) X(copy_file_range)        \
 	X(sendfile) X(sendfile64) X(fallocate) X(fallocate64) X(posix_fallocate) \
-	X(posix_fallocate64)
+	X(posix_fallocate64) X(utime) X(utimes) X(lutimes) X(futimes) X(futimesat)  \
+	X(futimens) X(utimensat)
 enum { REAL_SYMBOLS(PL_ID) CT_NREAL };
 extern void *ct_real_fn[CT_NREAL];
 extern const char *const ct_real_name[CT_NREAL];

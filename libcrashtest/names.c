@@ -158,7 +158,7 @@ PL_EXPORT int renameat2(int od, const char *o, int nd, const char *n, unsigned f
 static int unlinked(int dirfd, const char *path, int flags)
 {
 	struct name n;
-	struct stat st;
+	struct stat st = {0};
 	char k[PATH_MAX] = "";
 	int in = name_of(dirfd, path, &n), r, saved;
 	long long mode = 0755;
@@ -172,8 +172,8 @@ static int unlinked(int dirfd, const char *path, int flags)
 	if (r != 0)
 		drop_keep(k);
 	else if (in) {
-		note_names(flags & AT_REMOVEDIR ? CT_RMDIR : CT_UNLINK, &n.parent, NULL, mode,
-			   n.abs, k, (char *)NULL);
+		note_names(flags & AT_REMOVEDIR ? CT_RMDIR : CT_UNLINK, &n.parent,
+			   flags & AT_REMOVEDIR ? &st : NULL, mode, n.abs, k, (char *)NULL);
 		ct_step(flags & AT_REMOVEDIR ? "rmdir" : "unlink", -1, n.abs);
 	}
 	errno = saved;
@@ -201,10 +201,12 @@ int ct_made(int r, int dirfd, const char *path, enum ct_kind kind)
 	static const char *const call[] = {[CT_CREATE] = "create", [CT_MKDIR] = "mkdir",
 					   [CT_LINK] = "link"};
 	struct name n;
+	struct stat st = {0};
 	int saved = errno;
 
 	if (r == 0 && name_of(dirfd, path, &n)) {
-		note_names(kind, &n.parent, NULL, 0, n.abs, (char *)NULL);
+		fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW);
+		note_names(kind, &n.parent, &st, 0, n.abs, (char *)NULL);
 		ct_step(call[kind], -1, n.abs);
 	}
 	errno = saved;

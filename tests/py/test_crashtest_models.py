@@ -272,3 +272,26 @@ def test_rwf_dsync_is_a_durability_call(old):
     status, report = crashtest("--each", "--check=grep -qx new data", old, "--", "python3",
                                "-c", prog)
     assert status == 0 and [p["after"] for p in report["points"]] == ["pwritev2(data)", "end"]
+
+
+def test_a_removed_directory_comes_back_with_its_mode(old):
+    (old / "d").mkdir(mode=0o750)
+    (old / "d").chmod(0o750)
+    status, report = crashtest('--check=test "$(stat -c %a d)" = 750', old, "--", "rmdir", "d")
+    assert status == 0 and report["points"][0]["undone"] == ["removed directory d"], report
+
+
+def test_a_reused_inode_number_is_another_file(old):
+    """ext4 gives a removed directory's inode number to the next file made:
+    an fsync of that file says nothing of the directory's entries.  (git's
+    bulk-checkin removes its temporary object directory, then fsyncs new
+    files.)  Nothing of t was durable, so it must not come back."""
+    prog = ("import os\n"
+            "os.mkdir('t'); os.mkdir('t/a'); ino = os.stat('t').st_ino\n"
+            "os.close(os.open('t/a/x', os.O_CREAT | os.O_WRONLY)); os.unlink('t/a/x')\n"
+            "os.rmdir('t/a'); os.rmdir('t')\n"
+            "fd = os.open('f', os.O_CREAT | os.O_WRONLY, 0o644); os.fsync(fd)\n"
+            "print('reused' if os.fstat(fd).st_ino == ino else 'new')")
+    status, report = crashtest("--check=grep -qx reused $CRASHTEST_OUTPUT && test ! -e t",
+                               old, "--", "python3", "-c", prog)
+    assert status == 0, report
