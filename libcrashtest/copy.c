@@ -23,7 +23,7 @@
 PL_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
 {
 	int t = ct_begin_write(fd, off, ct_iov_bytes(iov, cnt),
-			       (flags & RWF_APPEND) || (off == -1 && ct_is_append(fd)));
+			       flags & RWF_APPEND ? 1 : off == -1 ? CT_FD_APPEND : 0);
 
 	return ct_end_write(t, fd, REAL(pwritev2)(fd, iov, cnt, off, flags), "pwritev2",
 			    flags & (RWF_DSYNC | RWF_SYNC));
@@ -32,7 +32,7 @@ PL_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, 
 PL_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
 {
 	int t = ct_begin_write(fd, off, ct_iov_bytes(iov, cnt),
-			       (flags & RWF_APPEND) || (off == -1 && ct_is_append(fd)));
+			       flags & RWF_APPEND ? 1 : off == -1 ? CT_FD_APPEND : 0);
 
 	return ct_end_write(t, fd, REAL(pwritev64v2)(fd, iov, cnt, off, flags), "pwritev2",
 			    flags & (RWF_DSYNC | RWF_SYNC));
@@ -50,14 +50,14 @@ PL_EXPORT ssize_t copy_file_range(int in, off64_t *in_off, int out, off64_t *out
 /* sendfile's offset is the source's: it writes at the target's offset. */
 PL_EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t n)
 {
-	int t = ct_begin_write(out, -1, n, ct_is_append(out));
+	int t = ct_begin_write(out, -1, n, CT_FD_APPEND);
 
 	return ct_end_write(t, out, REAL(sendfile)(out, in, off, n), "sendfile", 0);
 }
 
 PL_EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t n)
 {
-	int t = ct_begin_write(out, -1, n, ct_is_append(out));
+	int t = ct_begin_write(out, -1, n, CT_FD_APPEND);
 
 	return ct_end_write(t, out, REAL(sendfile64)(out, in, off, n), "sendfile", 0);
 }

@@ -99,13 +99,15 @@ void ct_save_whole(int fd);
 /* sync_file_range wrote fd back and waited for it. */
 void ct_writeout(int fd);
 
-/* A write of n bytes at off (append: at the end; off < 0: at the file
- * offset), under the library's lock: its old contents saved first, 1 if fd
- * is a file of the copy.  ct_end_write counts it (a durability call when
- * `sync`), drops the lock, keeps errno and returns r. */
+/* A write of n bytes at off (append 1: at the end; CT_FD_APPEND: there if
+ * the descriptor has O_APPEND; off < 0: at the file offset), under the
+ * library's lock: its old contents saved first; not 0 if fd is a file of
+ * the copy (with CT_WRITE_DSYNC when it has O_DSYNC).  ct_end_write counts
+ * it (a durability call when `sync` or O_DSYNC), drops the lock, keeps
+ * errno and returns r. */
+enum { CT_FD_APPEND = 2, CT_WRITE_DSYNC = 2 };
 int ct_begin_write(int fd, long long off, size_t n, int append);
 ssize_t ct_end_write(int t, int fd, ssize_t r, const char *call, int sync);
-int ct_is_append(int fd);
 size_t ct_iov_bytes(const struct iovec *iov, int n);
 
 /* names.c: an open of (dirfd, path) with `flags`: what O_TRUNC drops is saved

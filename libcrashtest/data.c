@@ -225,21 +225,13 @@ void ct_writeout(int fd)
 static void after_write(int fd, const char *call, int sync)
 {
 	struct stat st;
-	int fl = fcntl(fd, F_GETFL);
 
-	if (((fl >= 0 && (fl & O_DSYNC)) || sync) && fstat(fd, &st) == 0) {
+	if (sync && fstat(fd, &st) == 0) {
 		ct_note(CT_SYNC, &st, NULL);
-		ct_point(sync ? call : "O_SYNC write", fd);
+		ct_point(call, fd);
 	} else {
 		ct_step(call, fd, NULL);
 	}
-}
-
-int ct_is_append(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	return fl >= 0 && (fl & O_APPEND);
 }
 
 size_t ct_iov_bytes(const struct iovec *iov, int n)
@@ -257,14 +249,16 @@ size_t ct_iov_bytes(const struct iovec *iov, int n)
 int ct_begin_write(int fd, long long off, size_t n, int append)
 {
 	struct stat st;
-	int saved = errno, t;
+	int saved = errno, fl = 0, t;
 
 	ct_lock();
-	t = tracked(fd, &st);
+	t = tracked(fd, &st) && (fl = fcntl(fd, F_GETFL)) >= 0;
+	if (t && append == CT_FD_APPEND)
+		append = !!(fl & O_APPEND);
 	if (t && n)
 		save_write(fd, &st, off, n, append);
 	errno = saved;
-	return t;
+	return t ? 1 | (fl & O_DSYNC ? CT_WRITE_DSYNC : 0) : 0;
 }
 
 ssize_t ct_end_write(int t, int fd, ssize_t r, const char *call, int sync)
@@ -272,7 +266,9 @@ ssize_t ct_end_write(int t, int fd, ssize_t r, const char *call, int sync)
 	int saved = errno;
 
 	if (t && r > 0)
-		after_write(fd, call, sync);
+		after_write(fd, sync || (t & CT_WRITE_DSYNC) ? (t & CT_WRITE_DSYNC ? "O_SYNC write" : call)
+								: call,
+			    sync || (t & CT_WRITE_DSYNC));
 	ct_unlock();
 	errno = saved;
 	return r;
@@ -298,7 +294,7 @@ static int end_truncate(int t, int fd, int r)
 
 PL_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
-	int t = ct_begin_write(fd, -1, n, ct_is_append(fd));
+	int t = ct_begin_write(fd, -1, n, CT_FD_APPEND);
 
 	return ct_end_write(t, fd, REAL(write)(fd, buf, n), "write", 0);
 }
@@ -319,7 +315,7 @@ PL_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 
 PL_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
-	int t = ct_begin_write(fd, -1, ct_iov_bytes(iov, cnt), ct_is_append(fd));
+	int t = ct_begin_write(fd, -1, ct_iov_bytes(iov, cnt), CT_FD_APPEND);
 
 	return ct_end_write(t, fd, REAL(writev)(fd, iov, cnt), "writev", 0);
 }

@@ -159,11 +159,12 @@ void ct_note(enum ct_kind kind, const struct stat *st, const char *what)
 	ct_record(&h, what, what ? strlen(what) + 1 : 0);
 }
 
-/* Count a crash point of `what` (a durability call when `sync`), and stop
- * the tree if it is the one asked for. */
-static void count_point(int sync, const char *call, const char *path)
+/* Count a crash point, a durability call when `sync`, and stop the tree if
+ * it is the one asked for: only then is it named (by path, or else by fd)
+ * and recorded. */
+static void count_point(int sync, const char *call, int fd, const char *path)
 {
-	char what[PATH_MAX + 32];
+	char what[PATH_MAX + 32], buf[PATH_MAX] = "";
 	struct ct_record h = {.kind = CT_POINT};
 	uint64_t *mine = sync ? &run.count->syncs : &run.count->writes;
 
@@ -172,37 +173,33 @@ static void count_point(int sync, const char *call, const char *path)
 		ct_bump();
 	if (!sync && !run.writes)
 		return;
-	snprintf(what, sizeof(what), "%s(%s)", call, path);
 	h.off = (int64_t)__atomic_add_fetch(&run.count->points, 1, __ATOMIC_SEQ_CST);
+	if (h.off != run.at)
+		return;
+	if (!path && fd >= 0)
+		ct_fd_path(fd, buf, sizeof(buf));
+	snprintf(what, sizeof(what), "%s(%s)", call, path ? path : buf);
 	h.size = (int64_t)__atomic_load_n(&run.count->syncs, __ATOMIC_SEQ_CST);
 	h.ino2 = __atomic_load_n(&run.count->writes, __ATOMIC_SEQ_CST);
 	ct_record(&h, what, strlen(what) + 1);
-	if (h.off == run.at) {
-		/* The power fails: nothing of the tree runs on. */
-		kill(-run.pgid, SIGKILL);
-		raise(SIGKILL);
-	}
+	/* The power fails: nothing of the tree runs on. */
+	kill(-run.pgid, SIGKILL);
+	raise(SIGKILL);
 }
 
 void ct_point(const char *call, int fd)
 {
-	char path[PATH_MAX] = "";
 	int saved = errno;
 
-	if (fd >= 0)
-		ct_fd_path(fd, path, sizeof(path));
-	count_point(1, call, path);
+	count_point(1, call, fd, NULL);
 	errno = saved;
 }
 
 void ct_step(const char *call, int fd, const char *path)
 {
-	char buf[PATH_MAX] = "";
 	int saved = errno;
 
-	if (!path && fd >= 0 && run.writes)
-		ct_fd_path(fd, buf, sizeof(buf));
-	count_point(0, call, path ? path : buf);
+	count_point(0, call, fd, path);
 	errno = saved;
 }
 

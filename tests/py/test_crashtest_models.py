@@ -287,11 +287,13 @@ def test_a_reused_inode_number_is_another_file(old):
     bulk-checkin removes its temporary object directory, then fsyncs new
     files.)  Nothing of t was durable, so it must not come back."""
     prog = ("import os\n"
-            "os.mkdir('t'); os.mkdir('t/a'); ino = os.stat('t').st_ino\n"
-            "os.close(os.open('t/a/x', os.O_CREAT | os.O_WRONLY)); os.unlink('t/a/x')\n"
-            "os.rmdir('t/a'); os.rmdir('t')\n"
-            "fd = os.open('f', os.O_CREAT | os.O_WRONLY, 0o644); os.fsync(fd)\n"
-            "print('reused' if os.fstat(fd).st_ino == ino else 'new')")
-    status, report = crashtest("--check=grep -qx reused $CRASHTEST_OUTPUT && test ! -e t",
+            "for i in range(50):\n"  # another process may take the number first
+            "    t = f't{i}'; os.mkdir(t); os.mkdir(t + '/a'); ino = os.stat(t).st_ino\n"
+            "    os.close(os.open(t + '/a/x', os.O_CREAT | os.O_WRONLY)); os.unlink(t + '/a/x')\n"
+            "    os.rmdir(t + '/a'); os.rmdir(t)\n"
+            "    fd = os.open(f'f{i}', os.O_CREAT | os.O_WRONLY, 0o644); os.fsync(fd)\n"
+            "    if os.fstat(fd).st_ino == ino:\n"
+            "        print('reused'); break\n")
+    status, report = crashtest("--check=grep -qx reused $CRASHTEST_OUTPUT && ! ls -d t*",
                                old, "--", "python3", "-c", prog)
     assert status == 0, report
