@@ -143,7 +143,7 @@ $(B)/cli/libeatmydata/%.o: CLI_INC += -Ipreload
 
 $(B)/bin/eatmydata: $(B)/cli/launch/sync_on_exit.o $(REPORT_OBJS) $(SECCOMP_OBJS)
 $(B)/bin/syncstat: $(REPORT_OBJS)
-$(B)/bin/crashtest: $(B)/cli/launch/crashtest_rollback.o
+$(B)/bin/crashtest: $(B)/cli/launch/crashtest_rollback.o $(B)/cli/launch/crashtest_report.o
 $(B)/bin/%: $(B)/cli/launch/%.o $(LAUNCH_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $(SAN) -o $@ $^

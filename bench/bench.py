@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from crashtest_bench import crashtest_bench
+
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build"
 LIB_DIRS = sorted({p.parent.relative_to(BUILD) for p in BUILD.glob("**/libeatmydata.so")})
@@ -443,6 +445,8 @@ def start_cost(runs=300):
 def main():
     if sys.argv[1:] == ["nocache"]:
         return nocache_only()
+    if sys.argv[1:] == ["crashtest"]:
+        return crashtest_only()
     top = Path(tempfile.mkdtemp(prefix="emd-bench-", dir="/tmp"))
     top.chmod(0o755)
     try:
@@ -500,6 +504,7 @@ def main():
         nocache_bench(top)
         nocache_write_bench(top)
         start_cost()
+        crashtest_bench(top)
     finally:
         shutil.rmtree(top, ignore_errors=True)
 
@@ -510,6 +515,15 @@ def nocache_only():
     try:
         nocache_bench(top)
         nocache_write_bench(top)
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def crashtest_only():
+    """bench.py crashtest: crashtest's table alone (BENCH_ROUNDS applies)."""
+    top = Path(tempfile.mkdtemp(prefix="emd-bench-", dir="/tmp"))
+    try:
+        crashtest_bench(top)
     finally:
         shutil.rmtree(top, ignore_errors=True)
 

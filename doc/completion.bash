@@ -22,6 +22,8 @@ _eatmydata_tools()
     fi
     [[ $1 == eatmydata ]] && opts+=' --only= --sync-on-exit --stats --seccomp= --no-io-uring'
     [[ $1 == syncstat ]] && opts+=' --output= --json --html= --keep= --audit'
+    [[ $1 == crashtest ]] &&
+        opts+=' --at= --each --max= --random= --seed= --writes --model= --check= --json'
     if [[ $1 == syncstat ]]; then
         case $prev in
             --output | -o | --keep | -k | --html) _filedir; return ;;
@@ -42,14 +44,20 @@ _eatmydata_tools()
             return
         fi
     fi
+    local want_dir=0
+    [[ $1 == crashtest ]] && want_dir=1 # crashtest DIR COMMAND...
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
-            --) _command_offset $((i + 1)); return ;;
+            --) ((!want_dir)) && { _command_offset $((i + 1)); return; } ;;
             -[nD]) [[ $1 == nocache ]] && ((i++)) ;;
             -*) ;;
-            *) _command_offset $i; return ;;
+            *) ((want_dir)) && want_dir=0 || { _command_offset $i; return; } ;;
         esac
     done
+    if [[ $prev == --model ]] && $split; then
+        COMPREPLY=($(compgen -W 'posix ext4-ordered' -- "$cur"))
+        return
+    fi
     if [[ $prev == --seccomp ]] && $split; then
         COMPREPLY=($(compgen -W 'auto on off' -- "$cur"))
         return
@@ -64,5 +72,6 @@ _eatmydata_tools()
             [[ ${COMPREPLY-} == *= ]] && compopt -o nospace
             return ;;
     esac
+    ((want_dir)) && { _filedir -d; return; }
     _command_offset $cword
 } && complete -F _eatmydata_tools eatmydata nocache hirestimes crashtest syncstat cachestats cachedel

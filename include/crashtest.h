@@ -21,9 +21,10 @@
 #define CT_ENV_AT "CRASHTEST_AT"     /* the crash point, 0 for none */
 #define CT_ENV_PGID "CRASHTEST_PGID" /* the process group to kill there */
 #define CT_ENV_STDERR "CRASHTEST_STDERR" /* "dev:ino" of crashtest's stderr */
+#define CT_ENV_WRITES "CRASHTEST_WRITES" /* "1": writes are crash points too */
 
 #define CT_JOURNAL "journal"
-#define CT_POINTS "points" /* a shared counter of crash points, 8 bytes */
+#define CT_POINTS "points" /* struct ct_counters, shared by the tree */
 #define CT_KEEP "keep"     /* hard links to what was unlinked or replaced */
 
 #define CT_MAGIC 0x43524154u /* "CRAT" */
@@ -38,17 +39,28 @@ enum ct_kind {
 	CT_LINK,      /* parent of the new name; payload: path */
 	CT_UNLINK,    /* parent; payload: path, keep name */
 	CT_RMDIR,     /* parent; mode in size; payload: path */
-	CT_RENAME,    /* parents (dev, ino) and (dev2, ino2); payload: old, new,
-	               * keep name of the replaced file or "" */
-	CT_POINT,     /* crash point number off; payload: what it was */
+	CT_RENAME,    /* parents (dev, ino) and (dev2, ino2), the inode moved
+	               * in off; payload: old, new, keep name of the replaced
+	               * file or "" */
+	CT_POINT,     /* crash point number off, after size durability calls
+	               * and ino2 writes; payload: what it was */
 	CT_UNKNOWN,   /* something the library cannot undo; payload: why */
 	CT_IMAGE,     /* file (dev, ino): its bytes at off as a durability call
 	               * found them (redo, for changes the library cannot see:
 	               * stdio, shared mappings); size: the file's size for an
 	               * image of the whole file, else one of CT_IMAGE_* */
-	CT_TRUNC,     /* as CT_DATA, for a truncation to off: the old bytes
-	               * from off, the old size */
+	CT_TRUNC,     /* as CT_DATA, for a truncation to the length in ino2:
+	               * the old bytes from there, the old size */
 	CT_WRITEOUT,  /* sync_file_range wrote (dev, ino) back and waited */
+};
+
+/* What every process of the tree counts, in the points file. */
+struct ct_counters {
+	uint64_t points;     /* crash points passed */
+	uint64_t syncs;      /* durability calls */
+	uint64_t writes;     /* writes and directory operations in the copy */
+	uint64_t generation; /* bumped where a model may make data durable:
+	                      * what was saved before it is saved again after */
 };
 
 /* CT_IMAGE's size when the record is not a whole file's image. */

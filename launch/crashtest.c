@@ -19,20 +19,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char usage[] =
 	"Usage: crashtest [OPTION]... DIR [--] COMMAND [ARG]...\n"
 	"Run COMMAND in a copy of DIR, stop it as a power failure would at a\n"
-	"durability call (fsync, fdatasync, sync, syncfs, O_SYNC writes), roll the\n"
-	"copy back to what the disk would hold (model posix: what was not made\n"
-	"durable is lost), and run a checker on what is left.  DIR is not changed.\n"
+	"crash point (a durability call: fsync, fdatasync, sync, syncfs, O_SYNC\n"
+	"writes; with --writes also each write and directory operation), roll the\n"
+	"copy back to what the disk would hold under the model, and run a checker\n"
+	"on what is left.  DIR is not changed.\n"
 	"\n"
-	"      --at=N       crash right after the Nth durability call\n"
-	"      --each       crash at each durability call in turn, then at the end\n"
-	"      --max=M      with --each, at most the first M calls\n"
+	"      --at=N       crash right after the Nth crash point\n"
+	"      --each       crash at each point in turn, then at the end\n"
+	"      --max=M      with --each, at most the first M points\n"
+	"      --random=K   crash at K points drawn at random, then at the end\n"
+	"      --seed=S     the draw of --random (default: from the clock; the\n"
+	"                   report gives it, to run the same points again)\n"
+	"      --writes     writes, truncations and directory operations in the\n"
+	"                   copy are crash points too\n"
+	"      --model=M    posix (default): what no fsync or sync covers is lost;\n"
+	"                   ext4-ordered: what ext4 with data=ordered keeps too\n"
 	"      --check=CMD  run CMD with sh -c in the rolled-back copy: its exit\n"
 	"                   status is the verdict (CRASHTEST_OUTPUT names the file\n"
 	"                   holding what COMMAND printed)\n"
@@ -46,38 +57,74 @@ static const char usage[] =
 	"crashtest itself, 127 if COMMAND is not found.\n";
 
 struct options {
-	long at, max;
-	int each, json;
+	long at, max, random;
+	unsigned long long seed;
+	int each, json, writes, seeded;
+	enum ct_model model;
 	const char *check, *dir, *preload;
 	char **cmd;
 };
 
+static const char *const model_name[] = {[CT_POSIX] = "posix",
+					 [CT_EXT4_ORDERED] = "ext4-ordered"};
+
+static enum ct_model parse_model(const char *arg)
+{
+	for (size_t i = 0; i < sizeof(model_name) / sizeof(*model_name); i++)
+		if (!strcmp(arg, model_name[i]))
+			return (enum ct_model)i;
+	die("--model: '%s' is not posix or ext4-ordered", arg);
+}
+
+/* One option of the crash points; 0 if c is not one. */
+static int point_option(int c, struct options *o)
+{
+	if (c == 'a')
+		o->at = parse_number("--at", optarg, 1, 1L << 40);
+	else if (c == 'm')
+		o->max = parse_number("--max", optarg, 1, 1L << 40);
+	else if (c == 'r')
+		o->random = parse_number("--random", optarg, 1, 1L << 20);
+	else if (c == 's')
+		o->seed = (unsigned long long)parse_number("--seed", optarg, 0, LONG_MAX),
+		o->seeded = 1;
+	else if (c == 'e')
+		o->each = 1;
+	else if (c == 'w')
+		o->writes = 1;
+	else
+		return 0;
+	return 1;
+}
+
 static void parse(int argc, char **argv, struct options *o)
 {
 	static const struct option longs[] = {
-		{"at", required_argument, 0, 'a'},   {"each", no_argument, 0, 'e'},
-		{"max", required_argument, 0, 'm'},  {"check", required_argument, 0, 'c'},
-		{"json", no_argument, 0, 'j'},       {"help", no_argument, 0, 'h'},
-		{"version", no_argument, 0, 'V'},    {0, 0, 0, 0},
+		{"at", required_argument, 0, 'a'},     {"each", no_argument, 0, 'e'},
+		{"max", required_argument, 0, 'm'},    {"check", required_argument, 0, 'c'},
+		{"random", required_argument, 0, 'r'}, {"seed", required_argument, 0, 's'},
+		{"writes", no_argument, 0, 'w'},       {"model", required_argument, 0, 'M'},
+		{"json", no_argument, 0, 'j'},         {"help", no_argument, 0, 'h'},
+		{"version", no_argument, 0, 'V'},      {0, 0, 0, 0},
 	};
 	int c;
 
 	while ((c = getopt_long(argc, argv, "+hV", longs, NULL)) != -1) {
-		if (c == 'a')
-			o->at = parse_number("--at", optarg, 1, 1L << 40);
-		else if (c == 'm')
-			o->max = parse_number("--max", optarg, 1, 1L << 40);
-		else if (c == 'e')
-			o->each = 1;
-		else if (c == 'c')
+		if (point_option(c, o))
+			continue;
+		if (c == 'c')
 			o->check = optarg;
+		else if (c == 'M')
+			o->model = parse_model(optarg);
 		else if (c == 'j')
 			o->json = 1;
 		else
 			common_option(c, argv, usage);
 	}
-	if (o->at && o->each)
-		die("--at and --each exclude each other");
+	if (!!o->at + o->each + !!o->random > 1)
+		die("--at, --each and --random exclude each other");
+	if ((o->max && !o->each) || (o->seeded && !o->random))
+		die("--max goes with --each, --seed with --random");
 	if (optind >= argc)
 		die("no directory given (try --help)");
 	o->dir = argv[optind++];
@@ -126,7 +173,7 @@ static void prepare(struct ct_run *run, const char *dir)
 {
 	char keep[PATH_MAX + 8], *cp[] = {"cp", "-a", "--reflink=auto", "--", (char *)dir,
 					  run->work, NULL};
-	static const unsigned long long zero;
+	static const struct ct_counters zero;
 	int fd, status;
 
 	private_tmpdir("crashtest", run->dir, sizeof(run->dir));
@@ -172,21 +219,60 @@ static void set_stderr(void)
 	}
 }
 
-/* Did the library count anything?  (A command that exits 125-127 may still
- * have run: only one that left the points at zero is taken as not run.) */
-static int points_counted(const struct ct_run *run)
+/* What the tree counted (zeros if the file is unreadable). */
+static void read_counters(struct ct_run *run)
 {
 	char path[PATH_MAX];
-	unsigned long long n = 0;
+	struct ct_counters n = {0};
 	int fd;
 
 	path_join(path, sizeof(path), run->dir, CT_POINTS);
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd >= 0 && read(fd, &n, sizeof(n)) != sizeof(n))
-		n = 0;
+		memset(&n, 0, sizeof(n));
 	if (fd >= 0)
 		close(fd);
-	return n != 0;
+	run->points = (long)n.points;
+	run->syncs = (long)n.syncs;
+	run->writes = (long)n.writes;
+}
+
+/* Kill the children crashtest has: as a subreaper it inherits every
+ * process of the tree whose parent died. */
+static void kill_children(void)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *e;
+	char path[300], buf[512], *rp;
+	long ppid;
+	int fd;
+	ssize_t n;
+
+	while (proc && (e = readdir(proc))) {
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' ||
+		    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		rp = strrchr(buf, ')'); /* the name may hold anything */
+		if (rp && sscanf(rp, ") %*c %ld", &ppid) == 1 && ppid == getpid())
+			kill((pid_t)atol(e->d_name), SIGKILL);
+	}
+	if (proc)
+		closedir(proc);
+}
+
+/* The power fails: every process of the tree dies, and is gone (its locks
+ * released, its writes over) before the rollback and the checker run --
+ * those that left the process group or were orphaned included. */
+static void power_off(pid_t group)
+{
+	do {
+		kill(-group, SIGKILL);
+		kill_children();
+	} while (waitpid(-1, NULL, 0) > 0 || errno == EINTR);
 }
 
 /* The command, in a process group of its own, under the library. */
@@ -207,6 +293,7 @@ static void command(struct ct_run *run, const struct options *o, long at)
 		set_env(CT_ENV_ROOT, run->work);
 		set_number(CT_ENV_AT, at);
 		set_number(CT_ENV_PGID, getpid());
+		set_env(CT_ENV_WRITES, o->writes ? "1" : "0");
 		set_stderr();
 		preload_prepend(o->preload);
 		if (chdir(run->work) != 0 || dup2(fd, 1) < 0)
@@ -218,9 +305,12 @@ static void command(struct ct_run *run, const struct options *o, long at)
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			die("cannot wait: %s", strerror(errno));
-	kill(-pid, SIGKILL); /* what the tree left running dies with the power */
+	power_off(pid);
+	read_counters(run);
+	/* A command that exits 125-127 may still have run: only one that
+	 * counted nothing is taken as not run. */
 	if (WIFEXITED(status) && WEXITSTATUS(status) >= EXIT_TOOL &&
-	    WEXITSTATUS(status) <= EXIT_NOT_FOUND && !points_counted(run)) {
+	    WEXITSTATUS(status) <= EXIT_NOT_FOUND && !run->syncs && !run->writes) {
 		remove_tree(run->dir); /* COMMAND never ran: nothing to test */
 		exit(WEXITSTATUS(status));
 	}
@@ -236,88 +326,6 @@ static int check(const struct ct_run *run, const char *cmd)
 	return run_child(argv, run->work, 2);
 }
 
-enum verdict { OK, FAILED, UNKNOWN, UNCHECKED };
-static const char *const verdict_name[] = {"ok", "failed", "unknown", "unchecked"};
-
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
-static void json_list(const char *key, const struct strlist *l)
-{
-	printf(",\"%s\":[", key);
-	for (size_t i = 0; i < l->n; i++) {
-		if (i)
-			putchar(',');
-		json_string(l->v[i]);
-	}
-	putchar(']');
-}
-
-static void text_list(const char *what, const struct strlist *l)
-{
-	for (size_t i = 0; i < l->n; i++)
-		printf("%s%s", i ? ", " : what, l->v[i]);
-	if (l->n)
-		putchar('\n');
-}
-
-/* The durability call is named by its path in the copy. */
-static const char *after_what(const struct ct_run *run)
-{
-	static char buf[PATH_MAX + 32];
-	char *at = strstr(run->after, run->work);
-
-	snprintf(buf, sizeof(buf), "%s", run->after);
-	if (at && (at[strlen(run->work)] == '/' || at[strlen(run->work)] == ')'))
-		snprintf(buf + (at - run->after), sizeof(buf) - (size_t)(at - run->after), "%s%s",
-			 at[strlen(run->work)] == '/' ? "" : ".",
-			 at + strlen(run->work) + (at[strlen(run->work)] == '/'));
-	return buf;
-}
-
-static void report(const struct ct_run *run, int json, enum verdict v, int status, int first)
-{
-	if (json) {
-		printf("%s{\"point\":", first ? "" : ",\n");
-		run->point ? printf("%ld", run->point) : printf("null");
-		printf(",\"durability_calls\":%ld,\"after\":", run->point ? run->point : run->points);
-		json_string(run->point ? after_what(run) : "end");
-		printf(",\"verdict\":\"%s\",\"check_status\":%d", verdict_name[v], status);
-		json_list("rolled_back", &run->rolled_back);
-		json_list("undone", &run->undone);
-		json_list("unknown", &run->unknown);
-		putchar('}');
-		return;
-	}
-	if (run->point)
-		printf("point %ld, after %s: %s", run->point, after_what(run), verdict_name[v]);
-	else
-		printf("end, after %ld durability calls: %s", run->points, verdict_name[v]);
-	v == FAILED ? printf(" (check exit %d)\n", status) : printf("\n");
-	text_list("  rolled back: ", &run->rolled_back);
-	text_list("  undone: ", &run->undone);
-	text_list("  unknown: ", &run->unknown);
-}
-
-struct point {
-	struct ct_run run;
-	enum verdict v;
-	int status;
-};
-
 /* One crash point in a fresh copy; at == 0: the end of the command. */
 static void crash_at(const struct options *o, long at, struct point *p)
 {
@@ -325,6 +333,7 @@ static void crash_at(const struct options *o, long at, struct point *p)
 	int passed;
 
 	memset(p, 0, sizeof(*p));
+	p->run.model = o->model;
 	prepare(&p->run, o->dir);
 	before = snapshot_take(p->run.work);
 	command(&p->run, o, at);
@@ -343,15 +352,47 @@ static void crash_at(const struct options *o, long at, struct point *p)
 	remove_tree(p->run.dir);
 }
 
-static int worst = 0;
-
-static void show(const struct options *o, const struct point *p, int first)
+/* A step of splitmix64: the draw of --random, the same for the same seed. */
+static unsigned long long next_random(unsigned long long *state)
 {
-	report(&p->run, o->json, p->v, p->status, first);
-	if (p->v == FAILED)
-		worst = 1;
-	else if (p->v == UNKNOWN && !worst)
-		worst = 2;
+	unsigned long long z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static int by_number(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The crash points to run, of the n the whole run counted, ascending. */
+static long *choose(const struct options *o, long n, long *count)
+{
+	long k = o->each ? (o->max && o->max < n ? o->max : n) : o->random < n ? o->random : n;
+	long *v = calloc((size_t)k + 1, sizeof(*v)), got = 0;
+	unsigned long long state = o->seed;
+
+	if (!v)
+		die("out of memory");
+	if (o->each || k == n)
+		for (got = 0; got < k; got++)
+			v[got] = got + 1;
+	/* Floyd's draw: k distinct points, each set of k equally likely. */
+	for (long j = n - k + 1; got < k; j++) {
+		long t = 1 + (long)(next_random(&state) % (unsigned long long)j);
+		int seen = 0;
+
+		for (long i = 0; i < got; i++)
+			seen |= v[i] == t;
+		v[got++] = seen ? j : t;
+	}
+	qsort(v, (size_t)k, sizeof(*v), by_number);
+	*count = k;
+	return v;
 }
 
 int main(int argc, char **argv)
@@ -359,29 +400,33 @@ int main(int argc, char **argv)
 	struct options o = {0};
 	struct point end, p;
 	struct stat st;
+	long n = 0, *at;
 
 	tool_name = "crashtest";
 	parse(argc, argv, &o);
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+		die("cannot become a subreaper: %s", strerror(errno));
 	if (stat(o.dir, &st) != 0)
 		die("cannot use %s: %s", o.dir, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
 		die("%s is not a directory", o.dir);
+	if (o.random && !o.seeded)
+		o.seed = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 32);
 	o.preload = preload_entry("libcrashtest.so");
-	if (o.json)
-		printf("{\"model\":\"posix\",\"points\":[\n");
+	report_start(model_name[o.model], o.writes, o.random ? &o.seed : NULL, o.json);
 	if (o.at) {
 		crash_at(&o, o.at, &p);
-		show(&o, &p, 1);
+		report_point(&p, o.json);
 	} else {
 		/* The whole run counts the points, and is the crash at the end. */
 		crash_at(&o, 0, &end);
-		for (long n = 1; o.each && n <= end.run.points && (!o.max || n <= o.max); n++) {
-			crash_at(&o, n, &p);
-			show(&o, &p, n == 1);
+		at = o.each || o.random ? choose(&o, end.run.points, &n) : NULL;
+		for (long i = 0; i < n; i++) {
+			crash_at(&o, at[i], &p);
+			report_point(&p, o.json);
 		}
-		show(&o, &end, !o.each || !end.run.points);
+		report_point(&end, o.json);
+		free(at);
 	}
-	if (o.json)
-		printf("\n]}\n");
-	return worst;
+	return report_end(o.json);
 }

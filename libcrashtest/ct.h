@@ -14,10 +14,12 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #define REAL_SYMBOLS(X)                                                        \
 	X(open) X(open64) X(openat) X(openat64) X(creat) X(creat64)             \
@@ -26,7 +28,9 @@
 	X(ftruncate) X(ftruncate64) X(truncate) X(truncate64)                   \
 	X(fsync) X(fdatasync) X(sync) X(syncfs) X(msync) X(mmap) X(mmap64)      \
 	X(rename) X(renameat) X(renameat2) X(link) X(linkat) X(unlink)          \
-	X(unlinkat) X(mkdir) X(mkdirat) X(rmdir) X(symlink) X(symlinkat)        \
+	X(unlinkat) X(mkdir) X(mkdirat) X(rmdir) X(symlink) X(symlinkat)          \
+	X(sync_file_range) X(pwritev2) X(pwritev64v2) X(copy_file_range) X(sendfile)        \
+	X(sendfile64) X(fallocate) X(fallocate64) X(posix_fallocate) X(posix_fallocate64)     \
 	X(munmap) X(fopen) X(fopen64) X(freopen) X(freopen64) X(fdopen)         \
 	X(fclose) X(mkstemp) X(mkstemp64) X(mkostemp) X(mkostemp64) X(mkstemps) \
 	X(mkstemps64) X(mkostemps) X(mkostemps64) X(mkdtemp)
@@ -56,6 +60,16 @@ void ct_note(enum ct_kind kind, const struct stat *st, const char *what);
  * is the one asked for. */
 void ct_point(const char *call, int fd);
 
+/* A write or directory operation in the copy returned: counted, and a
+ * crash point with --writes.  Named by path, or else by fd. */
+void ct_step(const char *call, int fd, const char *path);
+
+/* The shared generation: bumped at every event a model may take as making
+ * data durable (durability calls, replacing renames, writeouts,
+ * truncations), so that old contents saved before it are saved again. */
+void ct_bump(void);
+uint64_t ct_generation(void);
+
 /* Is the absolute `path` in the copy? In the run's own directory? */
 int ct_in_root(const char *path);
 int ct_in_run(const char *path);
@@ -73,21 +87,31 @@ void ct_keep_name(char *out, size_t size);
 void ct_lock(void);
 void ct_unlock(void);
 
-/* data.c: the old contents of [off, off + n) of regular file fd, before a
- * write (append: at the end; off < 0: at the file offset). */
-void ct_save_before_write(int fd, long long off, size_t n, int append);
+/* data.c: before a truncation of fd to len, the bytes it drops and the old
+ * size; 1 if fd is a file of the copy. */
+int ct_save_truncate(int fd, long long len);
 
-/* After a write on fd: O_SYNC / O_DSYNC make it durable at once. */
-void ct_after_write(int fd);
+/* sync_file_range wrote fd back and waited for it. */
+void ct_writeout(int fd);
 
-/* The old contents of the whole file fd (an O_TRUNC open). */
+/* A write of n bytes at off (append: at the end; off < 0: at the file
+ * offset), under the library's lock: its old contents saved first, 1 if fd
+ * is a file of the copy.  ct_end_write counts it (a durability call when
+ * `sync`), drops the lock, keeps errno and returns r. */
+int ct_begin_write(int fd, long long off, size_t n, int append);
+ssize_t ct_end_write(int t, int fd, ssize_t r, const char *call, int sync);
+int ct_is_append(int fd);
+size_t ct_iov_bytes(const struct iovec *iov, int n);
+
+/* data.c: the whole file fd as undo, before it changes where the library
+ * cannot see (image.c). */
 void ct_save_whole(int fd);
 
 /* names.c: an open of (dirfd, path) with `flags`: what O_TRUNC drops is saved
  * before it; after it, a file O_CREAT made is recorded.  ct_after_open
  * returns fd and keeps errno. */
 struct ct_before_open {
-	int existed;
+	int existed, truncated;
 };
 void ct_before_open(int dirfd, const char *path, int flags, struct ct_before_open *b);
 int ct_after_open(int fd, int dirfd, const char *path, const struct ct_before_open *b);

@@ -2,12 +2,11 @@
 /* data.c -- file contents: before a write or a truncation changes a regular
  * file of the copy, the bytes it replaces and the old size go to the journal.
  *
- * Every write saves what it overwrites (not only the first after a sync):
- * undoing the non-durable writes of a file, newest first, restores its
- * contents at its last durability point whatever the overlaps.  A write on a
- * regular file outside the copy and the run directory, or a shared writable
- * mapping of a file of the copy, is something no rollback can represent: it
- * makes every crash point of the run "unknown".
+ * Undoing the non-durable records of a file, newest first, restores its
+ * contents at its last durability point whatever the overlaps; so only the
+ * first change to a region after such a point needs saving (saved_before).
+ * A write on a regular file outside the copy and the run directory is
+ * something no rollback can represent: it makes the crash point "unknown".
  */
 #include "ct.h"
 
@@ -60,6 +59,72 @@ static int tracked(int fd, struct stat *st)
 	       where_is(fd, st) == INSIDE;
 }
 
+/* The regions of each file saved since the generation began.  A later write
+ * inside them saves nothing: its record would be undone before the first
+ * one, which holds the region's contents at the last durability point.
+ * Bytes past the size at the first change need no saving either: the
+ * rollback truncates to that size.  Per process (a fork inherits a valid
+ * table); another process's records are undone in their turn. */
+#define FILES 64
+#define SPANS 16
+static struct region {
+	uint64_t dev, ino, gen;
+	long long base;
+	int n;
+	long long from[SPANS], to[SPANS];
+} regions[FILES];
+static unsigned next_slot;
+
+static struct region *region_of(const struct stat *st, int *fresh)
+{
+	uint64_t gen = ct_generation();
+	struct region *e;
+
+	*fresh = 0;
+	for (int i = 0; i < FILES; i++)
+		if (regions[i].gen == gen && regions[i].dev == st->st_dev && regions[i].ino == st->st_ino)
+			return &regions[i];
+	e = &regions[next_slot++ % FILES];
+	*e = (struct region){.dev = st->st_dev, .ino = st->st_ino, .gen = gen, .base = st->st_size};
+	*fresh = 1;
+	return e;
+}
+
+static int covered(const struct region *e, long long off, long long end)
+{
+	for (int i = 0; off < end && i < e->n; i++)
+		if (e->from[i] <= off && end <= e->to[i])
+			return 1;
+	return off >= end;
+}
+
+static void add_span(struct region *e, long long off, long long end)
+{
+	for (int i = 0; off < end && i < e->n; i++)
+		if (off <= e->to[i] && end >= e->from[i]) {
+			e->from[i] = off < e->from[i] ? off : e->from[i];
+			e->to[i] = end > e->to[i] ? end : e->to[i];
+			return;
+		}
+	if (off < end && e->n < SPANS) {
+		e->from[e->n] = off;
+		e->to[e->n++] = end;
+	}
+}
+
+/* Is [off, off + n) saved already?  If not, the caller saves it. */
+static int saved_before(const struct stat *st, long long off, long long n)
+{
+	int fresh;
+	struct region *e = region_of(st, &fresh);
+	long long end = off + n < e->base ? off + n : e->base;
+
+	if (!fresh && covered(e, off, end))
+		return 1;
+	add_span(e, off, end);
+	return 0;
+}
+
 /* pread through a second descriptor when fd is write-only. */
 static ssize_t read_old(int fd, char *buf, size_t n, long long off)
 {
@@ -79,11 +144,12 @@ static ssize_t read_old(int fd, char *buf, size_t n, long long off)
 }
 
 /* [off, off + n) of the file as it is, in records of at most CT_CHUNK. */
-static void save_range(int fd, const struct stat *st, long long off, long long n)
+static void save_range(int fd, const struct stat *st, long long off, long long n,
+		       enum ct_kind kind)
 {
 	static __thread char buf[CT_CHUNK];
-	struct ct_record h = {.kind = CT_DATA, .dev = st->st_dev, .ino = st->st_ino,
-			      .size = st->st_size};
+	struct ct_record h = {.kind = kind, .dev = st->st_dev, .ino = st->st_ino,
+			      .size = st->st_size, .ino2 = (uint64_t)off};
 	long long end = off + n < st->st_size ? off + n : st->st_size;
 
 	do {
@@ -100,58 +166,79 @@ static void save_range(int fd, const struct stat *st, long long off, long long n
 	} while (off < end);
 }
 
-void ct_save_before_write(int fd, long long off, size_t n, int append)
+/* Before a write of n bytes at off (append: at the end; off < 0: at the
+ * file offset) on fd, a file of the copy. */
+static void save_write(int fd, const struct stat *st, long long off, size_t n, int append)
+{
+	if (append)
+		off = st->st_size;
+	else if (off < 0)
+		off = lseek64(fd, 0, SEEK_CUR);
+	if (off >= 0 && !saved_before(st, off, (long long)n))
+		save_range(fd, st, off, (long long)n, CT_DATA);
+}
+
+/* Before a truncation of fd to `len`: the bytes it drops and the old size.
+ * 1 if fd is a file of the copy. */
+int ct_save_truncate(int fd, long long len)
 {
 	struct stat st;
 	int saved = errno;
 
-	if (n && tracked(fd, &st)) {
-		if (append)
-			off = st.st_size;
-		else if (off < 0)
-			off = lseek64(fd, 0, SEEK_CUR);
-		if (off >= 0)
-			save_range(fd, &st, off, (long long)n);
-	}
+	if (!tracked(fd, &st))
+		return 0;
+	save_range(fd, &st, len, st.st_size > len ? st.st_size - len : 0, CT_TRUNC);
+	ct_bump(); /* ext4-ordered keeps the truncation: later writes save anew */
 	errno = saved;
+	return 1;
 }
 
 void ct_save_whole(int fd)
 {
 	struct stat st;
+	int saved = errno;
 
-	if (tracked(fd, &st))
-		save_range(fd, &st, 0, st.st_size);
+	if (tracked(fd, &st) && !saved_before(&st, 0, st.st_size))
+		save_range(fd, &st, 0, st.st_size, CT_DATA);
+	errno = saved;
 }
 
-void ct_after_write(int fd)
+/* sync_file_range wrote fd back and waited. */
+void ct_writeout(int fd)
+{
+	struct stat st;
+	int saved = errno;
+
+	if (tracked(fd, &st)) {
+		ct_note(CT_WRITEOUT, &st, NULL);
+		ct_bump();
+	}
+	errno = saved;
+}
+
+/* After a write on fd of the copy: one on an O_SYNC / O_DSYNC descriptor,
+ * or made with RWF_DSYNC (`sync`), is a durability call; any other a step. */
+static void after_write(int fd, const char *call, int sync)
 {
 	struct stat st;
 	int fl = fcntl(fd, F_GETFL);
 
-	if (fl >= 0 && (fl & O_DSYNC) && tracked(fd, &st)) {
+	if (((fl >= 0 && (fl & O_DSYNC)) || sync) && fstat(fd, &st) == 0) {
 		ct_note(CT_SYNC, &st, NULL);
-		ct_point("O_SYNC write", fd);
+		ct_point(sync ? call : "O_SYNC write", fd);
+	} else {
+		ct_step(call, fd, NULL);
 	}
 }
 
-/* Before a truncation to `len`: the bytes it drops and the old size. */
-static void save_truncate(int fd, long long len)
-{
-	struct stat st;
-
-	if (tracked(fd, &st))
-		save_range(fd, &st, len, st.st_size > len ? st.st_size - len : 0);
-}
-
-static int is_append(int fd)
+int ct_is_append(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);
 
 	return fl >= 0 && (fl & O_APPEND);
 }
 
-static size_t iov_bytes(const struct iovec *iov, int n)
+size_t ct_iov_bytes(const struct iovec *iov, int n)
 {
 	size_t sum = 0;
 
@@ -160,37 +247,46 @@ static size_t iov_bytes(const struct iovec *iov, int n)
 	return sum;
 }
 
-/* Each write, under one lock: save what it overwrites (begin_write), make
- * it, then note what O_SYNC makes of it (end_write, which keeps the
- * call's errno and returns its result). */
-static void begin_write(int fd, long long off, size_t n, int append)
+/* Each write, under one lock: save what it overwrites (ct_begin_write, 1
+ * for a file of the copy), make it, then count it (ct_end_write, which
+ * keeps the call's errno and returns its result). */
+int ct_begin_write(int fd, long long off, size_t n, int append)
 {
+	struct stat st;
+	int saved = errno, t;
+
 	ct_lock();
-	ct_save_before_write(fd, off, n, append);
+	t = tracked(fd, &st);
+	if (t && n)
+		save_write(fd, &st, off, n, append);
+	errno = saved;
+	return t;
 }
 
-static ssize_t end_write(int fd, ssize_t r)
+ssize_t ct_end_write(int t, int fd, ssize_t r, const char *call, int sync)
 {
 	int saved = errno;
 
-	if (r > 0)
-		ct_after_write(fd);
+	if (t && r > 0)
+		after_write(fd, call, sync);
 	ct_unlock();
 	errno = saved;
 	return r;
 }
 
 /* A truncation likewise: the bytes it drops saved first. */
-static void begin_truncate(int fd, long long len)
+static int begin_truncate(int fd, long long len)
 {
 	ct_lock();
-	save_truncate(fd, len);
+	return ct_active() && ct_save_truncate(fd, len);
 }
 
-static int end_truncate(int r)
+static int end_truncate(int t, int fd, int r)
 {
 	int saved = errno;
 
+	if (t && r == 0)
+		ct_step("ftruncate", fd, NULL);
 	ct_unlock();
 	errno = saved;
 	return r;
@@ -198,48 +294,56 @@ static int end_truncate(int r)
 
 PL_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
-	begin_write(fd, -1, n, is_append(fd));
-	return end_write(fd, REAL(write)(fd, buf, n));
+	int t = ct_begin_write(fd, -1, n, ct_is_append(fd));
+
+	return ct_end_write(t, fd, REAL(write)(fd, buf, n), "write", 0);
 }
 
 PL_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
-	begin_write(fd, off, n, 0);
-	return end_write(fd, REAL(pwrite)(fd, buf, n, off));
+	int t = ct_begin_write(fd, off, n, 0);
+
+	return ct_end_write(t, fd, REAL(pwrite)(fd, buf, n, off), "pwrite", 0);
 }
 
 PL_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 {
-	begin_write(fd, off, n, 0);
-	return end_write(fd, REAL(pwrite64)(fd, buf, n, off));
+	int t = ct_begin_write(fd, off, n, 0);
+
+	return ct_end_write(t, fd, REAL(pwrite64)(fd, buf, n, off), "pwrite64", 0);
 }
 
 PL_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
-	begin_write(fd, -1, iov_bytes(iov, cnt), is_append(fd));
-	return end_write(fd, REAL(writev)(fd, iov, cnt));
+	int t = ct_begin_write(fd, -1, ct_iov_bytes(iov, cnt), ct_is_append(fd));
+
+	return ct_end_write(t, fd, REAL(writev)(fd, iov, cnt), "writev", 0);
 }
 
 PL_EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 {
-	begin_write(fd, off, iov_bytes(iov, cnt), 0);
-	return end_write(fd, REAL(pwritev)(fd, iov, cnt, off));
+	int t = ct_begin_write(fd, off, ct_iov_bytes(iov, cnt), 0);
+
+	return ct_end_write(t, fd, REAL(pwritev)(fd, iov, cnt, off), "pwritev", 0);
 }
 
 PL_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
 {
-	begin_write(fd, off, iov_bytes(iov, cnt), 0);
-	return end_write(fd, REAL(pwritev64)(fd, iov, cnt, off));
+	int t = ct_begin_write(fd, off, ct_iov_bytes(iov, cnt), 0);
+
+	return ct_end_write(t, fd, REAL(pwritev64)(fd, iov, cnt, off), "pwritev64", 0);
 }
 
 PL_EXPORT int ftruncate(int fd, off_t len)
 {
-	begin_truncate(fd, len);
-	return end_truncate(REAL(ftruncate)(fd, len));
+	int t = begin_truncate(fd, len);
+
+	return end_truncate(t, fd, REAL(ftruncate)(fd, len));
 }
 
 PL_EXPORT int ftruncate64(int fd, off64_t len)
 {
-	begin_truncate(fd, len);
-	return end_truncate(REAL(ftruncate64)(fd, len));
+	int t = begin_truncate(fd, len);
+
+	return end_truncate(t, fd, REAL(ftruncate64)(fd, len));
 }

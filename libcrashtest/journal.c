@@ -8,6 +8,7 @@
  * reuse their numbers.
  */
 #include "ct.h"
+#include "env.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,11 +30,12 @@ static struct {
 	char run[PATH_MAX], root[PATH_MAX];
 	size_t run_len, root_len;
 	long long at;
+	int writes; /* writes are crash points */
 	pid_t pgid;
 	int journal;
 	dev_t jdev;
 	ino_t jino;
-	unsigned long long *points;
+	struct ct_counters *count;
 	unsigned long long err_dev, err_ino;
 } run;
 
@@ -60,13 +62,15 @@ static void open_journal(void)
 	}
 }
 
-/* In a child of fork the lock, taken by the parent's thread, cannot be
- * unlocked (a recursive mutex belongs to a thread id): it starts anew. */
-static void relock(void)
+/* In a forked child: the lock the parent held for the fork is owned by a
+ * thread id the child does not have, so unlocking it would fail (EPERM) and
+ * the child's next write would wait forever.  The child has one thread: a
+ * fresh lock is the same lock, released. */
+static void fresh_lock(void)
 {
-	pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+	static const pthread_mutex_t unlocked = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
-	lock = fresh;
+	memcpy(&lock, &unlocked, sizeof(lock));
 }
 
 static void read_run(void)
@@ -82,20 +86,21 @@ static void read_run(void)
 	run.run_len = strlen(r);
 	run.root_len = strlen(root);
 	run.at = atoll(at);
+	run.writes = emd_env_true(getenv(CT_ENV_WRITES));
 	run.pgid = (pid_t)atol(pgid);
 	if (getenv(CT_ENV_STDERR))
 		sscanf(getenv(CT_ENV_STDERR), "%llu:%llu", &run.err_dev, &run.err_ino);
 	fd = open_in_run(CT_POINTS, O_RDWR);
 	if (fd < 0)
 		return;
-	run.points = REAL(mmap)(NULL, sizeof(*run.points), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	run.count = REAL(mmap)(NULL, sizeof(*run.count), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
-	if (run.points == MAP_FAILED)
+	if (run.count == MAP_FAILED)
 		return;
 	open_journal();
 	/* A fork while another thread saves old contents: the child's copy
 	 * of the lock would stay taken. */
-	pthread_atfork(ct_lock, ct_unlock, relock);
+	pthread_atfork(ct_lock, ct_unlock, fresh_lock);
 	run.on = run.journal >= 0;
 }
 
@@ -154,23 +159,61 @@ void ct_note(enum ct_kind kind, const struct stat *st, const char *what)
 	ct_record(&h, what, what ? strlen(what) + 1 : 0);
 }
 
-void ct_point(const char *call, int fd)
+/* Count a crash point of `what` (a durability call when `sync`), and stop
+ * the tree if it is the one asked for. */
+static void count_point(int sync, const char *call, const char *path)
 {
-	char what[PATH_MAX + 32], path[PATH_MAX] = "";
+	char what[PATH_MAX + 32];
 	struct ct_record h = {.kind = CT_POINT};
-	int saved = errno;
+	uint64_t *mine = sync ? &run.count->syncs : &run.count->writes;
 
-	if (fd >= 0)
-		ct_fd_path(fd, path, sizeof(path));
+	__atomic_add_fetch(mine, 1, __ATOMIC_SEQ_CST);
+	if (sync)
+		ct_bump();
+	if (!sync && !run.writes)
+		return;
 	snprintf(what, sizeof(what), "%s(%s)", call, path);
-	h.off = (int64_t)__atomic_add_fetch(run.points, 1, __ATOMIC_SEQ_CST);
+	h.off = (int64_t)__atomic_add_fetch(&run.count->points, 1, __ATOMIC_SEQ_CST);
+	h.size = (int64_t)__atomic_load_n(&run.count->syncs, __ATOMIC_SEQ_CST);
+	h.ino2 = __atomic_load_n(&run.count->writes, __ATOMIC_SEQ_CST);
 	ct_record(&h, what, strlen(what) + 1);
 	if (h.off == run.at) {
 		/* The power fails: nothing of the tree runs on. */
 		kill(-run.pgid, SIGKILL);
 		raise(SIGKILL);
 	}
+}
+
+void ct_point(const char *call, int fd)
+{
+	char path[PATH_MAX] = "";
+	int saved = errno;
+
+	if (fd >= 0)
+		ct_fd_path(fd, path, sizeof(path));
+	count_point(1, call, path);
 	errno = saved;
+}
+
+void ct_step(const char *call, int fd, const char *path)
+{
+	char buf[PATH_MAX] = "";
+	int saved = errno;
+
+	if (!path && fd >= 0 && run.writes)
+		ct_fd_path(fd, buf, sizeof(buf));
+	count_point(0, call, path ? path : buf);
+	errno = saved;
+}
+
+void ct_bump(void)
+{
+	__atomic_add_fetch(&run.count->generation, 1, __ATOMIC_SEQ_CST);
+}
+
+uint64_t ct_generation(void)
+{
+	return __atomic_load_n(&run.count->generation, __ATOMIC_SEQ_CST);
 }
 
 static int under(const char *path, const char *dir, size_t len)

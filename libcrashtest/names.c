@@ -55,11 +55,11 @@ static int name_of(int dirfd, const char *path, struct name *n)
 }
 
 /* A record about parents p1 (and p2) whose payload is the strings given,
- * up to a NULL, each with its NUL. */
+ * up to a NULL, each with its NUL; `num` goes to the record's off. */
 static void note_names(enum ct_kind kind, const struct stat *p1, const struct stat *p2,
-		       long long size, ...)
+		       long long num, ...)
 {
-	struct ct_record h = {.kind = kind, .dev = p1->st_dev, .ino = p1->st_ino, .size = size};
+	struct ct_record h = {.kind = kind, .dev = p1->st_dev, .ino = p1->st_ino, .off = num};
 	char payload[3 * PATH_MAX];
 	size_t len = 0;
 	const char *s;
@@ -69,7 +69,7 @@ static void note_names(enum ct_kind kind, const struct stat *p1, const struct st
 		h.dev2 = p2->st_dev;
 		h.ino2 = p2->st_ino;
 	}
-	va_start(ap, size);
+	va_start(ap, num);
 	while ((s = va_arg(ap, const char *)) && len + strlen(s) < sizeof(payload)) {
 		memcpy(payload + len, s, strlen(s) + 1);
 		len += strlen(s) + 1;
@@ -99,21 +99,36 @@ static void drop_keep(const char *k)
 		syscall(SYS_unlinkat, AT_FDCWD, k, 0);
 }
 
+/* After a rename in the copy: recorded with the inode it moved, counted;
+ * one that replaced a file makes its data durable under ext4-ordered. */
+static void note_rename(const struct name *a, const struct name *b, const char *k,
+			ino_t moved)
+{
+	note_names(CT_RENAME, &a->parent, &b->parent, (long long)moved, a->abs, b->abs, k,
+		   (char *)NULL);
+	if (*k)
+		ct_bump();
+	ct_step("rename", -1, b->abs);
+}
+
 static int renamed(int od, const char *o, int nd, const char *nw, unsigned flags,
 		   int (*call)(int, const char *, int, const char *, unsigned))
 {
 	struct name a, b;
+	struct stat st = {0};
 	char k[PATH_MAX] = "";
 	int in_a = name_of(od, o, &a), in_b = name_of(nd, nw, &b), r, saved;
 
 	if (in_b && !(flags & RENAME_EXCHANGE))
 		keep(nd, nw, &b, k, sizeof(k));
+	if (in_a)
+		fstatat(od, o, &st, AT_SYMLINK_NOFOLLOW);
 	r = call(od, o, nd, nw, flags);
 	saved = errno;
 	if (r != 0)
 		drop_keep(k);
 	else if (in_a && in_b && !(flags & RENAME_EXCHANGE))
-		note_names(CT_RENAME, &a.parent, &b.parent, 0, a.abs, b.abs, k, (char *)NULL);
+		note_rename(&a, &b, k, st.st_ino);
 	else if (in_a || in_b)
 		ct_note(CT_UNKNOWN, NULL, "a rename across the directory's edge or an exchange");
 	errno = saved;
@@ -156,9 +171,11 @@ static int unlinked(int dirfd, const char *path, int flags)
 	saved = errno;
 	if (r != 0)
 		drop_keep(k);
-	else if (in)
+	else if (in) {
 		note_names(flags & AT_REMOVEDIR ? CT_RMDIR : CT_UNLINK, &n.parent, NULL, mode,
 			   n.abs, k, (char *)NULL);
+		ct_step(flags & AT_REMOVEDIR ? "rmdir" : "unlink", -1, n.abs);
+	}
 	errno = saved;
 	return r;
 }
@@ -181,11 +198,15 @@ PL_EXPORT int rmdir(const char *path)
 /* After a call that made the entry (dirfd, path): recorded as `kind`. */
 int ct_made(int r, int dirfd, const char *path, enum ct_kind kind)
 {
+	static const char *const call[] = {[CT_CREATE] = "create", [CT_MKDIR] = "mkdir",
+					   [CT_LINK] = "link"};
 	struct name n;
 	int saved = errno;
 
-	if (r == 0 && name_of(dirfd, path, &n))
+	if (r == 0 && name_of(dirfd, path, &n)) {
 		note_names(kind, &n.parent, NULL, 0, n.abs, (char *)NULL);
+		ct_step(call[kind], -1, n.abs);
+	}
 	errno = saved;
 	return r;
 }
@@ -227,6 +248,7 @@ void ct_before_open(int dirfd, const char *path, int flags, struct ct_before_ope
 	int fd;
 
 	b->existed = 1;
+	b->truncated = 0;
 	if (!ct_active() || !(flags & (O_CREAT | O_TRUNC)))
 		return;
 	b->existed = fstatat(dirfd, path, &st, 0) == 0;
@@ -234,7 +256,9 @@ void ct_before_open(int dirfd, const char *path, int flags, struct ct_before_ope
 		return;
 	fd = (int)syscall(SYS_openat, dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd >= 0) {
-		ct_save_whole(fd);
+		ct_lock();
+		b->truncated = ct_save_truncate(fd, 0);
+		ct_unlock();
 		close(fd);
 	} else {
 		ct_note(CT_UNKNOWN, &st, "a truncated file was unreadable");
@@ -247,6 +271,8 @@ int ct_after_open(int fd, int dirfd, const char *path, const struct ct_before_op
 
 	if (fd >= 0 && !b->existed)
 		ct_made(0, dirfd, path, CT_CREATE);
+	else if (fd >= 0 && b->truncated)
+		ct_step("O_TRUNC", fd, NULL);
 	errno = saved;
 	return fd;
 }

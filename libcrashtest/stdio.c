@@ -51,7 +51,7 @@ static FILE *opened(FILE *f, const char *path, int flags, const struct ct_before
 static FILE *open_stream(const char *path, const char *name, const char *mode, FILE *stream,
 			 FILE *(*call)(const char *, const char *, FILE *))
 {
-	struct ct_before_open b = {1};
+	struct ct_before_open b = {.existed = 1};
 	int flags = name ? open_flags(mode) : -1;
 
 	if (flags >= 0)
@@ -131,7 +131,7 @@ PL_EXPORT int fclose(FILE *f)
 /* mkstemp and its kin: a new file at the name they wrote into tmpl. */
 static int temp_made(int fd, const char *tmpl)
 {
-	const struct ct_before_open created = {0};
+	const struct ct_before_open created = {.existed = 0};
 
 	return ct_after_open(fd, AT_FDCWD, tmpl, &created);
 }

@@ -82,38 +82,55 @@ PL_EXPORT int msync(void *addr, size_t len, int flags)
 	return r;
 }
 
-static void before_truncate(const char *path, long long len)
+/* truncate() by name: through a descriptor of our own, so that the bytes
+ * it drops are saved like ftruncate's. */
+static int before_truncate(const char *path, long long len)
 {
-	int fd;
+	int fd, t = 0;
 
 	if (!ct_active())
-		return;
+		return 0;
 	fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
-		return;
+		return 0;
 	ct_lock();
-	if (len >= 0) {
-		struct stat st;
-
-		if (fstat(fd, &st) == 0 && st.st_size > len)
-			ct_save_before_write(fd, len, (size_t)(st.st_size - len), 0);
-		else if (st.st_size < len)
-			ct_save_before_write(fd, st.st_size, 1, 0);
-	}
+	t = len >= 0 && ct_save_truncate(fd, len);
 	ct_unlock();
 	close(fd);
+	return t;
+}
+
+static int after_truncate(int t, int r, const char *path)
+{
+	if (t && r == 0)
+		ct_step("truncate", -1, path);
+	return r;
 }
 
 PL_EXPORT int truncate(const char *path, off_t len)
 {
-	before_truncate(path, len);
-	return REAL(truncate)(path, len);
+	int t = before_truncate(path, len);
+
+	return after_truncate(t, REAL(truncate)(path, len), path);
 }
 
 PL_EXPORT int truncate64(const char *path, off64_t len)
 {
-	before_truncate(path, len);
-	return REAL(truncate64)(path, len);
+	int t = before_truncate(path, len);
+
+	return after_truncate(t, REAL(truncate64)(path, len), path);
+}
+
+/* Not a durability call, but ext4 makes what it waited for durable at the
+ * next journal commit (the ext4-ordered model). */
+PL_EXPORT int sync_file_range(int fd, off64_t off, off64_t n, unsigned int flags)
+{
+	unsigned int wait = SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;
+	int r = REAL(sync_file_range)(fd, off, n, flags);
+
+	if (r == 0 && (flags & wait) == wait && off == 0 && n == 0 && ct_active())
+		ct_writeout(fd);
+	return r;
 }
 
 static void *mapped(void *p, size_t len, int prot, int flags, int fd, long long off)

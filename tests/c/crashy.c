@@ -4,6 +4,7 @@
  *   crashy bad FILE TEXT      no fsync at all
  *   crashy dironly FILE TEXT  fsync of the directory only, after the rename
  *   crashy good FILE TEXT     fsync the file, rename, fsync the directory
+ *   crashy truncate FILE TEXT rewrite FILE in place (O_TRUNC), no fsync
  * crashtest's tests run it under every crash point.
  */
 #define _GNU_SOURCE 1
@@ -34,7 +35,13 @@ int main(int argc, char **argv)
 	int fd;
 
 	if (argc != 4)
-		return fprintf(stderr, "usage: crashy bad|dironly|good FILE TEXT\n"), 2;
+		return fprintf(stderr, "usage: crashy bad|dironly|good|truncate FILE TEXT\n"), 2;
+	if (!strcmp(argv[1], "truncate")) {
+		fd = open(argv[2], O_WRONLY | O_TRUNC);
+		if (fd < 0 || write(fd, argv[3], strlen(argv[3])) != (ssize_t)strlen(argv[3]))
+			fail(argv[2]);
+		return close(fd) != 0 || printf("replaced\n") < 0;
+	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp", argv[2]);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0 || write(fd, argv[3], strlen(argv[3])) != (ssize_t)strlen(argv[3]))

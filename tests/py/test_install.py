@@ -186,6 +186,10 @@ def test_prefix_symlink(system, tmp_path, scratch):
     ("syncstat compare --max-c", "--max-calls-increase="),
     ("syncstat report --ht", "--html="),
     ("eatmydata --seccomp=o", "on"),
+    ("crashtest --model=ext", "ext4-ordered"),
+    ("crashtest --rand", "--random="),
+    ("crashtest --writes /tm", "/tmp"),
+    ("crashtest --each /tmp pytho", "python3"),
 ])
 def test_bash_completion(line, expected):
     completion = "/usr/share/bash-completion/bash_completion"
