@@ -58,11 +58,6 @@ enum ct_kind {
 	               * seconds in off, nanoseconds in size */
 };
 
-/* CT_IMAGE's size when the record is not a whole file's image. */
-#define CT_IMAGE_RANGE (-1) /* msync of a range: only these bytes */
-#define CT_IMAGE_HELD (-2)  /* no payload: pid now changes the file unseen */
-#define CT_IMAGE_FREED (-3) /* no payload: pid no longer does */
-
 /* What every process of the tree counts, in the points file. */
 struct ct_counters {
 	uint64_t points;     /* crash points passed */
@@ -71,6 +66,11 @@ struct ct_counters {
 	uint64_t generation; /* bumped where a model may make data durable:
 	                      * what was saved before it is saved again after */
 };
+
+/* CT_IMAGE's size when the record is not a whole file's image. */
+#define CT_IMAGE_RANGE (-1) /* msync of a range: only these bytes */
+#define CT_IMAGE_HELD (-2)  /* no payload: pid now changes the file unseen */
+#define CT_IMAGE_FREED (-3) /* no payload: pid no longer does */
 
 struct ct_record {
 	uint32_t magic;

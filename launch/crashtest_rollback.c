@@ -269,19 +269,6 @@ static const char *kept_name(const struct ct_run *run, const struct journal *j,
 	return path;
 }
 
-/* List path as rolled back, once per file (undo_data lists its files so too). */
-static void rolled_back_once(struct ct_run *run, const struct journal *j, const struct rec *r,
-			     const char *path, struct snapshot *done)
-{
-	struct stat st = {.st_mode = S_IFREG, .st_dev = r->h.dev, .st_ino = r->h.ino};
-
-	if (find(done, r->h.dev, r->h.ino))
-		return;
-	walking = done;
-	add_file(path, &st, 0, NULL);
-	strlist_add(&run->rolled_back, "%s", kept_name(run, j, short_name(run, path)));
-}
-
 static void undo_data(struct ct_run *run, const struct journal *j, const struct rec *r,
 		      const struct snapshot *now, struct snapshot *done)
 {
@@ -297,7 +284,12 @@ static void undo_data(struct ct_run *run, const struct journal *j, const struct 
 	    ftruncate(fd, r->h.size) != 0)
 		die("cannot roll %s back: %s", f->path, strerror(errno));
 	close(fd);
-	rolled_back_once(run, j, r, f->path, done);
+	if (!find(done, r->h.dev, r->h.ino)) {
+		walking = done;
+		add_file(f->path, &(struct stat){.st_mode = S_IFREG, .st_dev = r->h.dev,
+						 .st_ino = r->h.ino}, 0, NULL);
+		strlist_add(&run->rolled_back, "%s", kept_name(run, j, short_name(run, f->path)));
+	}
 }
 
 /* ext4-ordered: the data written since a file's last durability point is
@@ -319,14 +311,17 @@ static void redo_truncations(struct ct_run *run, const struct journal *j,
 	}
 }
 
-/* Newest first, what is not durable of the files' contents; `done`: the
- * files rolled back. */
-static void undo_contents(struct ct_run *run, const struct journal *j, const struct snapshot *now,
-			  struct snapshot *done)
+/* Newest first, what is not durable of the files' contents. */
+static void undo_contents(struct ct_run *run, const struct journal *j, const struct snapshot *now)
 {
+	struct snapshot done = {0};
+
 	for (size_t i = j->n; i-- > 0;)
 		if (is_data(j->rec[i].h.kind) && !j->rec[i].durable)
-			undo_data(run, j, &j->rec[i], now, done);
+			undo_data(run, j, &j->rec[i], now, &done);
+	if (run->model == CT_EXT4_ORDERED)
+		redo_truncations(run, j, now);
+	free(done.f);
 }
 
 /* Bring back the entry `path` from its link in keep/. */
@@ -370,20 +365,34 @@ static void undo_name(struct ct_run *run, const struct rec *r)
 /* Images (CT_IMAGE): a file changed past the library (stdio, a shared
  * mapping) as each durability call that covered it found it.  The undo pass
  * brought it back to its contents when it was first held, unless a later
- * sync made that durable; then the images that sync took restore what was
- * durable, and a later msync adds its range.  Images are stale once another
- * sync covers their file: were the file still held, that sync's own images
- * follow; were it not, the undo pass alone rebuilt that state. */
-static int covers(const struct rec *sync, const struct rec *r)
+ * durability point made that durable; then the images that point took
+ * restore what was durable, and a later msync adds its range.  Images are
+ * stale once another durability point covers their file: were the file still
+ * held, that point's own images follow (or the state is unknown, below);
+ * were it not, the undo pass alone rebuilt that state.  A durability point
+ * is what mark_durable takes for one under the model. */
+static int covers(const struct journal *j, size_t k, const struct ct_record *f,
+		  enum ct_model model)
 {
-	return sync->h.kind == CT_SYNC_ALL ||
-	       (sync->h.kind == CT_SYNC && sync->h.dev == r->h.dev && sync->h.ino == r->h.ino);
+	const struct rec *e = &j->rec[k];
+	int same = e->h.dev == f->dev && e->h.ino == f->ino, ext4 = model == CT_EXT4_ORDERED;
+
+	if (e->h.kind == CT_SYNC_ALL || (e->h.kind == CT_SYNC && same))
+		return 1;
+	if (ext4 && e->h.kind == CT_RENAME && *str_at(e, 2))
+		return e->h.dev2 == f->dev && (uint64_t)e->h.off == f->ino;
+	if (!ext4 || e->h.kind != CT_WRITEOUT || !same)
+		return 0;
+	for (size_t i = k + 1; i < j->n; i++)
+		if (j->rec[i].h.kind == CT_SYNC || j->rec[i].h.kind == CT_SYNC_ALL)
+			return 1;
+	return 0;
 }
 
-static int stale(const struct journal *j, size_t i)
+static int stale(const struct journal *j, size_t i, enum ct_model model)
 {
 	for (size_t k = i + 1; k < j->n; k++)
-		if (covers(&j->rec[k], &j->rec[i]))
+		if (covers(j, k, &j->rec[i].h, model))
 			return 1;
 	return 0;
 }
@@ -401,26 +410,35 @@ static int differs(int fd, const struct rec *r)
 	return diff;
 }
 
+/* List name as rolled back, once. */
+static void rolled_back_once(struct ct_run *run, const char *name)
+{
+	for (size_t i = 0; i < run->rolled_back.n; i++)
+		if (!strcmp(run->rolled_back.v[i], name))
+			return;
+	strlist_add(&run->rolled_back, "%s", name);
+}
+
 /* Write image r into the file at path: its bytes, and its size if whole. */
 static void redo_image(struct ct_run *run, const struct journal *j, const struct rec *r,
-		       const char *path, struct snapshot *done)
+		       const char *path)
 {
 	int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 
 	if (fd >= 0 && differs(fd, r))
-		rolled_back_once(run, j, r, path, done);
+		rolled_back_once(run, kept_name(run, j, short_name(run, path)));
 	if (fd < 0 || pwrite(fd, r->payload, r->h.len, r->h.off) != (ssize_t)r->h.len ||
 	    (r->h.size >= 0 && ftruncate(fd, r->h.size) != 0))
 		die("cannot bring %s to its image: %s", path, strerror(errno));
 	close(fd);
 }
 
-/* Is there a whole image of r's file after record i? */
-static int imaged_after(const struct journal *j, size_t i, const struct ct_record *r)
+/* Is there a whole image of file f after record i? */
+static int imaged_after(const struct journal *j, size_t i, const struct ct_record *f)
 {
 	for (size_t k = i + 1; k < j->n; k++)
 		if (j->rec[k].h.kind == CT_IMAGE && j->rec[k].h.size >= 0 &&
-		    j->rec[k].h.dev == r->dev && j->rec[k].h.ino == r->ino)
+		    j->rec[k].h.dev == f->dev && j->rec[k].h.ino == f->ino)
 			return 1;
 	return 0;
 }
@@ -435,9 +453,10 @@ static size_t drop_holder(struct ct_record *held, size_t n, const struct ct_reco
 	return n;
 }
 
-/* A sync that covered a file some process held, with no image of it after:
- * a process that did not hold it synced it, and what was changed past the
- * library became durable with no record of it. */
+/* A durability point that covered a file some process held, with no image
+ * of it after: a process that did not hold it synced it (or, under
+ * ext4-ordered, a rename or a writeout made it durable), and what was changed
+ * past the library became durable with no record of it. */
 static void unimaged(struct ct_run *run, const struct journal *j)
 {
 	struct ct_record *held = calloc(j->n + 1, sizeof(*held));
@@ -452,38 +471,58 @@ static void unimaged(struct ct_run *run, const struct journal *j)
 			held[n++] = r->h;
 		if (r->h.kind == CT_IMAGE && r->h.size == CT_IMAGE_FREED)
 			n = drop_holder(held, n, &r->h);
-		for (size_t k = 0; k < n; k++) {
-			struct rec file = {held[k], NULL, 0};
-
-			if (covers(r, &file) && !imaged_after(j, i, &held[k])) {
-				strlist_add(&run->unknown, "a sync covered a file held past the "
-					    "library by another process, which did not image it");
+		for (size_t k = 0; k < n; k++)
+			if (covers(j, i, &held[k], run->model) && !imaged_after(j, i, &held[k])) {
+				strlist_add(&run->unknown, "a file changed past the library was "
+					    "made durable with no image of it");
 				free(held);
 				return;
 			}
-		}
 	}
 	free(held);
 }
 
+/* ext4-ordered keeps truncations (redo_truncations); one made after an
+ * image that redo_images applied is made again on it. */
+static void truncate_after_images(const struct journal *j, const struct snapshot *now,
+				  enum ct_model model)
+{
+	for (size_t k = 0; k < j->n; k++) {
+		const struct rec *t = &j->rec[k];
+		const struct file *f = find(now, t->h.dev, t->h.ino);
+		int imaged = 0;
+
+		if (t->h.kind != CT_TRUNC || t->durable || !f)
+			continue;
+		for (size_t i = 0; i < k && !imaged; i++)
+			imaged = j->rec[i].h.kind == CT_IMAGE && j->rec[i].h.size >= CT_IMAGE_RANGE &&
+				 j->rec[i].h.dev == t->h.dev && j->rec[i].h.ino == t->h.ino &&
+				 !stale(j, i, model);
+		if (imaged && truncate(f->path, (off_t)t->h.ino2) != 0)
+			die("cannot truncate %s: %s", f->path, strerror(errno));
+	}
+}
+
 /* After the undo pass: the images that are not stale, oldest first. */
-static void redo_images(struct ct_run *run, const struct journal *j, const struct snapshot *now,
-			struct snapshot *done)
+static void redo_images(struct ct_run *run, const struct journal *j, const struct snapshot *now)
 {
 	unimaged(run, j);
 	for (size_t i = 0; i < j->n; i++) {
 		const struct rec *r = &j->rec[i];
 		const struct file *f;
 
-		if (r->h.kind != CT_IMAGE || r->h.size < CT_IMAGE_RANGE || stale(j, i))
+		if (r->h.kind != CT_IMAGE || r->h.size < CT_IMAGE_RANGE || stale(j, i, run->model))
 			continue;
 		if ((f = find(now, r->h.dev, r->h.ino)))
-			redo_image(run, j, r, f->path, done);
+			redo_image(run, j, r, f->path);
 		else
 			strlist_add(&run->unknown, "an imaged file is gone without a trace");
-	}
+	}	if (run->model == CT_EXT4_ORDERED)
+		truncate_after_images(j, now, run->model);
 }
 
+/* Files the library did not see change: changed or new, with data and no
+ * record of their writes; or gone with no record of their removal. */
 /* Files the library did not see change: changed or new, with data and no
  * record of their writes; or gone with no record of their removal. */
 /* Files whose times the library saw set (utime and kin), with the last
@@ -554,7 +593,7 @@ static void find_point(struct ct_run *run, const struct journal *j)
 void rollback(struct ct_run *run, const struct snapshot *before)
 {
 	struct journal j = {0};
-	struct snapshot now = {0}, done = {0};
+	struct snapshot now = {0};
 	char keep[PATH_MAX];
 
 	load(run->dir, &j);
@@ -565,17 +604,14 @@ void rollback(struct ct_run *run, const struct snapshot *before)
 	walk(&now, keep);
 	unseen(run, &j, before, &now);
 	mark_durable(&j, run->model);
-	undo_contents(run, &j, &now, &done);
-	redo_images(run, &j, &now, &done);
-	if (run->model == CT_EXT4_ORDERED)
-		redo_truncations(run, &j, &now);
+	undo_contents(run, &j, &now);
+	redo_images(run, &j, &now);
 	for (size_t i = j.n; i-- > 0;)
 		if (is_dir_op(j.rec[i].h.kind) && !j.rec[i].durable)
 			undo_name(run, &j.rec[i]);
 	free(j.buf);
 	free(j.rec);
 	free(now.f);
-	free(done.f);
 }
 
 static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)

@@ -93,9 +93,6 @@ void ct_unlock(void);
  * size; 1 if fd is a file of the copy. */
 int ct_save_truncate(int fd, long long len);
 
-/* The old contents of the whole file fd. */
-void ct_save_whole(int fd);
-
 /* sync_file_range wrote fd back and waited for it. */
 void ct_writeout(int fd);
 
@@ -109,6 +106,10 @@ enum { CT_FD_APPEND = 2, CT_WRITE_DSYNC = 2 };
 int ct_begin_write(int fd, long long off, size_t n, int append);
 ssize_t ct_end_write(int t, int fd, ssize_t r, const char *call, int sync);
 size_t ct_iov_bytes(const struct iovec *iov, int n);
+
+/* data.c: the whole file fd as undo, before it changes where the library
+ * cannot see (image.c). */
+void ct_save_whole(int fd);
 
 /* names.c: an open of (dirfd, path) with `flags`: what O_TRUNC drops is saved
  * before it; after it, a file O_CREAT made is recorded.  ct_after_open

@@ -131,7 +131,7 @@ PL_EXPORT int fclose(FILE *f)
 /* mkstemp and its kin: a new file at the name they wrote into tmpl. */
 static int temp_made(int fd, const char *tmpl)
 {
-	const struct ct_before_open created = {0};
+	const struct ct_before_open created = {.existed = 0};
 
 	return ct_after_open(fd, AT_FDCWD, tmpl, &created);
 }

@@ -121,7 +121,9 @@ EXPORTS = {"eatmydata": set(ENTRY_POINTS) | set(NEW_ENTRIES) | RECORDED_ONLY, "n
                "mkdir", "mkdirat", "rmdir", "symlink", "symlinkat",
                "munmap", "fopen", "fopen64", "freopen", "freopen64", "fdopen", "fclose",
                "mkstemp", "mkstemp64", "mkostemp", "mkostemp64", "mkstemps", "mkstemps64",
-               "mkostemps", "mkostemps64", "mkdtemp"}}
+               "mkostemps", "mkostemps64", "mkdtemp",
+               "sync_file_range", "pwritev2", "pwritev64v2", "copy_file_range", "sendfile",
+               "sendfile64", "fallocate", "fallocate64", "posix_fallocate", "posix_fallocate64"}}
 
 
 # Every library of both ELF classes; an empty list must fail, not skip.
