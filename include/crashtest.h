@@ -68,7 +68,7 @@ struct ct_counters {
 };
 
 /* CT_IMAGE's size when the record is not a whole file's image. */
-#define CT_IMAGE_RANGE (-1) /* msync of a range: only these bytes */
+#define CT_IMAGE_RANGE (-1) /* only these bytes: an msync, an O_DSYNC write */
 #define CT_IMAGE_HELD (-2)  /* no payload: pid now changes the file unseen */
 #define CT_IMAGE_FREED (-3) /* no payload: pid no longer does */
 

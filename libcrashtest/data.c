@@ -149,7 +149,8 @@ static void save_range(int fd, const struct stat *st, long long off, long long n
 {
 	static __thread char buf[CT_CHUNK];
 	struct ct_record h = {.kind = kind, .dev = st->st_dev, .ino = st->st_ino,
-			      .size = st->st_size, .ino2 = (uint64_t)off};
+			      .size = kind == CT_IMAGE ? CT_IMAGE_RANGE : st->st_size,
+			      .ino2 = (uint64_t)off};
 	long long end = off + n < st->st_size ? off + n : st->st_size;
 
 	do {
@@ -168,12 +169,17 @@ static void save_range(int fd, const struct stat *st, long long off, long long n
 
 /* Before a write of n bytes at off (append: at the end; off < 0: at the
  * file offset) on fd, a file of the copy. */
+/* Where the write under way starts (between ct_begin_write and
+ * ct_end_write, under the lock): an O_DSYNC write makes that range durable. */
+static __thread long long write_at;
+
 static void save_write(int fd, const struct stat *st, long long off, size_t n, int append)
 {
 	if (append)
 		off = st->st_size;
 	else if (off < 0)
 		off = lseek64(fd, 0, SEEK_CUR);
+	write_at = off;
 	if (off >= 0 && !saved_before(st, off, (long long)n))
 		save_range(fd, st, off, (long long)n, CT_DATA);
 }
@@ -220,14 +226,17 @@ void ct_writeout(int fd)
 	errno = saved;
 }
 
-/* After a write on fd of the copy: one on an O_SYNC / O_DSYNC descriptor,
- * or made with RWF_DSYNC (`sync`), is a durability call; any other a step. */
-static void after_write(int fd, const char *call, int sync)
+/* After a write of n bytes on fd of the copy: one on an O_SYNC / O_DSYNC
+ * descriptor, or made with RWF_DSYNC (`sync`), is a durability call for its
+ * own range (and the size): an image of those bytes, not a sync of the file,
+ * whose other unsynced writes stay as lost as they were.  Any other write is
+ * a step. */
+static void after_write(int fd, ssize_t n, const char *call, int sync)
 {
 	struct stat st;
 
-	if (sync && fstat(fd, &st) == 0) {
-		ct_note(CT_SYNC, &st, NULL);
+	if (sync && write_at >= 0 && fstat(fd, &st) == 0) {
+		save_range(fd, &st, write_at, n, CT_IMAGE);
 		ct_point(call, fd);
 	} else {
 		ct_step(call, fd, NULL);
@@ -252,6 +261,7 @@ int ct_begin_write(int fd, long long off, size_t n, int append)
 	int saved = errno, fl = 0, t;
 
 	ct_lock();
+	write_at = -1;
 	t = tracked(fd, &st) && (fl = fcntl(fd, F_GETFL)) >= 0;
 	if (t && append == CT_FD_APPEND)
 		append = !!(fl & O_APPEND);
@@ -266,8 +276,7 @@ ssize_t ct_end_write(int t, int fd, ssize_t r, const char *call, int sync)
 	int saved = errno;
 
 	if (t && r > 0)
-		after_write(fd, sync || (t & CT_WRITE_DSYNC) ? (t & CT_WRITE_DSYNC ? "O_SYNC write" : call)
-								: call,
+		after_write(fd, r, t & CT_WRITE_DSYNC ? "O_SYNC write" : call,
 			    sync || (t & CT_WRITE_DSYNC));
 	ct_unlock();
 	errno = saved;

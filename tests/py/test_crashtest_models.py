@@ -297,3 +297,21 @@ def test_a_reused_inode_number_is_another_file(old):
     status, report = crashtest("--check=grep -qx reused $CRASHTEST_OUTPUT && ! ls -d t*",
                                old, "--", "python3", "-c", prog)
     assert status == 0, report
+
+
+def test_an_o_dsync_write_makes_only_its_range_durable(tmp_path):
+    """An O_DSYNC write is durable, with the size it needs; an earlier
+    unsynced write elsewhere in the file is not made durable by it (taking
+    it for an fsync of the file would show a state safer than it is), nor is
+    a later one."""
+    d = tmp_path / "dir"
+    d.mkdir()
+    (d / "data").write_bytes(b"0123456789abcdef")
+    prog = ("import os; fd = os.open('data', os.O_RDWR); os.pwrite(fd, b'xxxx', 0)\n"
+            "sfd = os.open('data', os.O_RDWR | os.O_DSYNC); os.pwrite(sfd, b'yyyy', 10)\n"
+            "os.pwrite(fd, b'zz', 20)")
+    check = ("python3 -c \"import sys; sys.exit(open('data', 'rb').read() != "
+             "b'0123456789yyyyef')\"")
+    status, report = crashtest("--each", f"--check={check}", d, "--", "python3", "-c", prog)
+    assert status == 0, report
+    assert [p["after"] for p in report["points"]] == ["O_SYNC write(data)", "end"], report
