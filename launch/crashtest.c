@@ -339,6 +339,8 @@ static void crash_at(const struct options *o, long at, struct point *p)
 	command(&p->run, o, at);
 	p->run.point = at;
 	rollback(&p->run, before);
+	snapshot_free(before);
+	free(before);
 	if (!p->run.after[0])
 		p->run.point = 0; /* not reached: the command ended first */
 	p->status = o->check ? check(&p->run, o->check) : -1;

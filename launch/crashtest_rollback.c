@@ -33,9 +33,13 @@ struct file {
 	char *path;
 };
 
+/* Files by inode: an array, and an open-addressing index into it (slot
+ * holds position + 1, 0 when free), so that a journal of a million records
+ * about as many files rolls back in linear time. */
 struct snapshot {
 	struct file *f;
 	size_t n, cap;
+	size_t *slot, slots;
 };
 
 /* The journal's records, headers copied out (payloads are not aligned). */
@@ -79,6 +83,42 @@ void path_join(char *out, size_t size, const char *dir, const char *name)
 
 static struct snapshot *walking; /* nftw has no argument for its callback */
 
+static size_t slot_of(const struct snapshot *s, unsigned long long dev, unsigned long long ino)
+{
+	unsigned long long h = (ino * 0x9e3779b97f4a7c15ULL) ^ (dev * 0xbf58476d1ce4e5b9ULL);
+
+	return (size_t)(h ^ (h >> 29)) & (s->slots - 1);
+}
+
+static void index_one(struct snapshot *s, size_t i)
+{
+	size_t k = slot_of(s, s->f[i].dev, s->f[i].ino);
+
+	while (s->slot[k])
+		k = (k + 1) & (s->slots - 1);
+	s->slot[k] = i + 1;
+}
+
+/* Room for one more file, in the array and at most half full in the index. */
+static void grow(struct snapshot *s)
+{
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 64;
+		s->f = realloc(s->f, s->cap * sizeof(*s->f));
+		if (!s->f)
+			die("out of memory");
+	}
+	if (2 * (s->n + 1) <= s->slots)
+		return;
+	free(s->slot);
+	s->slots = s->slots ? 4 * s->slots : 256;
+	s->slot = calloc(s->slots, sizeof(*s->slot));
+	if (!s->slot)
+		die("out of memory");
+	for (size_t i = 0; i < s->n; i++)
+		index_one(s, i);
+}
+
 static int add_file(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
 	struct snapshot *s = walking;
@@ -86,14 +126,10 @@ static int add_file(const char *path, const struct stat *st, int type, struct FT
 	(void)type, (void)ftw;
 	if (!S_ISREG(st->st_mode))
 		return 0;
-	if (s->n == s->cap) {
-		s->cap = s->cap ? 2 * s->cap : 64;
-		s->f = realloc(s->f, s->cap * sizeof(*s->f));
-		if (!s->f)
-			die("out of memory");
-	}
-	s->f[s->n++] = (struct file){st->st_dev, st->st_ino, st->st_size, st->st_mtim,
-				     strdup(path)};
+	grow(s);
+	s->f[s->n] = (struct file){st->st_dev, st->st_ino, st->st_size, st->st_mtim,
+				   *path ? strdup(path) : NULL};
+	index_one(s, s->n++);
 	return 0;
 }
 
@@ -102,6 +138,16 @@ static void walk(struct snapshot *s, const char *dir)
 	walking = s;
 	if (nftw(dir, add_file, 16, FTW_PHYS) != 0)
 		die("cannot read %s: %s", dir, strerror(errno));
+}
+
+void snapshot_free(struct snapshot *s)
+{
+	for (size_t i = 0; s && i < s->n; i++)
+		free(s->f[i].path);
+	if (s) {
+		free(s->f);
+		free(s->slot);
+	}
 }
 
 struct snapshot *snapshot_take(const char *work)
@@ -114,12 +160,17 @@ struct snapshot *snapshot_take(const char *work)
 	return s;
 }
 
+/* The first file added with (dev, ino), or NULL. */
 static const struct file *find(const struct snapshot *s, unsigned long long dev,
 			       unsigned long long ino)
 {
-	for (size_t i = 0; i < s->n; i++)
-		if (s->f[i].dev == dev && s->f[i].ino == ino)
-			return &s->f[i];
+	for (size_t k = s->slots ? slot_of(s, dev, ino) : 0; s->slots && s->slot[k];
+	     k = (k + 1) & (s->slots - 1)) {
+		const struct file *f = &s->f[s->slot[k] - 1];
+
+		if (f->dev == dev && f->ino == ino)
+			return f;
+	}
 	return NULL;
 }
 
@@ -181,12 +232,14 @@ static int is_data(uint32_t kind)
 	return kind == CT_DATA || kind == CT_TRUNC;
 }
 
+/* (dev, ino) in the set s, once. */
 static void add_inode(struct snapshot *s, uint64_t dev, uint64_t ino)
 {
 	struct stat st = {.st_mode = S_IFREG, .st_dev = dev, .st_ino = ino};
 
 	walking = s;
-	add_file("", &st, 0, NULL);
+	if (!find(s, dev, ino))
+		add_file("", &st, 0, NULL);
 }
 
 /* An inode's life began or ended here: a sync after it is of another file
@@ -194,9 +247,10 @@ static void add_inode(struct snapshot *s, uint64_t dev, uint64_t ino)
  * nothing before. */
 static void forget(struct snapshot *s, uint64_t dev, uint64_t ino)
 {
-	for (size_t i = 0; ino && i < s->n; i++)
-		if (s->f[i].dev == dev && s->f[i].ino == ino)
-			s->f[i].ino = 0;
+	struct file *f;
+
+	while (ino && (f = (struct file *)find(s, dev, ino)))
+		f->ino = 0; /* stays in the index, where it matches nothing */
 }
 
 /* Does a later durability point of `synced` cover record r? */
@@ -229,12 +283,13 @@ static void mark_durable(struct journal *j, enum ct_model model)
 			add_inode(&synced, r->h.dev, r->h.ino);
 		if (ext4 && k == CT_RENAME && *str_at(r, 2))
 			add_inode(&synced, r->h.dev2, (uint64_t)r->h.off);
-		if (is_data(k) || is_dir_op(k))
+		/* For an image: stale, another point made its file durable. */
+		if (is_data(k) || is_dir_op(k) || k == CT_IMAGE)
 			r->durable = all || (ext4 && is_dir_op(k)) || covered(&synced, r);
 		if (k == CT_CREATE || k == CT_MKDIR || k == CT_RMDIR)
 			forget(&synced, r->h.dev2, r->h.ino2);
 	}
-	free(synced.f);
+	snapshot_free(&synced);
 }
 
 /* A path the journal names, if it lies in `top` with no ".." in it. */
@@ -259,7 +314,7 @@ static const char *short_name(const struct ct_run *run, const char *path)
 static const char *kept_name(const struct ct_run *run, const struct journal *j,
 			     const char *path)
 {
-	for (size_t i = 0; i < j->n; i++) {
+	for (size_t i = 0; path[0] == '/' && i < j->n; i++) { /* only keep/ is absolute */
 		const struct rec *r = &j->rec[i];
 		int k = r->h.kind == CT_UNLINK ? 1 : r->h.kind == CT_RENAME ? 2 : 0;
 
@@ -321,7 +376,7 @@ static void undo_contents(struct ct_run *run, const struct journal *j, const str
 			undo_data(run, j, &j->rec[i], now, &done);
 	if (run->model == CT_EXT4_ORDERED)
 		redo_truncations(run, j, now);
-	free(done.f);
+	snapshot_free(&done);
 }
 
 /* Bring back the entry `path` from its link in keep/. */
@@ -389,12 +444,10 @@ static int covers(const struct journal *j, size_t k, const struct ct_record *f,
 	return 0;
 }
 
-static int stale(const struct journal *j, size_t i, enum ct_model model)
+/* mark_durable found a later durability point covering the image's file. */
+static int stale(const struct journal *j, size_t i)
 {
-	for (size_t k = i + 1; k < j->n; k++)
-		if (covers(j, k, &j->rec[i].h, model))
-			return 1;
-	return 0;
+	return j->rec[i].durable;
 }
 
 /* Does the image r change the file fd? */
@@ -484,23 +537,22 @@ static void unimaged(struct ct_run *run, const struct journal *j)
 
 /* ext4-ordered keeps truncations (redo_truncations); one made after an
  * image that redo_images applied is made again on it. */
-static void truncate_after_images(const struct journal *j, const struct snapshot *now,
-				  enum ct_model model)
+static void truncate_after_images(const struct journal *j, const struct snapshot *now)
 {
+	struct snapshot imaged = {0};
+
 	for (size_t k = 0; k < j->n; k++) {
 		const struct rec *t = &j->rec[k];
 		const struct file *f = find(now, t->h.dev, t->h.ino);
-		int imaged = 0;
 
-		if (t->h.kind != CT_TRUNC || t->durable || !f)
+		if (t->h.kind == CT_IMAGE && t->h.size >= CT_IMAGE_RANGE && !stale(j, k))
+			add_inode(&imaged, t->h.dev, t->h.ino);
+		if (t->h.kind != CT_TRUNC || t->durable || !f || !find(&imaged, t->h.dev, t->h.ino))
 			continue;
-		for (size_t i = 0; i < k && !imaged; i++)
-			imaged = j->rec[i].h.kind == CT_IMAGE && j->rec[i].h.size >= CT_IMAGE_RANGE &&
-				 j->rec[i].h.dev == t->h.dev && j->rec[i].h.ino == t->h.ino &&
-				 !stale(j, i, model);
-		if (imaged && truncate(f->path, (off_t)t->h.ino2) != 0)
+		if (truncate(f->path, (off_t)t->h.ino2) != 0)
 			die("cannot truncate %s: %s", f->path, strerror(errno));
 	}
+	snapshot_free(&imaged);
 }
 
 /* After the undo pass: the images that are not stale, oldest first. */
@@ -511,14 +563,15 @@ static void redo_images(struct ct_run *run, const struct journal *j, const struc
 		const struct rec *r = &j->rec[i];
 		const struct file *f;
 
-		if (r->h.kind != CT_IMAGE || r->h.size < CT_IMAGE_RANGE || stale(j, i, run->model))
+		if (r->h.kind != CT_IMAGE || r->h.size < CT_IMAGE_RANGE || stale(j, i))
 			continue;
 		if ((f = find(now, r->h.dev, r->h.ino)))
 			redo_image(run, j, r, f->path);
 		else
 			strlist_add(&run->unknown, "an imaged file is gone without a trace");
-	}	if (run->model == CT_EXT4_ORDERED)
-		truncate_after_images(j, now, run->model);
+	}
+	if (run->model == CT_EXT4_ORDERED)
+		truncate_after_images(j, now);
 }
 
 /* Files the library did not see change: changed or new, with data and no
@@ -575,8 +628,8 @@ static void unseen(struct ct_run *run, const struct journal *j,
 		if (!find(now, before->f[i].dev, before->f[i].ino))
 			strlist_add(&run->unknown, "%s went unseen",
 				    short_name(run, before->f[i].path));
-	free(written.f);
-	free(touched.f);
+	snapshot_free(&written);
+	snapshot_free(&touched);
 }
 
 /* The crash point reached: what it followed, and the calls before it. */
@@ -611,7 +664,7 @@ void rollback(struct ct_run *run, const struct snapshot *before)
 			undo_name(run, &j.rec[i]);
 	free(j.buf);
 	free(j.rec);
-	free(now.f);
+	snapshot_free(&now);
 }
 
 static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)

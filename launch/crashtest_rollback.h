@@ -38,6 +38,7 @@ struct ct_run {
 /* The files of the copy before the command ran: (ino, size, mtime). */
 struct snapshot;
 struct snapshot *snapshot_take(const char *work);
+void snapshot_free(struct snapshot *s);
 
 /* Read the journal, find what the command did that the library could not
  * see, and roll the copy back to what the run's model says a crash leaves. */
