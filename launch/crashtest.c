@@ -401,6 +401,7 @@ int main(int argc, char **argv)
 	struct point end, p;
 	struct stat st;
 	long n = 0, *at;
+	char *real;
 
 	tool_name = "crashtest";
 	parse(argc, argv, &o);
@@ -410,6 +411,10 @@ int main(int argc, char **argv)
 		die("cannot use %s: %s", o.dir, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
 		die("%s is not a directory", o.dir);
+	/* cp -a copies a symlink as a link: the command would run in DIR. */
+	if (!(real = realpath(o.dir, NULL)))
+		die("cannot resolve %s: %s", o.dir, strerror(errno));
+	o.dir = real;
 	if (o.random && !o.seeded)
 		o.seed = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 32);
 	o.preload = preload_entry("libcrashtest.so");

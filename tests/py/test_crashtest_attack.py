@@ -1,0 +1,140 @@
+# SPDX-License-Identifier: MIT
+"""crashtest attacked like a hostile user and an odd program would: a DIR
+that is a symlink, calls that fail, a command that tampers with the run's
+journal, signals sent to crashtest.  Each test is a defect that was found;
+each "did not happen" sits beside its native control."""
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import BUILD, cmdline
+
+CRASHTEST = BUILD / "bin" / "crashtest"
+
+
+def crashtest(*args, env=None):
+    cmd = [CRASHTEST, "--json", *map(str, args)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode in (0, 1, 2), f"\nrerun: {cmdline(cmd)}\n{r.stdout}{r.stderr}"
+    return r.returncode, json.loads(r.stdout)["points"]
+
+
+@pytest.fixture
+def old(tmp_path):
+    d = tmp_path / "dir"
+    d.mkdir()
+    (d / "data").write_text("old\n")
+    return d
+
+
+def private_env(tmp_path):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    return tmp, dict(os.environ, TMPDIR=str(tmp))
+
+
+def test_dir_a_symlink_is_copied_not_linked(old, tmp_path):
+    """DIR an absolute symlink to a directory: cp -a copied the link, the
+    command ran in the original through it and changed it.  The copy must
+    be of the directory; the native control through the link changes it."""
+    link = tmp_path / "link"
+    link.symlink_to(old)
+    native = tmp_path / "native"
+    subprocess.run(["cp", "-a", old, native], check=True)
+    (tmp_path / "nlink").symlink_to(native)
+    subprocess.run(["sh", "-c", "echo new > data"], cwd=tmp_path / "nlink", check=True)
+    assert (native / "data").read_text() == "new\n", "the native control changed nothing"
+    status, points = crashtest("--check=grep -qx old data", link, "--", "sh", "-c",
+                               "echo new > data; echo x > made")
+    assert (old / "data").read_text() == "old\n" and not (old / "made").exists()
+    assert status == 0 and "data" in points[0]["rolled_back"], points
+
+
+FAILED_TRUNCATIONS = """
+import errno, os
+try:
+    os.open('data', os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_TRUNC)
+except FileExistsError:
+    pass
+try:
+    os.ftruncate(os.open('data', os.O_RDONLY), 0)
+except OSError as e:
+    assert e.errno == errno.EINVAL, e
+print(open('data').read(), end='')
+"""
+
+
+def test_a_failed_truncation_is_not_kept(old, tmp_path):
+    """O_CREAT|O_EXCL|O_TRUNC on an existing file (EEXIST) and ftruncate on
+    a read-only descriptor (EINVAL) truncate nothing (the native control
+    prints the old text); ext4-ordered kept them as truncations and emptied
+    the file."""
+    native = subprocess.run(["python3", "-c", FAILED_TRUNCATIONS], cwd=old, check=True,
+                            capture_output=True, text=True)
+    assert native.stdout == "old\n", native
+    for model in ("posix", "ext4-ordered"):
+        status, points = crashtest(f"--model={model}", "--check=grep -qx old data", old,
+                                   "--", "python3", "-c", FAILED_TRUNCATIONS)
+        assert status == 0 and not points[0]["kept"], (model, points)
+
+
+@pytest.mark.parametrize("tamper", [
+    'printf garbagegarbagegarbagegarbagegarbagegarbagegarbage >> "$CRASHTEST_RUN/journal"',
+    'rm "$CRASHTEST_RUN/journal"',
+    'mv "$CRASHTEST_RUN/journal" "$CRASHTEST_RUN/j"; echo forged > "$CRASHTEST_RUN/journal"',
+], ids=["appended", "removed", "replaced"])
+def test_a_tampered_journal_is_unknown(old, tmp_path, tamper):
+    """A command that writes into the run directory's journal: crashtest
+    must neither trust what it reads (ok) nor fail itself (125, with its
+    private directory left behind): the state is unknown.  The control,
+    the same write without the tampering, is ok."""
+    tmp, env = private_env(tmp_path)
+    status, points = crashtest("--check=true", old, "--", "sh", "-c", "echo new > data",
+                               env=env)
+    assert status == 0 and points[0]["verdict"] == "ok", points
+    cmd = [CRASHTEST, "--json", "--check=true", old, "--", "sh", "-c",
+           f"echo new > data; {tamper}"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
+    assert r.returncode == 2, f"\nrerun: {cmdline(cmd)}\n{r.stdout}{r.stderr}"
+    assert json.loads(r.stdout)["points"][0]["verdict"] == "unknown", r.stdout
+    assert not list(tmp.iterdir()), list(tmp.iterdir())
+
+
+def pids(marker):
+    r = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
+    return [int(p) for p in r.stdout.split()]
+
+
+def alive(marker):
+    return bool(pids(marker))
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_to_crashtest_leaves_nothing(old, tmp_path, sig):
+    """crashtest interrupted while the command runs (in a process group of
+    its own, so a terminal's ^C reaches crashtest alone): the command's tree
+    and the private run directory were left behind.  crashtest must kill the
+    tree, remove its directory and die of the signal.  The control: the
+    command is running (and the directory there) before the signal."""
+    tmp, env = private_env(tmp_path)
+    marker = f"sleep 3{sig:02d}.5"
+    p = subprocess.Popen([CRASHTEST, old, "--", "sh", "-c", f"{marker}; echo late"],
+                         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    for _ in range(500):
+        if alive(marker):
+            break
+        time.sleep(0.01)
+    assert alive(marker) and list(tmp.iterdir()), "the control: the command never ran"
+    p.send_signal(sig)
+    try:
+        p.wait(timeout=30)
+    finally:
+        gone = not alive(marker)
+        for pid in pids(marker):
+            os.kill(pid, signal.SIGKILL)
+    assert p.returncode == -sig, (p.returncode, p.stderr.read())
+    assert gone and not list(tmp.iterdir()), list(tmp.iterdir())
