@@ -48,8 +48,10 @@ enum ct_kind {
 	CT_IMAGE,     /* file (dev, ino): its bytes at off as a durability call
 	               * found them (redo, for changes the library cannot see:
 	               * stdio, shared mappings) */
-	CT_TRUNC,     /* as CT_DATA, for a truncation to the length in ino2:
-	               * the old bytes from there, the old size */
+	CT_TRUNC,     /* file (dev, ino) was truncated to the length in ino2
+	               * from the size in size; no payload: the bytes it
+	               * dropped went before it as CT_DATA, written before the
+	               * call, this one only once it succeeded */
 	CT_WRITEOUT,  /* sync_file_range wrote (dev, ino) back and waited */
 };
 

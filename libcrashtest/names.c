@@ -244,6 +244,7 @@ PL_EXPORT int symlinkat(const char *target, int nd, const char *n)
 /* Opens: what O_TRUNC is about to drop, and whether O_CREAT made a file. */
 struct before_open {
 	int existed, truncated;
+	struct stat st;
 };
 
 static void before_open(int dirfd, const char *path, int flags, struct before_open *b)
@@ -261,7 +262,7 @@ static void before_open(int dirfd, const char *path, int flags, struct before_op
 	fd = (int)syscall(SYS_openat, dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd >= 0) {
 		ct_lock();
-		b->truncated = ct_save_truncate(fd, 0);
+		b->truncated = ct_save_truncate(fd, 0, &b->st);
 		ct_unlock();
 		close(fd);
 	} else {
@@ -275,8 +276,10 @@ static int after_open(int fd, int dirfd, const char *path, const struct before_o
 
 	if (fd >= 0 && !b->existed)
 		made(0, dirfd, path, CT_CREATE);
-	else if (fd >= 0 && b->truncated)
+	else if (fd >= 0 && b->truncated) {
+		ct_truncated(&b->st, 0);
 		ct_step("O_TRUNC", fd, NULL);
+	}
 	errno = saved;
 	return fd;
 }
