@@ -121,13 +121,14 @@ static const struct file *find(const struct snapshot *s, unsigned long long dev,
 	return NULL;
 }
 
-static void read_all(const char *path, struct journal *j)
+/* The journal's bytes; 0 if it is gone (the command removed it). */
+static int read_all(const char *path, struct journal *j)
 {
 	FILE *f = fopen(path, "re");
 	size_t cap = 0, got;
 
 	if (!f)
-		die("cannot read the journal %s: %s", path, strerror(errno));
+		return 0;
 	for (j->len = 0;; j->len += got) {
 		if (j->len == cap && !(j->buf = realloc(j->buf, cap = cap ? 2 * cap : 65536)))
 			die("out of memory");
@@ -135,16 +136,20 @@ static void read_all(const char *path, struct journal *j)
 			break;
 	}
 	fclose(f);
+	return 1;
 }
 
-static void load(const char *dir, struct journal *j)
+/* The records; a journal gone, or with bytes that are no record (the
+ * command wrote into it), cannot be trusted: the state is unknown. */
+static void load(struct ct_run *run, struct journal *j)
 {
 	char path[PATH_MAX];
 	size_t off = 0;
 	struct ct_record h;
 
-	path_join(path, sizeof(path), dir, CT_JOURNAL);
-	read_all(path, j);
+	path_join(path, sizeof(path), run->dir, CT_JOURNAL);
+	if (!read_all(path, j))
+		strlist_add(&run->unknown, "the journal is gone: %s", strerror(errno));
 	while (off + sizeof(h) <= j->len) {
 		memcpy(&h, j->buf + off, sizeof(h));
 		if (h.magic != CT_MAGIC || h.len > j->len - off - sizeof(h))
@@ -155,6 +160,8 @@ static void load(const char *dir, struct journal *j)
 		j->rec[j->n++] = (struct rec){h, j->buf + off + sizeof(h), 0};
 		off += sizeof(h) + h.len;
 	}
+	if (off != j->len)
+		strlist_add(&run->unknown, "the journal is corrupt at byte %zu", off);
 }
 
 /* The k-th string of a record's payload, or "". */
@@ -397,7 +404,7 @@ void rollback(struct ct_run *run, const struct snapshot *before)
 	struct snapshot now = {0};
 	char keep[PATH_MAX];
 
-	load(run->dir, &j);
+	load(run, &j);
 	run->journal = (long)j.len;
 	find_point(run, &j);
 	path_join(keep, sizeof(keep), run->dir, CT_KEEP);
