@@ -138,3 +138,25 @@ def test_a_signal_to_crashtest_leaves_nothing(old, tmp_path, sig):
             os.kill(pid, signal.SIGKILL)
     assert p.returncode == -sig, (p.returncode, p.stderr.read())
     assert gone and not list(tmp.iterdir()), list(tmp.iterdir())
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounts a small tmpfs")
+def test_a_full_tmpdir_leaves_no_run_directory(old, tmp_path):
+    """TMPDIR on a small tmpfs that DIR does not fit in: cp fails and
+    crashtest dies (125, its message), but its private directory, made
+    before the copy, stayed behind.  The control: DIR fits, and runs."""
+    tmp = tmp_path / "small"
+    tmp.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", tmp], check=True)
+    try:
+        env = dict(os.environ, TMPDIR=str(tmp))
+        r = subprocess.run([CRASHTEST, old, "--", "true"], capture_output=True, text=True,
+                           env=env, timeout=60)
+        assert r.returncode == 0 and not list(tmp.iterdir()), r
+        (old / "big").write_bytes(b"x" * (2 << 20))
+        r = subprocess.run([CRASHTEST, old, "--", "true"], capture_output=True, text=True,
+                           env=env, timeout=60)
+        assert r.returncode == 125 and "crashtest: cannot copy" in r.stderr, r
+        assert not list(tmp.iterdir()), list(tmp.iterdir())
+    finally:
+        subprocess.run(["umount", tmp], check=True)
