@@ -327,6 +327,18 @@ static void restore(struct ct_run *run, const char *keep, const char *path)
 		strlist_add(&run->unknown, "cannot bring back %s", short_name(run, path));
 }
 
+/* A directory whose entry is lost takes what is in it along, whatever
+ * was made durable inside: nothing names it any more. */
+static void undo_mkdir(struct ct_run *run, const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		remove_tree(path);
+		strlist_add(&run->undone, "created directory %s", short_name(run, path));
+	}
+}
+
 static void undo_name(struct ct_run *run, const struct rec *r)
 {
 	const char *a = within(str_at(r, 0), run->work), *b = within(str_at(r, 1), run->work);
@@ -338,8 +350,7 @@ static void undo_name(struct ct_run *run, const struct rec *r)
 		if (unlink(a) == 0)
 			strlist_add(&run->undone, "created %s", name);
 	} else if (r->h.kind == CT_MKDIR) {
-		if (rmdir(a) == 0)
-			strlist_add(&run->undone, "created directory %s", name);
+		undo_mkdir(run, a);
 	} else if (r->h.kind == CT_RMDIR) {
 		if (mkdir(a, (mode_t)r->h.size) == 0)
 			strlist_add(&run->undone, "removed directory %s", name);
