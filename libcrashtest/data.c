@@ -184,7 +184,7 @@ int ct_save_truncate(int fd, long long len, struct stat *st)
 {
 	int saved = errno;
 
-	if (!tracked(fd, st))
+	if (len < 0 || !tracked(fd, st)) /* EINVAL: nothing to save */
 		return 0;
 	save_range(fd, st, len, st->st_size > len ? st->st_size - len : 0, CT_DATA);
 	ct_bump(); /* ext4-ordered keeps the truncation: later writes save anew */

@@ -86,7 +86,7 @@ static int before_truncate(const char *path, long long len, struct stat *st)
 	if (fd < 0)
 		return 0;
 	ct_lock();
-	t = len >= 0 && ct_save_truncate(fd, len, st);
+	t = ct_save_truncate(fd, len, st);
 	ct_unlock();
 	close(fd);
 	return t;

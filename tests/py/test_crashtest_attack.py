@@ -182,3 +182,27 @@ def test_a_lost_directory_loses_what_is_in_it(old):
     status, points = crashtest("--check=test -s a/b/f", old, "--", "python3", "-c", MKDIRS,
                                "a", ".")
     assert status == 0 and not points[0]["undone"], points
+
+
+FAILING = {
+    "ftruncate-negative": ("os.ftruncate(fd, -1)", "EINVAL"),
+    "ftruncate-read-only": ("os.ftruncate(os.open('data', os.O_RDONLY), 0)", "EINVAL"),
+    "pwrite-o-path": ("os.pwrite(os.open('data', os.O_PATH), b'new', 0)", "EBADF"),
+    "fallocate-o-path": ("os.posix_fallocate(os.open('data', os.O_PATH), 0, 10)", "EBADF"),
+}
+
+
+@pytest.mark.parametrize("call", FAILING)
+def test_a_failing_call_changes_nothing(old, call):
+    """A call that fails changes no file: the library must keep its result
+    and errno (the native run is the control) and the state stays known:
+    ftruncate(fd, -1) made the library read the old contents at offset -1
+    and call the state unknown."""
+    code, want = FAILING[call]
+    prog = ("import errno, os\nfd = os.open('data', os.O_RDWR)\n"
+            f"try:\n    {code}\nexcept OSError as e:\n    print(errno.errorcode[e.errno])")
+    native = subprocess.run(["python3", "-c", prog], cwd=old, capture_output=True, text=True)
+    assert native.stdout == f"{want}\n", native
+    status, points = crashtest(f"--check=grep -qx {want} \"$CRASHTEST_OUTPUT\" && "
+                               "grep -qx old data", old, "--", "python3", "-c", prog)
+    assert status == 0 and points[0]["verdict"] == "ok", points
