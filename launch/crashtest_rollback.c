@@ -420,7 +420,11 @@ void rollback(struct ct_run *run, const struct snapshot *before)
 	find_point(run, &j);
 	path_join(keep, sizeof(keep), run->dir, CT_KEEP);
 	walk(&now, run->work);
-	walk(&now, keep);
+	walking = &now;
+	/* keep/ is the run's, but the command may remove it: what it held
+	 * cannot be brought back. */
+	if (nftw(keep, add_file, 16, FTW_PHYS) != 0)
+		strlist_add(&run->unknown, "keep/ is gone: %s", strerror(errno));
 	unseen(run, &j, before, &now);
 	mark_durable(&j, run->model);
 	undo_contents(run, &j, &now);

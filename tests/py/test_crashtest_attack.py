@@ -206,3 +206,19 @@ def test_a_failing_call_changes_nothing(old, call):
     status, points = crashtest(f"--check=grep -qx {want} \"$CRASHTEST_OUTPUT\" && "
                                "grep -qx old data", old, "--", "python3", "-c", prog)
     assert status == 0 and points[0]["verdict"] == "ok", points
+
+
+@pytest.mark.parametrize("tamper", ['rm -rf "$CRASHTEST_RUN/keep"',
+                                    'mv "$CRASHTEST_RUN/keep" "$CRASHTEST_RUN/k"'],
+                         ids=["removed", "moved"])
+def test_a_removed_keep_directory_is_unknown(old, tmp_path, tamper):
+    """keep/ holds links to what the command removed: a command that
+    removes it made crashtest fail (125).  The state is unknown instead;
+    the control, the same removal with keep/ left alone, is undone (ok)."""
+    tmp, env = private_env(tmp_path)
+    status, points = crashtest("--check=grep -qx old data", old, "--", "rm", "data", env=env)
+    assert status == 0 and points[0]["undone"] == ["removed data"], points
+    status, points = crashtest("--check=true", old, "--", "sh", "-c", f"rm data; {tamper}",
+                               env=env)
+    assert status == 2 and points[0]["verdict"] == "unknown", points
+    assert not list(tmp.iterdir()), list(tmp.iterdir())
