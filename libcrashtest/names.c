@@ -78,13 +78,17 @@ static void note_names(enum ct_kind kind, const struct stat *p1, const struct st
 	ct_record(&h, payload, len);
 }
 
-/* The entry (dirfd, path) is about to go: a link to it in keep/, or "". */
-static void keep(int dirfd, const char *path, const struct name *n, char *out, size_t size)
+/* The entry (dirfd, path) is about to go: a link to it in keep/, or "".
+ * Not when it is `moved` itself: a rename between two links of one inode
+ * does nothing and removes nothing. */
+static void keep(int dirfd, const char *path, const struct name *n, const struct stat *moved,
+		 char *out, size_t size)
 {
 	struct stat st;
 
 	out[0] = '\0';
-	if (fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(st.st_mode))
+	if (fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(st.st_mode) ||
+	    (moved && st.st_dev == moved->st_dev && st.st_ino == moved->st_ino))
 		return;
 	ct_keep_name(out, size);
 	if (syscall(SYS_linkat, AT_FDCWD, n->abs, AT_FDCWD, out, 0) != 0) {
@@ -119,10 +123,10 @@ static int renamed(int od, const char *o, int nd, const char *nw, unsigned flags
 	char k[PATH_MAX] = "";
 	int in_a = name_of(od, o, &a), in_b = name_of(nd, nw, &b), r, saved;
 
-	if (in_b && !(flags & RENAME_EXCHANGE))
-		keep(nd, nw, &b, k, sizeof(k));
 	if (in_a)
 		fstatat(od, o, &st, AT_SYMLINK_NOFOLLOW);
+	if (in_b && !(flags & RENAME_EXCHANGE))
+		keep(nd, nw, &b, in_a ? &st : NULL, k, sizeof(k));
 	r = call(od, o, nd, nw, flags);
 	saved = errno;
 	if (r != 0)
@@ -166,7 +170,7 @@ static int unlinked(int dirfd, const char *path, int flags)
 	if (in && (flags & AT_REMOVEDIR) && fstatat(dirfd, path, &st, 0) == 0)
 		mode = st.st_mode & 07777;
 	else if (in)
-		keep(dirfd, path, &n, k, sizeof(k));
+		keep(dirfd, path, &n, NULL, k, sizeof(k));
 	r = REAL(unlinkat)(dirfd, path, flags);
 	saved = errno;
 	if (r != 0)

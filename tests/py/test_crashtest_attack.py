@@ -237,3 +237,18 @@ def test_a_truncated_points_file_does_not_kill_the_command(old):
     status, points = crashtest('--check=grep -qx after "$CRASHTEST_OUTPUT"', old, "--", "sh",
                                "-c", script)
     assert points[0]["check_status"] == 0, points
+
+
+def test_a_rename_between_links_of_one_file(old):
+    """rename() between two hard links of one inode, or of a name onto
+    itself, succeeds and does nothing (the native control keeps both
+    names); the library kept the target as if it were replaced, and the
+    rollback could not bring it back over the name still there: unknown."""
+    os.link(old / "data", old / "b")
+    prog = "import os; os.rename('data', 'b'); os.rename('b', 'b')"
+    subprocess.run(["cp", "-a", old, old.parent / "native"], check=True)
+    subprocess.run(["python3", "-c", prog], cwd=old.parent / "native", check=True)
+    assert sorted(os.listdir(old.parent / "native")) == ["b", "data"]
+    status, points = crashtest("--check=grep -qx old data && grep -qx old b", old, "--",
+                               "python3", "-c", prog)
+    assert status == 0 and points[0]["verdict"] == "ok", points
