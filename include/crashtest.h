@@ -62,6 +62,8 @@ struct ct_counters {
 	uint64_t writes;     /* writes and directory operations in the copy */
 	uint64_t generation; /* bumped where a model may make data durable:
 	                      * what was saved before it is saved again after */
+	uint64_t lost;       /* records the journal could not take (a file
+	                      * size limit, a full disk): the state is unknown */
 };
 
 struct ct_record {

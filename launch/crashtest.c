@@ -335,6 +335,9 @@ static void read_counters(struct ct_run *run)
 		memset(&n, 0, sizeof(n));
 	if (fd >= 0)
 		close(fd);
+	if (n.lost)
+		strlist_add(&run->unknown, "%llu records the journal could not take (a file "
+			    "size limit, a full disk)", (unsigned long long)n.lost);
 	run->points = (long)n.points;
 	run->syncs = (long)n.syncs;
 	run->writes = (long)n.writes;

@@ -5,6 +5,7 @@ journal, signals sent to crashtest.  Each test is a defect that was found;
 each "did not happen" sits beside its native control."""
 import json
 import os
+import resource
 import signal
 import subprocess
 import time
@@ -252,3 +253,36 @@ def test_a_rename_between_links_of_one_file(old):
     status, points = crashtest("--check=grep -qx old data && grep -qx old b", old, "--",
                                "python3", "-c", prog)
     assert status == 0 and points[0]["verdict"] == "ok", points
+
+
+FSIZE = """
+import os, signal
+signal.signal(signal.SIGXFSZ, signal.SIG_DFL)  # as a C program has it
+fd = os.open('data', os.O_RDWR)
+for i in range(30):
+    os.pwrite(fd, b'x' * 100, i * 100)
+    os.fsync(fd)
+print('done')
+"""
+
+
+def test_a_file_size_limit_neither_kills_nor_hides(old):
+    """ulimit -f 8: the command's own writes fit (the native control
+    prints 'done'), but the journal the library appends to outgrew the
+    limit: SIGXFSZ killed the command, and records the journal could not
+    take were silently missing.  The command must run on, the state be
+    unknown."""
+    (old / "data").write_bytes(bytes(3000))
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
+
+    native = subprocess.run(["sh", "-c", f"cp -a {old} n && cd n && python3 -c \"$0\"", FSIZE],
+                            cwd=old.parent, capture_output=True, text=True, preexec_fn=limit)
+    assert native.stdout == "done\n", native
+    cmd = [CRASHTEST, "--json", '--check=grep -qx done "$CRASHTEST_OUTPUT"', old, "--",
+           "python3", "-c", FSIZE]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60, preexec_fn=limit)
+    points = json.loads(r.stdout)["points"]
+    assert points[0]["check_status"] == 0, points
+    assert r.returncode == 2 and points[0]["verdict"] == "unknown", points
