@@ -276,9 +276,14 @@ static void before_open(int dirfd, const char *path, int flags, struct before_op
 
 static int after_open(int fd, int dirfd, const char *path, const struct before_open *b)
 {
+	char made_path[PATH_MAX];
 	int saved = errno;
 
-	if (fd >= 0 && !b->existed)
+	/* Named by the descriptor: through a dangling symlink, what was made
+	 * is its target, and the link was there before. */
+	if (fd >= 0 && !b->existed && ct_fd_path(fd, made_path, sizeof(made_path)) == 0)
+		made(0, AT_FDCWD, made_path, CT_CREATE);
+	else if (fd >= 0 && !b->existed)
 		made(0, dirfd, path, CT_CREATE);
 	else if (fd >= 0 && b->truncated) {
 		ct_truncated(&b->st, 0);

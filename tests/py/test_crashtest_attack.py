@@ -286,3 +286,17 @@ def test_a_file_size_limit_neither_kills_nor_hides(old):
     points = json.loads(r.stdout)["points"]
     assert points[0]["check_status"] == 0, points
     assert r.returncode == 2 and points[0]["verdict"] == "unknown", points
+
+
+def test_a_create_through_a_dangling_symlink(old):
+    """open(O_CREAT) of a dangling symlink creates its target: the library
+    recorded the link's name as created, and the rollback removed the link,
+    which existed before, and left the target.  The native control shows
+    what the open makes: the target, the link unchanged."""
+    (old / "link").symlink_to("target")
+    subprocess.run(["cp", "-a", old, old.parent / "native"], check=True)
+    subprocess.run(["sh", "-c", "echo new > link"], cwd=old.parent / "native", check=True)
+    assert (old.parent / "native" / "target").read_text() == "new\n"
+    status, points = crashtest("--check=test -L link && test ! -e target", old, "--", "sh",
+                               "-c", "echo new > link")
+    assert status == 0 and points[0]["undone"] == ["created target"], points
