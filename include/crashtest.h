@@ -38,7 +38,8 @@ enum ct_kind {
 	CT_MKDIR,     /* parent; payload: path */
 	CT_LINK,      /* parent of the new name; payload: path */
 	CT_UNLINK,    /* parent; payload: path, keep name */
-	CT_RMDIR,     /* parent; mode in size; payload: path */
+	CT_RMDIR,     /* parent; mode in off, owner's uid in dev2 and gid in
+	               * ino2 ((uid_t)-1: unknown); payload: path */
 	CT_RENAME,    /* parents (dev, ino) and (dev2, ino2), the inode moved
 	               * in off; payload: old, new, keep name of the replaced
 	               * file or "" */

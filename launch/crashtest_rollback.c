@@ -339,6 +339,18 @@ static void undo_mkdir(struct ct_run *run, const char *path)
 	}
 }
 
+/* A removed directory back with its mode (past the umask) and owner. */
+static void undo_rmdir(struct ct_run *run, const struct rec *r, const char *path)
+{
+	if (mkdir(path, 0700) != 0)
+		return;
+	if (chown(path, (uid_t)r->h.dev2, (gid_t)r->h.ino2) != 0 ||
+	    chmod(path, (mode_t)r->h.off & 07777) != 0)
+		strlist_add(&run->unknown, "cannot give %s back its owner and mode",
+			    short_name(run, path));
+	strlist_add(&run->undone, "removed directory %s", short_name(run, path));
+}
+
 static void undo_name(struct ct_run *run, const struct rec *r)
 {
 	const char *a = within(str_at(r, 0), run->work), *b = within(str_at(r, 1), run->work);
@@ -352,8 +364,7 @@ static void undo_name(struct ct_run *run, const struct rec *r)
 	} else if (r->h.kind == CT_MKDIR) {
 		undo_mkdir(run, a);
 	} else if (r->h.kind == CT_RMDIR) {
-		if (mkdir(a, (mode_t)r->h.size) == 0)
-			strlist_add(&run->undone, "removed directory %s", name);
+		undo_rmdir(run, r, a);
 	} else if (r->h.kind == CT_UNLINK) {
 		restore(run, str_at(r, 1), a);
 		strlist_add(&run->undone, "removed %s", name);

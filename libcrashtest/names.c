@@ -166,17 +166,21 @@ static int unlinked(int dirfd, const char *path, int flags)
 	char k[PATH_MAX] = "";
 	int in = name_of(dirfd, path, &n), r, saved;
 	long long mode = 0755;
+	/* A directory's owner rides in the second (dev, ino): uid, gid. */
+	struct stat owner = {.st_dev = (uid_t)-1, .st_ino = (gid_t)-1};
 
-	if (in && (flags & AT_REMOVEDIR) && fstatat(dirfd, path, &st, 0) == 0)
+	if (in && (flags & AT_REMOVEDIR) && fstatat(dirfd, path, &st, 0) == 0) {
 		mode = st.st_mode & 07777;
-	else if (in)
+		owner.st_dev = st.st_uid;
+		owner.st_ino = st.st_gid;
+	} else if (in)
 		keep(dirfd, path, &n, NULL, k, sizeof(k));
 	r = REAL(unlinkat)(dirfd, path, flags);
 	saved = errno;
 	if (r != 0)
 		drop_keep(k);
 	else if (in) {
-		note_names(flags & AT_REMOVEDIR ? CT_RMDIR : CT_UNLINK, &n.parent, NULL, mode,
+		note_names(flags & AT_REMOVEDIR ? CT_RMDIR : CT_UNLINK, &n.parent, &owner, mode,
 			   n.abs, k, (char *)NULL);
 		ct_step(flags & AT_REMOVEDIR ? "rmdir" : "unlink", -1, n.abs);
 	}

@@ -300,3 +300,24 @@ def test_a_create_through_a_dangling_symlink(old):
     status, points = crashtest("--check=test -L link && test ! -e target", old, "--", "sh",
                                "-c", "echo new > link")
     assert status == 0 and points[0]["undone"] == ["created target"], points
+
+
+@pytest.mark.parametrize("mode", [0o1777, 0o700])
+def test_a_removed_directory_comes_back_as_it_was(old, mode):
+    """rmdir undone: the directory came back with mode 0 (the library put
+    the mode where the rollback did not read it) and owned by whoever ran
+    crashtest.  It must come back with its mode and, when crashtest may
+    give it, its owner.  The control: a native stat of the directory."""
+    sub = old / "sub"
+    sub.mkdir()
+    sub.chmod(mode)
+    owner = (os.getuid(), os.getgid())
+    if os.geteuid() == 0:
+        owner = (12345, 12345)
+        os.chown(sub, *owner)
+    want = f"{mode:o} {owner[0]} {owner[1]}"
+    native = subprocess.run(["stat", "-c", "%a %u %g", sub], capture_output=True, text=True)
+    assert native.stdout == want + "\n", native
+    status, points = crashtest(f'--check=test "$(stat -c "%a %u %g" sub)" = "{want}"', old,
+                               "--", "rmdir", "sub")
+    assert status == 0 and points[0]["undone"] == ["removed directory sub"], points
