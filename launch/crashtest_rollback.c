@@ -262,6 +262,24 @@ static const char *kept_name(const struct ct_run *run, const struct journal *j,
 	return path;
 }
 
+/* A file of the copy opened to be rolled back.  One the command made
+ * read-only (git's objects) is ours: writable for the open, then given its
+ * mode back -- root needs none of this. */
+static int open_to_undo(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC), saved = errno;
+
+	if (fd >= 0 || saved != EACCES || lstat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != geteuid() || chmod(path, (st.st_mode & 07777) | S_IWUSR) != 0)
+		return errno = saved, fd;
+	fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	saved = errno;
+	chmod(path, st.st_mode & 07777);
+	errno = saved;
+	return fd;
+}
+
 static void undo_data(struct ct_run *run, const struct journal *j, const struct rec *r,
 		      const struct snapshot *now, struct snapshot *done)
 {
@@ -272,7 +290,7 @@ static void undo_data(struct ct_run *run, const struct journal *j, const struct 
 		strlist_add(&run->unknown, "a written file is gone without a trace");
 		return;
 	}
-	fd = open(f->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = open_to_undo(f->path);
 	if (fd < 0 || pwrite(fd, r->payload, r->h.len, r->h.off) != (ssize_t)r->h.len ||
 	    ftruncate(fd, r->h.size) != 0)
 		die("cannot roll %s back: %s", f->path, strerror(errno));
@@ -294,11 +312,13 @@ static void redo_truncations(struct ct_run *run, const struct journal *j,
 	for (size_t i = 0; i < j->n; i++) {
 		const struct rec *r = &j->rec[i];
 		const struct file *f = find(now, r->h.dev, r->h.ino);
+		int fd;
 
 		if (r->h.kind != CT_TRUNC || r->durable || !f)
 			continue;
-		if (truncate(f->path, (off_t)r->h.ino2) != 0)
+		if ((fd = open_to_undo(f->path)) < 0 || ftruncate(fd, (off_t)r->h.ino2) != 0)
 			die("cannot truncate %s: %s", f->path, strerror(errno));
+		close(fd);
 		strlist_add(&run->kept, "the truncation of %s to %llu bytes",
 			    short_name(run, f->path), (unsigned long long)r->h.ino2);
 	}

@@ -6,8 +6,10 @@ each "did not happen" sits beside its native control."""
 import json
 import os
 import resource
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -321,3 +323,45 @@ def test_a_removed_directory_comes_back_as_it_was(old, mode):
     status, points = crashtest(f'--check=test "$(stat -c "%a %u %g" sub)" = "{want}"', old,
                                "--", "rmdir", "sub")
     assert status == 0 and points[0]["undone"] == ["removed directory sub"], points
+
+
+READ_ONLY = """
+import os
+fd = os.open('obj', os.O_CREAT | os.O_WRONLY, 0o644)
+os.write(fd, b'blob')
+os.fchmod(fd, 0o444)
+fd = os.open('data', os.O_WRONLY)
+os.write(fd, b'new')
+os.fchmod(fd, 0o444)
+"""
+
+
+def test_an_unprivileged_rollback_of_read_only_files():
+    """Run as an ordinary user (nobody, when the tests run as root): a file
+    written then made read-only, as git makes its objects, could not be
+    opened for the rollback and crashtest died (125).  It must roll back,
+    and the file keep its mode.  The control: the user cannot open the
+    file for writing (natively, EACCES)."""
+    top = tempfile.mkdtemp(prefix="crashtest-attack.")
+    as_user = []
+    try:
+        os.chmod(top, 0o755)
+        d = os.path.join(top, "dir")
+        os.mkdir(d)
+        with open(os.path.join(d, "data"), "w") as f:
+            f.write("old\n")
+        if os.geteuid() == 0:
+            as_user = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+            for p in (top, d, os.path.join(d, "data")):
+                shutil.chown(p, "nobody", "nogroup")
+        probe = as_user + ["sh", "-c", "cp -a dir native && cd native && python3 -c \"$0\" && "
+                           "echo x > data", READ_ONLY]
+        native = subprocess.run(probe, cwd=top, capture_output=True, text=True)
+        assert native.returncode != 0 and "Permission denied" in native.stderr, native
+        cmd = as_user + [CRASHTEST, "--json", "--check=grep -qx old data && test ! -e obj && "
+                         'test "$(stat -c %a data)" = 444', d, "--", "python3", "-c", READ_ONLY]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=top,
+                           env=dict(os.environ, TMPDIR=top))
+        assert r.returncode == 0, f"\nrerun: {cmdline(cmd)}\n{r.stdout}{r.stderr}"
+    finally:
+        subprocess.run(["rm", "-rf", top])
