@@ -440,6 +440,53 @@ static void find_point(struct ct_run *run, const struct journal *j)
 		}
 }
 
+/* Directories of the copy the command made read-only or unreadable: ours
+ * (never another user's), usable (u+rwx) for the rollback and the removal,
+ * their modes kept to be given back -- root needs none of this. */
+static struct {
+	char **path;
+	mode_t *mode;
+	size_t n;
+	int changed;
+} opened;
+
+static int open_up(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)ftw;
+	if ((type != FTW_D && type != FTW_DNR) || st->st_uid != geteuid() ||
+	    (st->st_mode & S_IRWXU) == S_IRWXU || chmod(path, st->st_mode | S_IRWXU) != 0)
+		return 0;
+	opened.path = realloc(opened.path, (opened.n + 1) * sizeof(*opened.path));
+	opened.mode = realloc(opened.mode, (opened.n + 1) * sizeof(*opened.mode));
+	if (!opened.path || !opened.mode || !(opened.path[opened.n] = strdup(path)))
+		die("out of memory");
+	opened.mode[opened.n++] = st->st_mode & 07777;
+	opened.changed = 1;
+	return 0;
+}
+
+/* Again until nothing changes: an unreadable directory is entered once
+ * it is readable. */
+static void open_up_tree(const char *top)
+{
+	do {
+		opened.changed = 0;
+		nftw(top, open_up, 16, FTW_PHYS);
+	} while (opened.changed);
+}
+
+/* The modes of those opened since the `from`th back, innermost first;
+ * `run` (or NULL: the tree is going) hears of a failure, but not of a
+ * directory the rollback removed. */
+static void close_up(struct ct_run *run, size_t from)
+{
+	for (size_t i = opened.n; i-- > from; free(opened.path[i]))
+		if (run && chmod(opened.path[i], opened.mode[i]) != 0 && errno != ENOENT)
+			strlist_add(&run->unknown, "cannot give %s its mode back",
+				    short_name(run, opened.path[i]));
+	opened.n = from;
+}
+
 void rollback(struct ct_run *run, const struct snapshot *before)
 {
 	struct journal j = {0};
@@ -450,6 +497,7 @@ void rollback(struct ct_run *run, const struct snapshot *before)
 	run->journal = (long)j.len;
 	find_point(run, &j);
 	path_join(keep, sizeof(keep), run->dir, CT_KEEP);
+	open_up_tree(run->work);
 	walk(&now, run->work);
 	walking = &now;
 	/* keep/ is the run's, but the command may remove it: what it held
@@ -462,6 +510,7 @@ void rollback(struct ct_run *run, const struct snapshot *before)
 	for (size_t i = j.n; i-- > 0;)
 		if (is_dir_op(j.rec[i].h.kind) && !j.rec[i].durable)
 			undo_name(run, &j.rec[i]);
+	close_up(run, 0);
 	free(j.buf);
 	free(j.rec);
 	free(now.f);
@@ -477,5 +526,9 @@ static int remove_one(const char *path, const struct stat *st, int type, struct 
 
 void remove_tree(const char *dir)
 {
+	size_t from = opened.n;
+
+	open_up_tree(dir);
+	close_up(NULL, from);
 	nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }

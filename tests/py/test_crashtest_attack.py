@@ -325,6 +325,21 @@ def test_a_removed_directory_comes_back_as_it_was(old, mode):
     assert status == 0 and points[0]["undone"] == ["removed directory sub"], points
 
 
+def user_dir(top):
+    """top/dir holding data ("old"), and the command prefix that runs as its
+    owner: nobody when the tests run as root, else the user running them."""
+    os.chmod(top, 0o755)
+    d = os.path.join(top, "dir")
+    os.mkdir(d)
+    with open(os.path.join(d, "data"), "w") as f:
+        f.write("old\n")
+    if os.geteuid() != 0:
+        return d, []
+    for p in (top, d, os.path.join(d, "data")):
+        shutil.chown(p, "nobody", "nogroup")
+    return d, ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+
+
 READ_ONLY = """
 import os
 fd = os.open('obj', os.O_CREAT | os.O_WRONLY, 0o644)
@@ -343,17 +358,8 @@ def test_an_unprivileged_rollback_of_read_only_files():
     and the file keep its mode.  The control: the user cannot open the
     file for writing (natively, EACCES)."""
     top = tempfile.mkdtemp(prefix="crashtest-attack.")
-    as_user = []
     try:
-        os.chmod(top, 0o755)
-        d = os.path.join(top, "dir")
-        os.mkdir(d)
-        with open(os.path.join(d, "data"), "w") as f:
-            f.write("old\n")
-        if os.geteuid() == 0:
-            as_user = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
-            for p in (top, d, os.path.join(d, "data")):
-                shutil.chown(p, "nobody", "nogroup")
+        d, as_user = user_dir(top)
         probe = as_user + ["sh", "-c", "cp -a dir native && cd native && python3 -c \"$0\" && "
                            "echo x > data", READ_ONLY]
         native = subprocess.run(probe, cwd=top, capture_output=True, text=True)
@@ -364,4 +370,44 @@ def test_an_unprivileged_rollback_of_read_only_files():
                            env=dict(os.environ, TMPDIR=top))
         assert r.returncode == 0, f"\nrerun: {cmdline(cmd)}\n{r.stdout}{r.stderr}"
     finally:
+        subprocess.run(["rm", "-rf", top])
+
+
+READ_ONLY_DIRS = """
+import os
+open('new', 'w')
+os.mkdir('sub')
+os.rename('data', 'sub/moved')
+os.chmod('sub', 0o555)
+os.chmod('.', 0o555)
+"""
+
+
+def test_an_unprivileged_rollback_in_read_only_directories():
+    """Run as an ordinary user: the command made its directories read-only.
+    The rollback could not remove what the command created (the file 'new'
+    stayed, silently: a wrong state) nor crashtest its run directory (left
+    behind).  The directories are the user's: opened for the rollback,
+    given their modes back.  The control: natively the user cannot create
+    in such a directory."""
+    top = tempfile.mkdtemp(prefix="crashtest-attack.")
+    try:
+        d, as_user = user_dir(top)
+        probe = as_user + ["sh", "-c", "cp -a dir native && cd native && python3 -c \"$0\" && "
+                           "echo x > other", READ_ONLY_DIRS]
+        native = subprocess.run(probe, cwd=top, capture_output=True, text=True)
+        assert native.returncode != 0 and "Permission denied" in native.stderr, native
+        tmp = os.path.join(top, "tmp")
+        os.mkdir(tmp)
+        if as_user:
+            shutil.chown(tmp, "nobody", "nogroup")
+        cmd = as_user + [CRASHTEST, "--json", "--check=test -f data && test ! -e new && "
+                         'test ! -e sub && test "$(stat -c %a .)" = 555', d, "--", "python3",
+                         "-c", READ_ONLY_DIRS]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=top,
+                           env=dict(os.environ, TMPDIR=tmp))
+        assert r.returncode == 0, f"\nrerun: {cmdline(cmd)}\n{r.stdout}{r.stderr}"
+        assert not os.listdir(tmp), os.listdir(tmp)
+    finally:
+        subprocess.run(["chmod", "-R", "u+rwx", top])
         subprocess.run(["rm", "-rf", top])
