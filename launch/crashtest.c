@@ -420,6 +420,22 @@ static void crash_at(const struct options *o, long at, struct point *p)
 	stop_if_caught();
 }
 
+/* DIR, a directory, as a path with no symlink: cp -a copies a symlink as a
+ * link, and the command would run in DIR itself. */
+static const char *real_dir(const char *dir)
+{
+	struct stat st;
+	char *real;
+
+	if (stat(dir, &st) != 0)
+		die("cannot use %s: %s", dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		die("%s is not a directory", dir);
+	if (!(real = realpath(dir, NULL)))
+		die("cannot resolve %s: %s", dir, strerror(errno));
+	return real;
+}
+
 /* A step of splitmix64: the draw of --random, the same for the same seed. */
 static unsigned long long next_random(unsigned long long *state)
 {
@@ -467,9 +483,7 @@ int main(int argc, char **argv)
 {
 	struct options o = {0};
 	struct point end, p;
-	struct stat st;
 	long n = 0, *at;
-	char *real;
 
 	tool_name = "crashtest";
 	crashtest_pid = getpid();
@@ -478,14 +492,7 @@ int main(int argc, char **argv)
 	parse(argc, argv, &o);
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
 		die("cannot become a subreaper: %s", strerror(errno));
-	if (stat(o.dir, &st) != 0)
-		die("cannot use %s: %s", o.dir, strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		die("%s is not a directory", o.dir);
-	/* cp -a copies a symlink as a link: the command would run in DIR. */
-	if (!(real = realpath(o.dir, NULL)))
-		die("cannot resolve %s: %s", o.dir, strerror(errno));
-	o.dir = real;
+	o.dir = real_dir(o.dir);
 	if (o.random && !o.seeded)
 		o.seed = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 32);
 	o.preload = preload_entry("libcrashtest.so");

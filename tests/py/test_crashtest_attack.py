@@ -351,26 +351,40 @@ os.fchmod(fd, 0o444)
 """
 
 
+def unprivileged_run(prog, denied, check):
+    """prog run by crashtest as the owner of its directory (user_dir), with
+    check; the control: natively, `denied` after prog is refused to that
+    user.  Nothing may be left in its TMPDIR."""
+    top = tempfile.mkdtemp(prefix="crashtest-attack.")
+    try:
+        d, as_user = user_dir(top)
+        probe = as_user + ["sh", "-c", f"cp -a dir native && cd native && python3 -c \"$0\" && "
+                           f"{denied}", prog]
+        native = subprocess.run(probe, cwd=top, capture_output=True, text=True)
+        assert native.returncode != 0 and "Permission denied" in native.stderr, native
+        tmp = os.path.join(top, "tmp")
+        os.mkdir(tmp)
+        if as_user:
+            shutil.chown(tmp, "nobody", "nogroup")
+        cmd = as_user + [CRASHTEST, "--json", f"--check={check}", d, "--", "python3", "-c",
+                         prog]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=top,
+                           env=dict(os.environ, TMPDIR=tmp))
+        assert r.returncode == 0, f"\nrerun: {cmdline(cmd)}\n{r.stdout}{r.stderr}"
+        assert not os.listdir(tmp), os.listdir(tmp)
+    finally:
+        subprocess.run(["chmod", "-R", "u+rwx", top])
+        subprocess.run(["rm", "-rf", top])
+
+
 def test_an_unprivileged_rollback_of_read_only_files():
     """Run as an ordinary user (nobody, when the tests run as root): a file
     written then made read-only, as git makes its objects, could not be
     opened for the rollback and crashtest died (125).  It must roll back,
     and the file keep its mode.  The control: the user cannot open the
     file for writing (natively, EACCES)."""
-    top = tempfile.mkdtemp(prefix="crashtest-attack.")
-    try:
-        d, as_user = user_dir(top)
-        probe = as_user + ["sh", "-c", "cp -a dir native && cd native && python3 -c \"$0\" && "
-                           "echo x > data", READ_ONLY]
-        native = subprocess.run(probe, cwd=top, capture_output=True, text=True)
-        assert native.returncode != 0 and "Permission denied" in native.stderr, native
-        cmd = as_user + [CRASHTEST, "--json", "--check=grep -qx old data && test ! -e obj && "
-                         'test "$(stat -c %a data)" = 444', d, "--", "python3", "-c", READ_ONLY]
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=top,
-                           env=dict(os.environ, TMPDIR=top))
-        assert r.returncode == 0, f"\nrerun: {cmdline(cmd)}\n{r.stdout}{r.stderr}"
-    finally:
-        subprocess.run(["rm", "-rf", top])
+    unprivileged_run(READ_ONLY, "echo x > data", "grep -qx old data && test ! -e obj && "
+                     'test "$(stat -c %a data)" = 444')
 
 
 READ_ONLY_DIRS = """
@@ -390,24 +404,5 @@ def test_an_unprivileged_rollback_in_read_only_directories():
     behind).  The directories are the user's: opened for the rollback,
     given their modes back.  The control: natively the user cannot create
     in such a directory."""
-    top = tempfile.mkdtemp(prefix="crashtest-attack.")
-    try:
-        d, as_user = user_dir(top)
-        probe = as_user + ["sh", "-c", "cp -a dir native && cd native && python3 -c \"$0\" && "
-                           "echo x > other", READ_ONLY_DIRS]
-        native = subprocess.run(probe, cwd=top, capture_output=True, text=True)
-        assert native.returncode != 0 and "Permission denied" in native.stderr, native
-        tmp = os.path.join(top, "tmp")
-        os.mkdir(tmp)
-        if as_user:
-            shutil.chown(tmp, "nobody", "nogroup")
-        cmd = as_user + [CRASHTEST, "--json", "--check=test -f data && test ! -e new && "
-                         'test ! -e sub && test "$(stat -c %a .)" = 555', d, "--", "python3",
-                         "-c", READ_ONLY_DIRS]
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=top,
-                           env=dict(os.environ, TMPDIR=tmp))
-        assert r.returncode == 0, f"\nrerun: {cmdline(cmd)}\n{r.stdout}{r.stderr}"
-        assert not os.listdir(tmp), os.listdir(tmp)
-    finally:
-        subprocess.run(["chmod", "-R", "u+rwx", top])
-        subprocess.run(["rm", "-rf", top])
+    unprivileged_run(READ_ONLY_DIRS, "echo x > other", "test -f data && test ! -e new && "
+                     'test ! -e sub && test "$(stat -c %a .)" = 555')
