@@ -17,6 +17,7 @@ import pytest
 from conftest import BUILD, cmdline
 
 CRASHTEST = BUILD / "bin" / "crashtest"
+CRASH = BUILD.parent / "tests" / "py" / "crash"
 
 
 def crashtest(*args, env=None):
@@ -406,3 +407,21 @@ def test_an_unprivileged_rollback_in_read_only_directories():
     in such a directory."""
     unprivileged_run(READ_ONLY_DIRS, "echo x > other", "test -f data && test ! -e new && "
                      'test ! -e sub && test "$(stat -c %a .)" = 555')
+
+
+@pytest.mark.parametrize("seed", [6, 7, 8])
+def test_rollback_of_names_is_the_last_synced_state(tmp_path, seed):
+    """Differential, of names: seeded creates, writes, renames, links and
+    unlinks in two directories, fsyncs of files and of directories; at every
+    write and sync, the directories hold the entries of their last fsync,
+    each file the contents of its inode's last fsync.  Seed 6 renames
+    between two links of one inode (it was unknown)."""
+    d = tmp_path / "dir"
+    (d / "d").mkdir(parents=True)
+    (d / "a").write_bytes(b"A")
+    (d / "b").write_bytes(b"B")
+    status, points = crashtest("--each", "--writes",
+                               f"--check=python3 {CRASH / 'names_check.py'}", d, "--",
+                               "python3", CRASH / "names.py", seed, 50)
+    assert len(points) > 40, points
+    assert status == 0, [p for p in points if p["verdict"] != "ok"][:3]
