@@ -40,7 +40,8 @@ enum ct_kind {
 	               * payload: path */
 	CT_UNLINK,    /* parent; payload: path, keep name */
 	CT_RMDIR,     /* parent, the directory removed (dev2, ino2); mode in
-	               * off; payload: path */
+	               * off, owner in size (uid << 32 | gid, -1: unknown);
+	               * payload: path */
 	CT_RENAME,    /* parents (dev, ino) and (dev2, ino2), the inode moved
 	               * in off; payload: old, new, keep name of the replaced
 	               * file or "" */
@@ -51,8 +52,10 @@ enum ct_kind {
 	               * found them (redo, for changes the library cannot see:
 	               * stdio, shared mappings); size: the file's size for an
 	               * image of the whole file, else one of CT_IMAGE_* */
-	CT_TRUNC,     /* as CT_DATA, for a truncation to the length in ino2:
-	               * the old bytes from there, the old size */
+	CT_TRUNC,     /* file (dev, ino) was truncated to the length in ino2
+	               * from the size in size; no payload: the bytes it
+	               * dropped went before it as CT_DATA, written before the
+	               * call, this one only once it succeeded */
 	CT_WRITEOUT,  /* sync_file_range wrote (dev, ino) back and waited */
 	CT_TIMES,     /* utime and kin set the times of (dev, ino): mtime's
 	               * seconds in off, nanoseconds in size */
@@ -65,6 +68,8 @@ struct ct_counters {
 	uint64_t writes;     /* writes and directory operations in the copy */
 	uint64_t generation; /* bumped where a model may make data durable:
 	                      * what was saved before it is saved again after */
+	uint64_t lost;       /* records the journal could not take (a file
+	                      * size limit, a full disk): the state is unknown */
 };
 
 /* CT_IMAGE's size when the record is not a whole file's image. */

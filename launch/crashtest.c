@@ -135,6 +135,109 @@ static void parse(int argc, char **argv, struct options *o)
 	o->cmd = argv + optind;
 }
 
+/* Kill the children crashtest has: as a subreaper it inherits every
+ * process of the tree whose parent died. */
+static void kill_children(void)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *e;
+	char path[300], buf[512], *rp;
+	long ppid;
+	int fd;
+	ssize_t n;
+
+	while (proc && (e = readdir(proc))) {
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' ||
+		    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		rp = strrchr(buf, ')'); /* the name may hold anything */
+		if (rp && sscanf(rp, ") %*c %ld", &ppid) == 1 && ppid == getpid())
+			kill((pid_t)atol(e->d_name), SIGKILL);
+	}
+	if (proc)
+		closedir(proc);
+}
+
+/* The power fails: every process of the tree dies, and is gone (its locks
+ * released, its writes over) before the rollback and the checker run --
+ * those that left the process group or were orphaned included. */
+static void power_off(pid_t group)
+{
+	do {
+		if (group > 0)
+			kill(-group, SIGKILL);
+		kill_children();
+	} while (waitpid(-1, NULL, 0) > 0 || errno == EINTR);
+}
+
+/* What a signal to crashtest, or its own error, must not leave behind: the
+ * child it waits for (the command's group, cp, the checker) and the run
+ * directory.  The handler only kills the child, so that the wait returns;
+ * the rest is done there, outside the handler. */
+static volatile sig_atomic_t caught;
+static volatile pid_t waited;
+static char *current; /* the run directory, while it exists */
+static pid_t crashtest_pid;
+
+static void on_signal(int sig)
+{
+	caught = sig;
+	if (waited > 0) {
+		kill(-waited, SIGKILL);
+		kill(waited, SIGKILL);
+	}
+}
+
+static void catch_signals(void)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	struct sigaction sa = {.sa_handler = on_signal}, old;
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(*sigs); i++)
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL); /* no SA_RESTART: waits return */
+}
+
+static void remove_current(void)
+{
+	if (current && getpid() == crashtest_pid)
+		remove_tree(current);
+	current = NULL;
+}
+
+/* After a wait: a signal caught kills what is left of the tree, removes the
+ * run directory and ends crashtest by the same signal. */
+static void stop_if_caught(void)
+{
+	int sig = caught;
+
+	if (!sig)
+		return;
+	power_off(0);
+	remove_current();
+	signal(sig, SIG_DFL);
+	raise(sig);
+	_exit(128 + sig);
+}
+
+static int wait_for(pid_t pid)
+{
+	int status;
+
+	waited = pid;
+	if (caught)
+		on_signal(caught); /* it came before pid was known */
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			die("cannot wait: %s", strerror(errno));
+	waited = 0;
+	return status;
+}
+
 /* Run argv in a child and wait for it: its wait status. */
 static int run_child(char *const argv[], const char *cwd, int out)
 {
@@ -148,9 +251,8 @@ static int run_child(char *const argv[], const char *cwd, int out)
 			die("cannot enter %s: %s", cwd, strerror(errno));
 		exec_command(argv[0], argv);
 	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			die("cannot wait: %s", strerror(errno));
+	status = wait_for(pid);
+	stop_if_caught();
 	return status;
 }
 
@@ -177,6 +279,7 @@ static void prepare(struct ct_run *run, const char *dir)
 	int fd, status;
 
 	private_tmpdir("crashtest", run->dir, sizeof(run->dir));
+	current = run->dir;
 	path_join(run->work, sizeof(run->work), run->dir, "work");
 	status = run_child(cp, NULL, -1);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
@@ -232,47 +335,12 @@ static void read_counters(struct ct_run *run)
 		memset(&n, 0, sizeof(n));
 	if (fd >= 0)
 		close(fd);
+	if (n.lost)
+		strlist_add(&run->unknown, "%llu records the journal could not take (a file "
+			    "size limit, a full disk)", (unsigned long long)n.lost);
 	run->points = (long)n.points;
 	run->syncs = (long)n.syncs;
 	run->writes = (long)n.writes;
-}
-
-/* Kill the children crashtest has: as a subreaper it inherits every
- * process of the tree whose parent died. */
-static void kill_children(void)
-{
-	DIR *proc = opendir("/proc");
-	struct dirent *e;
-	char path[300], buf[512], *rp;
-	long ppid;
-	int fd;
-	ssize_t n;
-
-	while (proc && (e = readdir(proc))) {
-		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
-		if (e->d_name[0] < '1' || e->d_name[0] > '9' ||
-		    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		buf[n > 0 ? n : 0] = '\0';
-		rp = strrchr(buf, ')'); /* the name may hold anything */
-		if (rp && sscanf(rp, ") %*c %ld", &ppid) == 1 && ppid == getpid())
-			kill((pid_t)atol(e->d_name), SIGKILL);
-	}
-	if (proc)
-		closedir(proc);
-}
-
-/* The power fails: every process of the tree dies, and is gone (its locks
- * released, its writes over) before the rollback and the checker run --
- * those that left the process group or were orphaned included. */
-static void power_off(pid_t group)
-{
-	do {
-		kill(-group, SIGKILL);
-		kill_children();
-	} while (waitpid(-1, NULL, 0) > 0 || errno == EINTR);
 }
 
 /* The command, in a process group of its own, under the library. */
@@ -302,16 +370,15 @@ static void command(struct ct_run *run, const struct options *o, long at)
 	}
 	setpgid(pid, pid);
 	close(fd);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			die("cannot wait: %s", strerror(errno));
+	status = wait_for(pid);
 	power_off(pid);
+	stop_if_caught();
 	read_counters(run);
 	/* A command that exits 125-127 may still have run: only one that
 	 * counted nothing is taken as not run. */
 	if (WIFEXITED(status) && WEXITSTATUS(status) >= EXIT_TOOL &&
 	    WEXITSTATUS(status) <= EXIT_NOT_FOUND && !run->syncs && !run->writes) {
-		remove_tree(run->dir); /* COMMAND never ran: nothing to test */
+		remove_current(); /* COMMAND never ran: nothing to test */
 		exit(WEXITSTATUS(status));
 	}
 }
@@ -351,7 +418,24 @@ static void crash_at(const struct options *o, long at, struct point *p)
 		p->v = p->run.unknown.n ? UNKNOWN : o->check ? OK : UNCHECKED;
 	if (p->status >= 0)
 		p->status = WIFEXITED(p->status) ? WEXITSTATUS(p->status) : 128 + WTERMSIG(p->status);
-	remove_tree(p->run.dir);
+	remove_current();
+	stop_if_caught();
+}
+
+/* DIR, a directory, as a path with no symlink: cp -a copies a symlink as a
+ * link, and the command would run in DIR itself. */
+static const char *real_dir(const char *dir)
+{
+	struct stat st;
+	char *real;
+
+	if (stat(dir, &st) != 0)
+		die("cannot use %s: %s", dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		die("%s is not a directory", dir);
+	if (!(real = realpath(dir, NULL)))
+		die("cannot resolve %s: %s", dir, strerror(errno));
+	return real;
 }
 
 /* A step of splitmix64: the draw of --random, the same for the same seed. */
@@ -401,17 +485,16 @@ int main(int argc, char **argv)
 {
 	struct options o = {0};
 	struct point end, p;
-	struct stat st;
 	long n = 0, *at;
 
 	tool_name = "crashtest";
+	crashtest_pid = getpid();
+	atexit(remove_current); /* die() after prepare() */
+	catch_signals();
 	parse(argc, argv, &o);
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
 		die("cannot become a subreaper: %s", strerror(errno));
-	if (stat(o.dir, &st) != 0)
-		die("cannot use %s: %s", o.dir, strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		die("%s is not a directory", o.dir);
+	o.dir = real_dir(o.dir);
 	if (o.random && !o.seeded)
 		o.seed = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 32);
 	o.preload = preload_entry("libcrashtest.so");

@@ -174,13 +174,14 @@ static const struct file *find(const struct snapshot *s, unsigned long long dev,
 	return NULL;
 }
 
-static void read_all(const char *path, struct journal *j)
+/* The journal's bytes; 0 if it is gone (the command removed it). */
+static int read_all(const char *path, struct journal *j)
 {
 	FILE *f = fopen(path, "re");
 	size_t cap = 0, got;
 
 	if (!f)
-		die("cannot read the journal %s: %s", path, strerror(errno));
+		return 0;
 	for (j->len = 0;; j->len += got) {
 		if (j->len == cap && !(j->buf = realloc(j->buf, cap = cap ? 2 * cap : 65536)))
 			die("out of memory");
@@ -188,16 +189,20 @@ static void read_all(const char *path, struct journal *j)
 			break;
 	}
 	fclose(f);
+	return 1;
 }
 
-static void load(const char *dir, struct journal *j)
+/* The records; a journal gone, or with bytes that are no record (the
+ * command wrote into it), cannot be trusted: the state is unknown. */
+static void load(struct ct_run *run, struct journal *j)
 {
 	char path[PATH_MAX];
 	size_t off = 0;
 	struct ct_record h;
 
-	path_join(path, sizeof(path), dir, CT_JOURNAL);
-	read_all(path, j);
+	path_join(path, sizeof(path), run->dir, CT_JOURNAL);
+	if (!read_all(path, j))
+		strlist_add(&run->unknown, "the journal is gone: %s", strerror(errno));
 	while (off + sizeof(h) <= j->len) {
 		memcpy(&h, j->buf + off, sizeof(h));
 		if (h.magic != CT_MAGIC || h.len > j->len - off - sizeof(h))
@@ -208,6 +213,8 @@ static void load(const char *dir, struct journal *j)
 		j->rec[j->n++] = (struct rec){h, j->buf + off + sizeof(h), 0};
 		off += sizeof(h) + h.len;
 	}
+	if (off != j->len)
+		strlist_add(&run->unknown, "the journal is corrupt at byte %zu", off);
 }
 
 /* The k-th string of a record's payload, or "". */
@@ -324,6 +331,24 @@ static const char *kept_name(const struct ct_run *run, const struct journal *j,
 	return path;
 }
 
+/* A file of the copy opened to be rolled back.  One the command made
+ * read-only (git's objects) is ours: writable for the open, then given its
+ * mode back -- root needs none of this. */
+static int open_to_undo(const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC), saved = errno;
+
+	if (fd >= 0 || saved != EACCES || lstat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != geteuid() || chmod(path, (st.st_mode & 07777) | S_IWUSR) != 0)
+		return errno = saved, fd;
+	fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	saved = errno;
+	chmod(path, st.st_mode & 07777);
+	errno = saved;
+	return fd;
+}
+
 static void undo_data(struct ct_run *run, const struct journal *j, const struct rec *r,
 		      const struct snapshot *now, struct snapshot *done)
 {
@@ -334,7 +359,7 @@ static void undo_data(struct ct_run *run, const struct journal *j, const struct 
 		strlist_add(&run->unknown, "a written file is gone without a trace");
 		return;
 	}
-	fd = open(f->path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = open_to_undo(f->path);
 	if (fd < 0 || pwrite(fd, r->payload, r->h.len, r->h.off) != (ssize_t)r->h.len ||
 	    ftruncate(fd, r->h.size) != 0)
 		die("cannot roll %s back: %s", f->path, strerror(errno));
@@ -356,11 +381,13 @@ static void redo_truncations(struct ct_run *run, const struct journal *j,
 	for (size_t i = 0; i < j->n; i++) {
 		const struct rec *r = &j->rec[i];
 		const struct file *f = find(now, r->h.dev, r->h.ino);
+		int fd;
 
 		if (r->h.kind != CT_TRUNC || r->durable || !f)
 			continue;
-		if (truncate(f->path, (off_t)r->h.ino2) != 0)
+		if ((fd = open_to_undo(f->path)) < 0 || ftruncate(fd, (off_t)r->h.ino2) != 0)
 			die("cannot truncate %s: %s", f->path, strerror(errno));
+		close(fd);
 		strlist_add(&run->kept, "the truncation of %s to %llu bytes",
 			    short_name(run, f->path), (unsigned long long)r->h.ino2);
 	}
@@ -389,6 +416,31 @@ static void restore(struct ct_run *run, const char *keep, const char *path)
 		strlist_add(&run->unknown, "cannot bring back %s", short_name(run, path));
 }
 
+/* A directory whose entry is lost takes what is in it along, whatever
+ * was made durable inside: nothing names it any more. */
+static void undo_mkdir(struct ct_run *run, const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		remove_tree(path);
+		strlist_add(&run->undone, "created directory %s", short_name(run, path));
+	}
+}
+
+/* A removed directory back with its mode (past the umask) and owner. */
+static void undo_rmdir(struct ct_run *run, const struct rec *r, const char *path)
+{
+	if (mkdir(path, 0700) != 0)
+		return;
+	if (chown(path, r->h.size < 0 ? (uid_t)-1 : (uid_t)((uint64_t)r->h.size >> 32),
+		  r->h.size < 0 ? (gid_t)-1 : (gid_t)(r->h.size & 0xffffffff)) != 0 ||
+	    chmod(path, (mode_t)r->h.off & 07777) != 0)
+		strlist_add(&run->unknown, "cannot give %s back its owner and mode",
+			    short_name(run, path));
+	strlist_add(&run->undone, "removed directory %s", short_name(run, path));
+}
+
 static void undo_name(struct ct_run *run, const struct rec *r)
 {
 	const char *a = within(str_at(r, 0), run->work), *b = within(str_at(r, 1), run->work);
@@ -400,11 +452,9 @@ static void undo_name(struct ct_run *run, const struct rec *r)
 		if (unlink(a) == 0)
 			strlist_add(&run->undone, "created %s", name);
 	} else if (r->h.kind == CT_MKDIR) {
-		if (rmdir(a) == 0)
-			strlist_add(&run->undone, "created directory %s", name);
+		undo_mkdir(run, a);
 	} else if (r->h.kind == CT_RMDIR) {
-		if (mkdir(a, (mode_t)r->h.off) == 0)
-			strlist_add(&run->undone, "removed directory %s", name);
+		undo_rmdir(run, r, a);
 	} else if (r->h.kind == CT_UNLINK) {
 		restore(run, str_at(r, 1), a);
 		strlist_add(&run->undone, "removed %s", name);
@@ -643,18 +693,70 @@ static void find_point(struct ct_run *run, const struct journal *j)
 		}
 }
 
+/* Directories of the copy the command made read-only or unreadable: ours
+ * (never another user's), usable (u+rwx) for the rollback and the removal,
+ * their modes kept to be given back -- root needs none of this. */
+static struct {
+	char **path;
+	mode_t *mode;
+	size_t n;
+	int changed;
+} opened;
+
+static int open_up(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)ftw;
+	if ((type != FTW_D && type != FTW_DNR) || st->st_uid != geteuid() ||
+	    (st->st_mode & S_IRWXU) == S_IRWXU || chmod(path, st->st_mode | S_IRWXU) != 0)
+		return 0;
+	opened.path = realloc(opened.path, (opened.n + 1) * sizeof(*opened.path));
+	opened.mode = realloc(opened.mode, (opened.n + 1) * sizeof(*opened.mode));
+	if (!opened.path || !opened.mode || !(opened.path[opened.n] = strdup(path)))
+		die("out of memory");
+	opened.mode[opened.n++] = st->st_mode & 07777;
+	opened.changed = 1;
+	return 0;
+}
+
+/* Again until nothing changes: an unreadable directory is entered once
+ * it is readable. */
+static void open_up_tree(const char *top)
+{
+	do {
+		opened.changed = 0;
+		nftw(top, open_up, 16, FTW_PHYS);
+	} while (opened.changed);
+}
+
+/* The modes of those opened since the `from`th back, innermost first;
+ * `run` (or NULL: the tree is going) hears of a failure, but not of a
+ * directory the rollback removed. */
+static void close_up(struct ct_run *run, size_t from)
+{
+	for (size_t i = opened.n; i-- > from; free(opened.path[i]))
+		if (run && chmod(opened.path[i], opened.mode[i]) != 0 && errno != ENOENT)
+			strlist_add(&run->unknown, "cannot give %s its mode back",
+				    short_name(run, opened.path[i]));
+	opened.n = from;
+}
+
 void rollback(struct ct_run *run, const struct snapshot *before)
 {
 	struct journal j = {0};
 	struct snapshot now = {0};
 	char keep[PATH_MAX];
 
-	load(run->dir, &j);
+	load(run, &j);
 	run->journal = (long)j.len;
 	find_point(run, &j);
 	path_join(keep, sizeof(keep), run->dir, CT_KEEP);
+	open_up_tree(run->work);
 	walk(&now, run->work);
-	walk(&now, keep);
+	walking = &now;
+	/* keep/ is the run's, but the command may remove it: what it held
+	 * cannot be brought back. */
+	if (nftw(keep, add_file, 16, FTW_PHYS) != 0)
+		strlist_add(&run->unknown, "keep/ is gone: %s", strerror(errno));
 	unseen(run, &j, before, &now);
 	mark_durable(&j, run->model);
 	undo_contents(run, &j, &now);
@@ -662,6 +764,7 @@ void rollback(struct ct_run *run, const struct snapshot *before)
 	for (size_t i = j.n; i-- > 0;)
 		if (is_dir_op(j.rec[i].h.kind) && !j.rec[i].durable)
 			undo_name(run, &j.rec[i]);
+	close_up(run, 0);
 	free(j.buf);
 	free(j.rec);
 	snapshot_free(&now);
@@ -677,5 +780,9 @@ static int remove_one(const char *path, const struct stat *st, int type, struct 
 
 void remove_tree(const char *dir)
 {
+	size_t from = opened.n;
+
+	open_up_tree(dir);
+	close_up(NULL, from);
 	nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }

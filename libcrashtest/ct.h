@@ -90,8 +90,11 @@ void ct_lock(void);
 void ct_unlock(void);
 
 /* data.c: before a truncation of fd to len, the bytes it drops and the old
- * size; 1 if fd is a file of the copy. */
-int ct_save_truncate(int fd, long long len);
+ * size, as data; 1 if fd is a file of the copy, whose stat goes to *st.
+ * ct_truncated, once the truncation succeeded, records it as one: a failed
+ * one truncated nothing, and ext4-ordered must not keep it. */
+int ct_save_truncate(int fd, long long len, struct stat *st);
+void ct_truncated(const struct stat *st, long long len);
 
 /* sync_file_range wrote fd back and waited for it. */
 void ct_writeout(int fd);
@@ -116,6 +119,7 @@ void ct_save_whole(int fd);
  * returns fd and keeps errno. */
 struct ct_before_open {
 	int existed, truncated;
+	struct stat st; /* the file O_TRUNC truncated */
 };
 void ct_before_open(int dirfd, const char *path, int flags, struct ct_before_open *b);
 int ct_after_open(int fd, int dirfd, const char *path, const struct ct_before_open *b);

@@ -200,17 +200,24 @@ void ct_save_whole(int fd)
 
 /* Before a truncation of fd to `len`: the bytes it drops and the old size.
  * 1 if fd is a file of the copy. */
-int ct_save_truncate(int fd, long long len)
+int ct_save_truncate(int fd, long long len, struct stat *st)
 {
-	struct stat st;
 	int saved = errno;
 
-	if (!tracked(fd, &st))
+	if (len < 0 || !tracked(fd, st)) /* EINVAL: nothing to save */
 		return 0;
-	save_range(fd, &st, len, st.st_size > len ? st.st_size - len : 0, CT_TRUNC);
+	save_range(fd, st, len, st->st_size > len ? st->st_size - len : 0, CT_DATA);
 	ct_bump(); /* ext4-ordered keeps the truncation: later writes save anew */
 	errno = saved;
 	return 1;
+}
+
+void ct_truncated(const struct stat *st, long long len)
+{
+	struct ct_record h = {.kind = CT_TRUNC, .dev = st->st_dev, .ino = st->st_ino,
+			      .off = len, .size = st->st_size, .ino2 = (uint64_t)len};
+
+	ct_record(&h, NULL, 0);
 }
 
 /* sync_file_range wrote fd back and waited. */
@@ -284,18 +291,20 @@ ssize_t ct_end_write(int t, int fd, ssize_t r, const char *call, int sync)
 }
 
 /* A truncation likewise: the bytes it drops saved first. */
-static int begin_truncate(int fd, long long len)
+static int begin_truncate(int fd, long long len, struct stat *st)
 {
 	ct_lock();
-	return ct_active() && ct_save_truncate(fd, len);
+	return ct_active() && ct_save_truncate(fd, len, st);
 }
 
-static int end_truncate(int t, int fd, int r)
+static int end_truncate(int t, int fd, long long len, const struct stat *st, int r)
 {
 	int saved = errno;
 
-	if (t && r == 0)
+	if (t && r == 0) {
+		ct_truncated(st, len);
 		ct_step("ftruncate", fd, NULL);
+	}
 	ct_unlock();
 	errno = saved;
 	return r;
@@ -345,14 +354,16 @@ PL_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t of
 
 PL_EXPORT int ftruncate(int fd, off_t len)
 {
-	int t = begin_truncate(fd, len);
+	struct stat st;
+	int t = begin_truncate(fd, len, &st);
 
-	return end_truncate(t, fd, REAL(ftruncate)(fd, len));
+	return end_truncate(t, fd, len, &st, REAL(ftruncate)(fd, len));
 }
 
 PL_EXPORT int ftruncate64(int fd, off64_t len)
 {
-	int t = begin_truncate(fd, len);
+	struct stat st;
+	int t = begin_truncate(fd, len, &st);
 
-	return end_truncate(t, fd, REAL(ftruncate64)(fd, len));
+	return end_truncate(t, fd, len, &st, REAL(ftruncate64)(fd, len));
 }

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -37,6 +38,7 @@ static struct {
 	ino_t jino;
 	struct ct_counters *count;
 	unsigned long long err_dev, err_ino;
+	struct rlimit fsize; /* past it, a write of the journal is SIGXFSZ */
 } run;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -88,6 +90,8 @@ static void read_run(void)
 	run.at = atoll(at);
 	run.writes = emd_env_true(getenv(CT_ENV_WRITES));
 	run.pgid = (pid_t)atol(pgid);
+	if (getrlimit(RLIMIT_FSIZE, &run.fsize) != 0)
+		run.fsize.rlim_cur = RLIM_INFINITY;
 	if (getenv(CT_ENV_STDERR))
 		sscanf(getenv(CT_ENV_STDERR), "%llu:%llu", &run.err_dev, &run.err_ino);
 	fd = open_in_run(CT_POINTS, O_RDWR);
@@ -123,14 +127,32 @@ void ct_unlock(void)
 	pthread_mutex_unlock(&lock);
 }
 
-/* Still our journal?  Reopened when the program closed it. */
-static int journal_fd(void)
+/* Still our journal?  Reopened when the program closed it.  Its size in
+ * *size, -1 if unknown. */
+static int journal_fd(off_t *size)
 {
 	struct stat st;
 
-	if (fstat(run.journal, &st) != 0 || st.st_dev != run.jdev || st.st_ino != run.jino)
+	if (fstat(run.journal, &st) != 0 || st.st_dev != run.jdev || st.st_ino != run.jino) {
 		open_journal();
+		if (fstat(run.journal, &st) != 0)
+			st.st_size = -1;
+	}
+	*size = st.st_size;
 	return run.journal;
+}
+
+/* Append a record, or count it lost: never past the file size limit, whose
+ * SIGXFSZ would kill the program (the command's own writes may fit). */
+static void append(struct iovec *iov, int n, size_t total)
+{
+	off_t size;
+	int fd = journal_fd(&size);
+
+	if (size < 0 || (run.fsize.rlim_cur != RLIM_INFINITY &&
+			 (unsigned long long)size + total > run.fsize.rlim_cur) ||
+	    syscall(SYS_writev, fd, iov, n) != (long)total)
+		__atomic_add_fetch(&run.count->lost, 1, __ATOMIC_SEQ_CST);
 }
 
 void ct_record(const struct ct_record *head, const void *payload, size_t len)
@@ -143,7 +165,7 @@ void ct_record(const struct ct_record *head, const void *payload, size_t len)
 	h.len = (uint32_t)len;
 	h.pid = (uint32_t)getpid();
 	ct_lock();
-	syscall(SYS_writev, journal_fd(), iov, len ? 2 : 1);
+	append(iov, len ? 2 : 1, sizeof(h) + len);
 	ct_unlock();
 	errno = saved;
 }

@@ -55,11 +55,12 @@ static int name_of(int dirfd, const char *path, struct name *n)
 }
 
 /* A record about parents p1 (and p2) whose payload is the strings given,
- * up to a NULL, each with its NUL; `num` goes to the record's off. */
+ * up to a NULL, each with its NUL; with off and size as given. */
 static void note_names(enum ct_kind kind, const struct stat *p1, const struct stat *p2,
-		       long long num, ...)
+		       long long off, long long size, ...)
 {
-	struct ct_record h = {.kind = kind, .dev = p1->st_dev, .ino = p1->st_ino, .off = num};
+	struct ct_record h = {.kind = kind, .dev = p1->st_dev, .ino = p1->st_ino, .off = off,
+			      .size = size};
 	char payload[3 * PATH_MAX];
 	size_t len = 0;
 	const char *s;
@@ -69,7 +70,7 @@ static void note_names(enum ct_kind kind, const struct stat *p1, const struct st
 		h.dev2 = p2->st_dev;
 		h.ino2 = p2->st_ino;
 	}
-	va_start(ap, num);
+	va_start(ap, size);
 	while ((s = va_arg(ap, const char *)) && len + strlen(s) < sizeof(payload)) {
 		memcpy(payload + len, s, strlen(s) + 1);
 		len += strlen(s) + 1;
@@ -78,13 +79,17 @@ static void note_names(enum ct_kind kind, const struct stat *p1, const struct st
 	ct_record(&h, payload, len);
 }
 
-/* The entry (dirfd, path) is about to go: a link to it in keep/, or "". */
-static void keep(int dirfd, const char *path, const struct name *n, char *out, size_t size)
+/* The entry (dirfd, path) is about to go: a link to it in keep/, or "".
+ * Not when it is `moved` itself: a rename between two links of one inode
+ * does nothing and removes nothing. */
+static void keep(int dirfd, const char *path, const struct name *n, const struct stat *moved,
+		 char *out, size_t size)
 {
 	struct stat st;
 
 	out[0] = '\0';
-	if (fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(st.st_mode))
+	if (fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(st.st_mode) ||
+	    (moved && st.st_dev == moved->st_dev && st.st_ino == moved->st_ino))
 		return;
 	ct_keep_name(out, size);
 	if (syscall(SYS_linkat, AT_FDCWD, n->abs, AT_FDCWD, out, 0) != 0) {
@@ -104,7 +109,7 @@ static void drop_keep(const char *k)
 static void note_rename(const struct name *a, const struct name *b, const char *k,
 			ino_t moved)
 {
-	note_names(CT_RENAME, &a->parent, &b->parent, (long long)moved, a->abs, b->abs, k,
+	note_names(CT_RENAME, &a->parent, &b->parent, (long long)moved, 0, a->abs, b->abs, k,
 		   (char *)NULL);
 	if (*k)
 		ct_bump();
@@ -119,10 +124,10 @@ static int renamed(int od, const char *o, int nd, const char *nw, unsigned flags
 	char k[PATH_MAX] = "";
 	int in_a = name_of(od, o, &a), in_b = name_of(nd, nw, &b), r, saved;
 
-	if (in_b && !(flags & RENAME_EXCHANGE))
-		keep(nd, nw, &b, k, sizeof(k));
 	if (in_a)
 		fstatat(od, o, &st, AT_SYMLINK_NOFOLLOW);
+	if (in_b && !(flags & RENAME_EXCHANGE))
+		keep(nd, nw, &b, in_a ? &st : NULL, k, sizeof(k));
 	r = call(od, o, nd, nw, flags);
 	saved = errno;
 	if (r != 0)
@@ -161,19 +166,20 @@ static int unlinked(int dirfd, const char *path, int flags)
 	struct stat st = {0};
 	char k[PATH_MAX] = "";
 	int in = name_of(dirfd, path, &n), r, saved;
-	long long mode = 0755;
+	long long mode = 0755, owner = -1; /* a directory's: uid << 32 | gid */
 
-	if (in && (flags & AT_REMOVEDIR) && fstatat(dirfd, path, &st, 0) == 0)
+	if (in && (flags & AT_REMOVEDIR) && fstatat(dirfd, path, &st, 0) == 0) {
 		mode = st.st_mode & 07777;
-	else if (in)
-		keep(dirfd, path, &n, k, sizeof(k));
+		owner = (long long)((uint64_t)st.st_uid << 32 | st.st_gid);
+	} else if (in)
+		keep(dirfd, path, &n, NULL, k, sizeof(k));
 	r = REAL(unlinkat)(dirfd, path, flags);
 	saved = errno;
 	if (r != 0)
 		drop_keep(k);
 	else if (in) {
 		note_names(flags & AT_REMOVEDIR ? CT_RMDIR : CT_UNLINK, &n.parent,
-			   flags & AT_REMOVEDIR ? &st : NULL, mode, n.abs, k, (char *)NULL);
+			   flags & AT_REMOVEDIR ? &st : NULL, mode, owner, n.abs, k, (char *)NULL);
 		ct_step(flags & AT_REMOVEDIR ? "rmdir" : "unlink", -1, n.abs);
 	}
 	errno = saved;
@@ -206,7 +212,7 @@ int ct_made(int r, int dirfd, const char *path, enum ct_kind kind)
 
 	if (r == 0 && name_of(dirfd, path, &n)) {
 		fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW);
-		note_names(kind, &n.parent, &st, 0, n.abs, (char *)NULL);
+		note_names(kind, &n.parent, &st, 0, 0, n.abs, (char *)NULL);
 		ct_step(call[kind], -1, n.abs);
 	}
 	errno = saved;
@@ -259,7 +265,7 @@ void ct_before_open(int dirfd, const char *path, int flags, struct ct_before_ope
 	fd = (int)syscall(SYS_openat, dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd >= 0) {
 		ct_lock();
-		b->truncated = ct_save_truncate(fd, 0);
+		b->truncated = ct_save_truncate(fd, 0, &b->st);
 		ct_unlock();
 		close(fd);
 	} else {
@@ -269,12 +275,19 @@ void ct_before_open(int dirfd, const char *path, int flags, struct ct_before_ope
 
 int ct_after_open(int fd, int dirfd, const char *path, const struct ct_before_open *b)
 {
+	char made_path[PATH_MAX];
 	int saved = errno;
 
-	if (fd >= 0 && !b->existed)
+	/* Named by the descriptor: through a dangling symlink, what was made
+	 * is its target, and the link was there before. */
+	if (fd >= 0 && !b->existed && ct_fd_path(fd, made_path, sizeof(made_path)) == 0)
+		ct_made(0, AT_FDCWD, made_path, CT_CREATE);
+	else if (fd >= 0 && !b->existed)
 		ct_made(0, dirfd, path, CT_CREATE);
-	else if (fd >= 0 && b->truncated)
+	else if (fd >= 0 && b->truncated) {
+		ct_truncated(&b->st, 0);
 		ct_step("O_TRUNC", fd, NULL);
+	}
 	errno = saved;
 	return fd;
 }

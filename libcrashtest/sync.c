@@ -84,7 +84,7 @@ PL_EXPORT int msync(void *addr, size_t len, int flags)
 
 /* truncate() by name: through a descriptor of our own, so that the bytes
  * it drops are saved like ftruncate's. */
-static int before_truncate(const char *path, long long len)
+static int before_truncate(const char *path, long long len, struct stat *st)
 {
 	int fd, t = 0;
 
@@ -94,31 +94,36 @@ static int before_truncate(const char *path, long long len)
 	if (fd < 0)
 		return 0;
 	ct_lock();
-	t = len >= 0 && ct_save_truncate(fd, len);
+	t = ct_save_truncate(fd, len, st);
 	ct_unlock();
 	close(fd);
 	return t;
 }
 
-static int after_truncate(int t, int r, const char *path)
+static int after_truncate(int t, int r, const char *path, long long len,
+			  const struct stat *st)
 {
-	if (t && r == 0)
+	if (t && r == 0) {
+		ct_truncated(st, len);
 		ct_step("truncate", -1, path);
+	}
 	return r;
 }
 
 PL_EXPORT int truncate(const char *path, off_t len)
 {
-	int t = before_truncate(path, len);
+	struct stat st;
+	int t = before_truncate(path, len, &st);
 
-	return after_truncate(t, REAL(truncate)(path, len), path);
+	return after_truncate(t, REAL(truncate)(path, len), path, len, &st);
 }
 
 PL_EXPORT int truncate64(const char *path, off64_t len)
 {
-	int t = before_truncate(path, len);
+	struct stat st;
+	int t = before_truncate(path, len, &st);
 
-	return after_truncate(t, REAL(truncate64)(path, len), path);
+	return after_truncate(t, REAL(truncate64)(path, len), path, len, &st);
 }
 
 /* Not a durability call, but ext4 makes what it waited for durable at the
