@@ -12,23 +12,12 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, TESTS, cmdline, require, run
+from conftest import TESTS, require, run
+from crashlib import CRASHTEST, CRASHY, REPLACED, SQL, SQL_CHECK, crash_points, database, old  # noqa: F401 (fixtures)
 
-CRASHTEST = BUILD / "bin" / "crashtest"
-CRASHY = TESTS / "crashy"
 STDIOSYNC = TESTS / "stdiosync"
 
-# The file holds the old text or the new one, and the new one once the
-# program said it replaced it.
-REPLACED = ('if grep -q replaced "$CRASHTEST_OUTPUT"; then grep -qx expected data; '
-            'else grep -qx -e old -e expected data; fi')
-
-
-def crashtest(*args, check=None):
-    cmd = [CRASHTEST, "--json", *map(str, args)]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    assert r.returncode in (0, 1, 2), f"\nrerun: {cmdline(cmd)}\n{r.stdout}{r.stderr}"
-    return r.returncode, json.loads(r.stdout)["points"]
+crashtest = crash_points
 
 
 def tree_hash(d):
@@ -40,12 +29,6 @@ def tree_hash(d):
     return h.hexdigest()
 
 
-@pytest.fixture
-def old(tmp_path):
-    d = tmp_path / "dir"
-    d.mkdir()
-    (d / "data").write_text("old\n")
-    return d
 
 
 def test_points_are_the_kernels_fsyncs(old, tmp_path):
@@ -90,24 +73,6 @@ def test_fsync_rename_fsync_survives_every_point(old):
     assert status == 0 and {p["verdict"] for p in points} == {"ok"}, points
     # The check can fail: the first point rolled the temporary file back.
     assert points[0]["undone"] == ["created data.tmp"], points
-
-
-SQL = ('for k in 1 2 3; do sqlite3 db "PRAGMA journal_mode=DELETE; PRAGMA synchronous=$1; '
-       'BEGIN; INSERT INTO t VALUES($k, randomblob(3000)); COMMIT;" >/dev/null && echo $k; done')
-# 3: the database is corrupt; 4: a transaction that returned is missing.
-SQL_CHECK = ('test "$(sqlite3 db "PRAGMA integrity_check")" = ok || exit 3; '
-             'for k in $(cat "$CRASHTEST_OUTPUT"); do '
-             'test "$(sqlite3 db "SELECT count(*) FROM t WHERE k=$k")" = 1 || exit 4; done')
-
-
-@pytest.fixture
-def database(tmp_path):
-    sqlite3 = require("sqlite3")
-    d = tmp_path / "db"
-    d.mkdir()
-    subprocess.run([sqlite3, d / "db", "CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB);"
-                    "INSERT INTO t VALUES(0, randomblob(5000));"], check=True)
-    return d
 
 
 def sqlite_points(database, synchronous):

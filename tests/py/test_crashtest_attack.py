@@ -14,25 +14,10 @@ import time
 
 import pytest
 
-from conftest import BUILD, cmdline
+from conftest import cmdline
+from crashlib import CRASH, CRASHTEST, crash_points, old  # noqa: F401 (fixtures)
 
-CRASHTEST = BUILD / "bin" / "crashtest"
-CRASH = BUILD.parent / "tests" / "py" / "crash"
-
-
-def crashtest(*args, env=None):
-    cmd = [CRASHTEST, "--json", *map(str, args)]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
-    assert r.returncode in (0, 1, 2), f"\nrerun: {cmdline(cmd)}\n{r.stdout}{r.stderr}"
-    return r.returncode, json.loads(r.stdout)["points"]
-
-
-@pytest.fixture
-def old(tmp_path):
-    d = tmp_path / "dir"
-    d.mkdir()
-    (d / "data").write_text("old\n")
-    return d
+crashtest = crash_points
 
 
 def private_env(tmp_path):

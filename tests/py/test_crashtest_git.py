@@ -10,9 +10,9 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, cmdline, require, run
+from conftest import cmdline, require, run
+from crashlib import CRASHTEST
 
-CRASHTEST = BUILD / "bin" / "crashtest"
 SETTINGS = {
     "none": "-c core.fsync=none",
     "all": "-c core.fsync=all -c core.fsyncMethod=fsync",

@@ -4,40 +4,20 @@
 saving of only the first change to a region after a durability point.  Each
 model's finding sits beside the other model's, which is its control."""
 import hashlib
-import json
 import subprocess
 
 import pytest
 
-from conftest import BUILD, TESTS, cmdline, require
+from conftest import TESTS
+from crashlib import CRASH, CRASHTEST, CRASHY, REPLACED, SQL, SQL_CHECK, crash_report, database, old  # noqa: F401 (fixtures)
 
-CRASHTEST = BUILD / "bin" / "crashtest"
-CRASHY = TESTS / "crashy"
-CRASH = BUILD.parent / "tests" / "py" / "crash"
-
-# After the program said "replaced" the file holds the new text; before, the
-# old or the new.
-REPLACED = ('if grep -q replaced "$CRASHTEST_OUTPUT"; then grep -qx expected data; '
-            'else grep -qx -e old -e expected data; fi')
-
-
-def crashtest(*args):
-    cmd = [CRASHTEST, "--json", *map(str, args)]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert r.returncode in (0, 1, 2), f"\nrerun: {cmdline(cmd)}\n{r.stdout}{r.stderr}"
-    return r.returncode, json.loads(r.stdout)
+crashtest = crash_report
 
 
 def verdicts(report):
     return [(p["after"], p["verdict"]) for p in report["points"]]
 
 
-@pytest.fixture
-def old(tmp_path):
-    d = tmp_path / "dir"
-    d.mkdir()
-    (d / "data").write_text("old\n")
-    return d
 
 
 def test_writes_are_crash_points(old):
@@ -91,23 +71,6 @@ def test_ext4_ordered_keeps_a_truncation(old):
     status, posix = crashtest("--each", "--writes", f"--check={check}", old, "--", CRASHY,
                               "truncate", "data", "expected")
     assert status == 0 and len(posix["points"]) == 3, posix
-
-
-SQL = ('for k in 1 2 3; do sqlite3 db "PRAGMA journal_mode=DELETE; PRAGMA synchronous=$1; '
-       'BEGIN; INSERT INTO t VALUES($k, randomblob(3000)); COMMIT;" >/dev/null && echo $k; done')
-SQL_CHECK = ('test "$(sqlite3 db "PRAGMA integrity_check")" = ok || exit 3; '
-             'for k in $(cat "$CRASHTEST_OUTPUT"); do '
-             'test "$(sqlite3 db "SELECT count(*) FROM t WHERE k=$k")" = 1 || exit 4; done')
-
-
-@pytest.fixture
-def database(tmp_path):
-    sqlite3 = require("sqlite3")
-    d = tmp_path / "db"
-    d.mkdir()
-    subprocess.run([sqlite3, d / "db", "CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB);"
-                    "INSERT INTO t VALUES(0, randomblob(5000));"], check=True)
-    return d
 
 
 def test_sqlite_full_is_durable_on_ext4_ordered(database):
