@@ -22,6 +22,7 @@
 #define CT_ENV_PGID "CRASHTEST_PGID" /* the process group to kill there */
 #define CT_ENV_STDERR "CRASHTEST_STDERR" /* "dev:ino" of crashtest's stderr */
 #define CT_ENV_WRITES "CRASHTEST_WRITES" /* "1": writes are crash points too */
+#define CT_ENV_POINTS "CRASHTEST_POINTS_FD" /* an inherited descriptor of points */
 
 #define CT_JOURNAL "journal"
 #define CT_POINTS "points" /* struct ct_counters, shared by the tree */

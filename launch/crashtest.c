@@ -337,10 +337,25 @@ static void read_counters(struct ct_run *run)
 		close(fd);
 	if (n.lost)
 		strlist_add(&run->unknown, "%llu records the journal could not take (a file "
-			    "size limit, a full disk)", (unsigned long long)n.lost);
+			    "size limit, a full disk, a process that could not open it)", (unsigned long long)n.lost);
 	run->points = (long)n.points;
 	run->syncs = (long)n.syncs;
 	run->writes = (long)n.writes;
+}
+
+/* The points file on a descriptor the command inherits: a process that
+ * cannot open the journal (one that dropped its privileges, one out of
+ * descriptors) counts itself lost through it, and the state is unknown. */
+static void inherit_points(const struct ct_run *run)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	path_join(path, sizeof(path), run->dir, CT_POINTS);
+	fd = open(path, O_RDWR | O_NOFOLLOW);
+	if (fd < 0)
+		die("cannot open %s: %s", path, strerror(errno));
+	set_number(CT_ENV_POINTS, fd);
 }
 
 /* The command, in a process group of its own, under the library. */
@@ -363,6 +378,7 @@ static void command(struct ct_run *run, const struct options *o, long at)
 		set_number(CT_ENV_PGID, getpid());
 		set_env(CT_ENV_WRITES, o->writes ? "1" : "0");
 		set_stderr();
+		inherit_points(run);
 		preload_prepend(o->preload);
 		if (chdir(run->work) != 0 || dup2(fd, 1) < 0)
 			die("cannot enter %s: %s", run->work, strerror(errno));

@@ -75,6 +75,29 @@ static void fresh_lock(void)
 	memcpy(&lock, &unlocked, sizeof(lock));
 }
 
+/* The points file on the descriptor the launcher left (CT_ENV_POINTS), for
+ * a process that cannot open it by name; -1 if the number now names
+ * something else. */
+static int inherited_points(void)
+{
+	const char *e = getenv(CT_ENV_POINTS);
+	char path[PATH_MAX], want[PATH_MAX + 16];
+	int fd = e ? atoi(e) : -1;
+
+	snprintf(want, sizeof(want), "%s/%s", run.run, CT_POINTS);
+	return fd >= 0 && ct_fd_path(fd, path, sizeof(path)) == 0 && !strcmp(path, want) ? fd : -1;
+}
+
+static struct ct_counters *map_points(int fd)
+{
+	void *p;
+
+	if (fd < 0)
+		return NULL;
+	p = REAL(mmap)(NULL, sizeof(struct ct_counters), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
 static void read_run(void)
 {
 	const char *r = getenv(CT_ENV_RUN), *root = getenv(CT_ENV_ROOT);
@@ -95,13 +118,15 @@ static void read_run(void)
 	if (getenv(CT_ENV_STDERR))
 		sscanf(getenv(CT_ENV_STDERR), "%llu:%llu", &run.err_dev, &run.err_ino);
 	fd = open_in_run(CT_POINTS, O_RDWR);
-	if (fd < 0)
-		return;
-	run.count = REAL(mmap)(NULL, sizeof(*run.count), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (run.count == MAP_FAILED)
+	run.count = map_points(fd >= 0 ? fd : inherited_points());
+	if (fd >= 0)
+		close(fd);
+	if (!run.count)
 		return;
 	open_journal();
+	/* Its writes would go unrecorded: the state is unknown. */
+	if (run.journal < 0)
+		__atomic_add_fetch(&run.count->lost, 1, __ATOMIC_SEQ_CST);
 	/* A fork while another thread saves old contents: the child's copy
 	 * of the lock would stay taken. */
 	pthread_atfork(ct_lock, ct_unlock, fresh_lock);

@@ -426,3 +426,26 @@ def test_an_unnamed_temporary_file_is_known(old):
                                "import os; fd = os.open('.', os.O_TMPFILE | os.O_WRONLY, 0o600); "
                                "os.write(fd, b'x' * 100)")
     assert status == 0 and points[0]["verdict"] == "ok", points
+
+
+DROPPED = """
+echo mid > data
+python3 -c 'import os; os.fsync(os.open("data", os.O_RDONLY)); os.fsync(os.open(".", os.O_RDONLY))'
+exec 3<>data
+setpriv --reuid=65534 --regid=65534 --clear-groups sh -c 'printf XYZ >&3'
+python3 -c 'import os; os.fsync(os.open(".", os.O_RDONLY))'
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="dropping privileges needs root")
+def test_a_process_that_cannot_open_the_journal_is_unknown(old):
+    """A process that dropped its privileges writes on a descriptor it
+    inherited (the native control: data ends "XYZ"), but cannot open the
+    private journal: its write went unrecorded, and the last crash point
+    kept it, though no fsync of data followed, with a verdict of ok."""
+    native = old.parent / "native"
+    shutil.copytree(old, native)
+    subprocess.run(["sh", "-c", DROPPED], cwd=native, check=True)
+    assert (native / "data").read_text() == "XYZ\n", "the native control wrote nothing"
+    status, points = crashtest("--at=3", "--check=true", old, "--", "sh", "-c", DROPPED)
+    assert points[0]["after"] == "fsync(.)" and points[0]["verdict"] == "unknown", points
