@@ -624,10 +624,6 @@ static void redo_images(struct ct_run *run, const struct journal *j, const struc
 		truncate_after_images(j, now);
 }
 
-/* Files the library did not see change: changed or new, with data and no
- * record of their writes; or gone with no record of their removal. */
-/* Files the library did not see change: changed or new, with data and no
- * record of their writes; or gone with no record of their removal. */
 /* Files whose times the library saw set (utime and kin), with the last
  * mtime set: a file that only got new times (git freshens its objects so)
  * changed nothing of its contents. */
@@ -653,14 +649,19 @@ static int same_file(const struct file *a, const struct file *b, const struct ti
 	       mtime->tv_nsec == b->mtime.tv_nsec;
 }
 
+/* Files the library did not see change: changed, or new with data, and no
+ * record of their writes; new and empty with no record of their making (a
+ * marker a crash could lose); or gone with no record of their removal. */
 static void unseen(struct ct_run *run, const struct journal *j,
 		   const struct snapshot *before, const struct snapshot *now)
 {
-	struct snapshot written = {0}, touched = {0};
+	struct snapshot written = {0}, touched = {0}, made = {0};
 
 	for (size_t i = 0; i < j->n; i++) {
 		if (is_data(j->rec[i].h.kind))
 			add_inode(&written, j->rec[i].h.dev, j->rec[i].h.ino);
+		if (j->rec[i].h.kind == CT_CREATE || j->rec[i].h.kind == CT_LINK)
+			add_inode(&made, j->rec[i].h.dev2, j->rec[i].h.ino2);
 		if (j->rec[i].h.kind == CT_UNKNOWN)
 			strlist_add(&run->unknown, "%s", str_at(&j->rec[i], 0));
 	}
@@ -671,7 +672,8 @@ static void unseen(struct ct_run *run, const struct journal *j,
 		int same = same_file(old, f, old ? &old->mtime : NULL) ||
 			   (t && same_file(old, f, &t->mtime));
 
-		if (!same && (old || f->size) && !find(&written, f->dev, f->ino))
+		if (!same && (old || f->size || !find(&made, f->dev, f->ino)) &&
+		    !find(&written, f->dev, f->ino))
 			strlist_add(&run->unknown, "%s changed unseen", short_name(run, f->path));
 	}
 	for (size_t i = 0; i < before->n; i++)
@@ -680,6 +682,7 @@ static void unseen(struct ct_run *run, const struct journal *j,
 				    short_name(run, before->f[i].path));
 	snapshot_free(&written);
 	snapshot_free(&touched);
+	snapshot_free(&made);
 }
 
 /* The crash point reached: what it followed, and the calls before it. */
