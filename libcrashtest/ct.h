@@ -75,6 +75,7 @@ uint64_t ct_generation(void);
 /* Is the absolute `path` in the copy? In the run's own directory? */
 int ct_in_root(const char *path);
 int ct_in_run(const char *path);
+int ct_on_copy_fs(int fd);
 
 /* Is it the file crashtest's standard error went to (its log, not state)? */
 int ct_is_stderr(const struct stat *st);

@@ -275,6 +275,17 @@ int ct_in_run(const char *path)
 	return under(path, run.run, run.run_len);
 }
 
+/* Is fd on the file system of the copy? */
+int ct_on_copy_fs(int fd)
+{
+	struct stat a, b;
+	int saved = errno, on = fstat(fd, &a) == 0 && stat(run.root, &b) == 0 &&
+				a.st_dev == b.st_dev;
+
+	errno = saved;
+	return on;
+}
+
 int ct_is_stderr(const struct stat *st)
 {
 	return run.err_ino && st->st_dev == run.err_dev && st->st_ino == run.err_ino;

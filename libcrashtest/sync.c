@@ -53,14 +53,14 @@ PL_EXPORT void sync(void)
 	}
 }
 
-/* syncfs of any file system is taken to sync the copy's: the copy is what the
- * rollback concerns, and a program rarely syncs another file system. */
+/* syncfs makes the copy durable only when fd is on the copy's file system:
+ * taking another one's for it would keep what was never synced. */
 PL_EXPORT int syncfs(int fd)
 {
 	int r = REAL(syncfs)(fd);
 
 	if (ct_active()) {
-		if (r == 0) {
+		if (r == 0 && ct_on_copy_fs(fd)) {
 			ct_note(CT_SYNC_ALL, NULL, NULL);
 			ct_image_all();
 		}

@@ -469,3 +469,24 @@ def test_an_empty_file_made_unseen_is_unknown(old):
     status, points = crashtest("--check=true", old, "--", "python3", "-c", RAW_CREATE)
     assert points[-1]["verdict"] == "unknown", points
     assert any("marker" in u for u in points[-1]["unknown"]), points
+
+
+SYNCFS_ELSEWHERE = """
+import ctypes, os
+open('data', 'w').write('new\\n')
+fd = os.open('/proc', os.O_RDONLY)
+assert ctypes.CDLL(None, use_errno=True).syncfs(fd) == 0
+"""
+
+
+def test_a_syncfs_of_another_file_system_keeps_nothing(old):
+    """syncfs of /proc (another file system; the native control shows the
+    call succeeds and data written) was taken for a sync of the copy: the
+    unsynced "new" was kept, a state safer than a crash leaves."""
+    native = old.parent / "native"
+    shutil.copytree(old, native)
+    subprocess.run(["python3", "-c", SYNCFS_ELSEWHERE], cwd=native, check=True)
+    assert (native / "data").read_text() == "new\n", "the native control wrote nothing"
+    status, points = crashtest("--at=1", "--check=grep -qx old data", old, "--",
+                               "python3", "-c", SYNCFS_ELSEWHERE)
+    assert points[0]["after"].startswith("syncfs") and status == 0, points
