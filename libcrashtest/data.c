@@ -167,12 +167,12 @@ static void save_range(int fd, const struct stat *st, long long off, long long n
 	} while (off < end);
 }
 
-/* Before a write of n bytes at off (append: at the end; off < 0: at the
- * file offset) on fd, a file of the copy. */
 /* Where the write under way starts (between ct_begin_write and
  * ct_end_write, under the lock): an O_DSYNC write makes that range durable. */
 static __thread long long write_at;
 
+/* Before a write of n bytes at off (append: at the end; off < 0: at the
+ * file offset) on fd, a file of the copy. */
 static void save_write(int fd, const struct stat *st, long long off, size_t n, int append)
 {
 	if (append)
