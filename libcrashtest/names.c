@@ -250,7 +250,7 @@ PL_EXPORT int symlinkat(const char *target, int nd, const char *n)
 }
 
 /* Opens: what O_TRUNC is about to drop, and whether O_CREAT made a file. */
-void ct_before_open(int dirfd, const char *path, int flags, struct ct_before_open *b)
+static void before_open(int dirfd, const char *path, int flags, struct ct_before_open *b)
 {
 	struct stat st;
 	int fd;
@@ -271,6 +271,16 @@ void ct_before_open(int dirfd, const char *path, int flags, struct ct_before_ope
 	} else {
 		ct_note(CT_UNKNOWN, &st, "a truncated file was unreadable");
 	}
+}
+
+/* errno as the caller left it: the fstatat of a file not made yet fails
+ * (ENOENT), and a call that succeeds must not say so. */
+void ct_before_open(int dirfd, const char *path, int flags, struct ct_before_open *b)
+{
+	int saved = errno;
+
+	before_open(dirfd, path, flags, b);
+	errno = saved;
 }
 
 int ct_after_open(int fd, int dirfd, const char *path, const struct ct_before_open *b)

@@ -9,6 +9,7 @@
  */
 #include "ct.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -86,17 +87,18 @@ PL_EXPORT int msync(void *addr, size_t len, int flags)
  * it drops are saved like ftruncate's. */
 static int before_truncate(const char *path, long long len, struct stat *st)
 {
-	int fd, t = 0;
+	int fd, t = 0, saved = errno;
 
 	if (!ct_active())
 		return 0;
 	fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return 0;
-	ct_lock();
-	t = ct_save_truncate(fd, len, st);
-	ct_unlock();
-	close(fd);
+	if (fd >= 0) {
+		ct_lock();
+		t = ct_save_truncate(fd, len, st);
+		ct_unlock();
+		close(fd);
+	}
+	errno = saved; /* a file we could not read may still be truncated */
 	return t;
 }
 

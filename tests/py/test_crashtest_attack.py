@@ -490,3 +490,26 @@ def test_a_syncfs_of_another_file_system_keeps_nothing(old):
     status, points = crashtest("--at=1", "--check=grep -qx old data", old, "--",
                                "python3", "-c", SYNCFS_ELSEWHERE)
     assert points[0]["after"].startswith("syncfs") and status == 0, points
+
+
+ERRNO_AFTER_CREATE = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+ctypes.set_errno(0)
+assert libc.open(b"made", os.O_CREAT | os.O_WRONLY, 0o644) >= 0
+print(ctypes.get_errno())
+"""
+
+
+def test_a_creating_open_that_succeeds_leaves_errno(tmp_path):
+    """open(O_CREAT) of a new file succeeds and leaves errno as it was (the
+    native control prints 0); the library's look for the file first
+    (ENOENT) leaked into the caller's errno."""
+    d = tmp_path / "dir"
+    d.mkdir()
+    native = subprocess.run(["python3", "-c", ERRNO_AFTER_CREATE], cwd=tmp_path,
+                            check=True, capture_output=True, text=True)
+    assert native.stdout == "0\n", native
+    status, points = crashtest("--check=grep -qx 0 \"$CRASHTEST_OUTPUT\"", d, "--",
+                               "python3", "-c", ERRNO_AFTER_CREATE)
+    assert status == 0 and points[-1]["check_status"] == 0, points
