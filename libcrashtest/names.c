@@ -122,14 +122,14 @@ static int renamed(int od, const char *o, int nd, const char *nw, unsigned flags
 	struct name a, b;
 	struct stat st = {0};
 	char k[PATH_MAX] = "";
-	int in_a = name_of(od, o, &a), in_b = name_of(nd, nw, &b), r, saved;
+	int before = errno, in_a = name_of(od, o, &a), in_b = name_of(nd, nw, &b), r, saved;
 
 	if (in_a)
 		fstatat(od, o, &st, AT_SYMLINK_NOFOLLOW);
 	if (in_b && !(flags & RENAME_EXCHANGE))
 		keep(nd, nw, &b, in_a ? &st : NULL, k, sizeof(k));
 	r = call(od, o, nd, nw, flags);
-	saved = errno;
+	saved = r == 0 ? before : errno; /* keep() found no file to replace: ENOENT */
 	if (r != 0)
 		drop_keep(k);
 	else if (in_a && in_b && !(flags & RENAME_EXCHANGE))
@@ -165,7 +165,7 @@ static int unlinked(int dirfd, const char *path, int flags)
 	struct name n;
 	struct stat st = {0};
 	char k[PATH_MAX] = "";
-	int in = name_of(dirfd, path, &n), r, saved;
+	int before = errno, in = name_of(dirfd, path, &n), r, saved;
 	long long mode = 0755, owner = -1; /* a directory's: uid << 32 | gid */
 
 	if (in && (flags & AT_REMOVEDIR) && fstatat(dirfd, path, &st, 0) == 0) {
@@ -174,7 +174,7 @@ static int unlinked(int dirfd, const char *path, int flags)
 	} else if (in)
 		keep(dirfd, path, &n, NULL, k, sizeof(k));
 	r = REAL(unlinkat)(dirfd, path, flags);
-	saved = errno;
+	saved = r == 0 ? before : errno;
 	if (r != 0)
 		drop_keep(k);
 	else if (in) {

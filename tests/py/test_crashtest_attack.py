@@ -500,16 +500,29 @@ assert libc.open(b"made", os.O_CREAT | os.O_WRONLY, 0o644) >= 0
 print(ctypes.get_errno())
 """
 
+ERRNO_AFTER_RENAME = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+os.close(os.open("made", os.O_CREAT | os.O_WRONLY, 0o644))
+ctypes.set_errno(0)
+assert libc.rename(b"made", b"moved") == 0
+print(ctypes.get_errno())
+"""
 
-def test_a_creating_open_that_succeeds_leaves_errno(tmp_path):
-    """open(O_CREAT) of a new file succeeds and leaves errno as it was (the
-    native control prints 0); the library's look for the file first
-    (ENOENT) leaked into the caller's errno."""
+
+@pytest.mark.parametrize("prog", [ERRNO_AFTER_CREATE, ERRNO_AFTER_RENAME],
+                         ids=["open", "rename"])
+def test_a_call_that_succeeds_leaves_errno(tmp_path, prog):
+    """open(O_CREAT) of a new file, rename to a new name, succeed and leave
+    errno as it was (the native control prints 0); the library's look for
+    the file first (ENOENT) leaked into the caller's errno."""
     d = tmp_path / "dir"
     d.mkdir()
-    native = subprocess.run(["python3", "-c", ERRNO_AFTER_CREATE], cwd=tmp_path,
-                            check=True, capture_output=True, text=True)
+    native = subprocess.run(["python3", "-c", prog], cwd=d, check=True,
+                            capture_output=True, text=True)
     assert native.stdout == "0\n", native
+    shutil.rmtree(d)
+    d.mkdir()
     status, points = crashtest("--check=grep -qx 0 \"$CRASHTEST_OUTPUT\"", d, "--",
-                               "python3", "-c", ERRNO_AFTER_CREATE)
+                               "python3", "-c", prog)
     assert status == 0 and points[-1]["check_status"] == 0, points
