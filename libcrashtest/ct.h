@@ -35,13 +35,17 @@
 	X(sync_file_range) X(pwritev2) X(pwritev64v2) X(copy_file_range)        \
 	X(sendfile) X(sendfile64) X(fallocate) X(fallocate64) X(posix_fallocate) \
 	X(posix_fallocate64) X(utime) X(utimes) X(lutimes) X(futimes) X(futimesat)  \
-	X(futimens) X(utimensat)
+	X(futimens) X(utimensat) X(syscall)
 enum { REAL_SYMBOLS(PL_ID) CT_NREAL };
 extern void *ct_real_fn[CT_NREAL];
 extern const char *const ct_real_name[CT_NREAL];
 #define REAL(name)                                                             \
 	((__typeof__(name) *)pl_real(&ct_real_fn[PL_REAL_##name],             \
 				     ct_real_name[PL_REAL_##name]))
+
+/* The library's own system calls: libc's syscall(), past the wrapper of it
+ * (syscall.c), so that the library never records itself. */
+#define ct_sys(...) REAL(syscall)(__VA_ARGS__)
 
 /* glibc's _FORTIFY_SOURCE opens, which its headers declare only inline. */
 int __open_2(const char *path, int flags);

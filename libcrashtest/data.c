@@ -135,7 +135,7 @@ static ssize_t read_old(int fd, char *buf, size_t n, long long off)
 	if (r >= 0 || errno != EBADF)
 		return r;
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	again = (int)syscall(SYS_openat, AT_FDCWD, link, O_RDONLY | O_CLOEXEC);
+	again = (int)ct_sys(SYS_openat, AT_FDCWD, link, O_RDONLY | O_CLOEXEC);
 	if (again < 0)
 		return -1;
 	r = pread64(again, buf, n, off);

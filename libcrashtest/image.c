@@ -60,12 +60,12 @@ static int reach(const struct held *e)
 
 	if (e->fd >= 0) {
 		snprintf(link, sizeof(link), "/proc/self/fd/%d", e->fd);
-		fd = (int)syscall(SYS_openat, AT_FDCWD, link, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		fd = (int)ct_sys(SYS_openat, AT_FDCWD, link, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	}
 	if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != e->dev || st.st_ino != e->ino) {
 		if (fd >= 0)
 			close(fd);
-		fd = (int)syscall(SYS_openat, AT_FDCWD, e->path,
+		fd = (int)ct_sys(SYS_openat, AT_FDCWD, e->path,
 				  O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
 	}
 	if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_dev != e->dev || st.st_ino != e->ino)) {

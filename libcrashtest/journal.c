@@ -50,7 +50,7 @@ static int open_in_run(const char *name, int flags)
 
 	if (snprintf(path, sizeof(path), "%s/%s", run.run, name) >= (int)sizeof(path))
 		return -1;
-	return (int)syscall(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC | O_NOFOLLOW);
+	return (int)ct_sys(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC | O_NOFOLLOW);
 }
 
 static void open_journal(void)
@@ -176,7 +176,7 @@ static void append(struct iovec *iov, int n, size_t total)
 
 	if (size < 0 || (run.fsize.rlim_cur != RLIM_INFINITY &&
 			 (unsigned long long)size + total > run.fsize.rlim_cur) ||
-	    syscall(SYS_writev, fd, iov, n) != (long)total)
+	    ct_sys(SYS_writev, fd, iov, n) != (long)total)
 		__atomic_add_fetch(&run.count->lost, 1, __ATOMIC_SEQ_CST);
 }
 

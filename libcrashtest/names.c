@@ -44,7 +44,7 @@ static int name_of(int dirfd, const char *path, struct name *n)
 	}
 	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
 		return 0;
-	pfd = (int)syscall(SYS_openat, dirfd, parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	pfd = (int)ct_sys(SYS_openat, dirfd, parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (pfd < 0)
 		return 0;
 	in = fstat(pfd, &n->parent) == 0 && ct_fd_path(pfd, dir, sizeof(dir)) == 0 &&
@@ -92,7 +92,7 @@ static void keep(int dirfd, const char *path, const struct name *n, const struct
 	    (moved && st.st_dev == moved->st_dev && st.st_ino == moved->st_ino))
 		return;
 	ct_keep_name(out, size);
-	if (syscall(SYS_linkat, AT_FDCWD, n->abs, AT_FDCWD, out, 0) != 0) {
+	if (ct_sys(SYS_linkat, AT_FDCWD, n->abs, AT_FDCWD, out, 0) != 0) {
 		ct_note(CT_UNKNOWN, &st, "cannot keep a removed file");
 		out[0] = '\0';
 	}
@@ -101,7 +101,7 @@ static void keep(int dirfd, const char *path, const struct name *n, const struct
 static void drop_keep(const char *k)
 {
 	if (*k)
-		syscall(SYS_unlinkat, AT_FDCWD, k, 0);
+		ct_sys(SYS_unlinkat, AT_FDCWD, k, 0);
 }
 
 /* After a rename in the copy: recorded with the inode it moved, counted;
@@ -262,7 +262,7 @@ static void before_open(int dirfd, const char *path, int flags, struct ct_before
 	b->existed = fstatat(dirfd, path, &st, 0) == 0;
 	if (!b->existed || !(flags & O_TRUNC) || !S_ISREG(st.st_mode))
 		return;
-	fd = (int)syscall(SYS_openat, dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = (int)ct_sys(SYS_openat, dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd >= 0) {
 		ct_lock();
 		b->truncated = ct_save_truncate(fd, 0, &b->st);

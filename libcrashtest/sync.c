@@ -91,7 +91,7 @@ static int before_truncate(const char *path, long long len, struct stat *st)
 
 	if (!ct_active())
 		return 0;
-	fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = (int)ct_sys(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd >= 0) {
 		ct_lock();
 		t = ct_save_truncate(fd, len, st);
