@@ -3,6 +3,7 @@
 checkers, the directories they start from, and one way to run it."""
 import json
 import subprocess
+import sys
 
 import pytest
 
@@ -11,6 +12,9 @@ from conftest import BUILD, TESTS, cmdline, require
 CRASHTEST = BUILD / "bin" / "crashtest"
 CRASHY = TESTS / "crashy"
 CRASH = BUILD.parent / "tests" / "py" / "crash"
+# The interpreter itself, not a version manager's shell shim: crash points
+# run the command again and again.
+PYTHON = sys.executable
 
 # The file holds the old text or the new one, and the new one once the
 # program said it replaced it.

@@ -13,7 +13,7 @@ import subprocess
 import pytest
 
 from conftest import TESTS, require, run
-from crashlib import CRASHTEST, CRASHY, REPLACED, SQL, SQL_CHECK, crash_points, database, old  # noqa: F401 (fixtures)
+from crashlib import PYTHON, CRASHTEST, CRASHY, REPLACED, SQL, SQL_CHECK, crash_points, database, old  # noqa: F401 (fixtures)
 
 STDIOSYNC = TESTS / "stdiosync"
 
@@ -132,10 +132,10 @@ def test_syscall_by_number_is_journaled(old, tmp_path):
     does past libc entirely is unknown (test_static_and_go_programs_are_unknown)."""
     native = tmp_path / "native"
     shutil.copytree(old, native)
-    subprocess.run(["python3", "-c", BY_NUMBER], cwd=native, check=True)
+    subprocess.run([PYTHON, "-c", BY_NUMBER], cwd=native, check=True)
     assert (native / "moved").read_text() == "new\n", "the native control changed nothing"
     status, points = crashtest("--each", "--check=grep -qx old data && test ! -e moved", old,
-                               "--", "python3", "-c", BY_NUMBER)
+                               "--", PYTHON, "-c", BY_NUMBER)
     assert status == 0 and [p["after"] for p in points] == ["fsync()", "end"], points
     assert points[-1]["undone"] == ["renamed data -> moved"], points
 
@@ -251,10 +251,10 @@ def test_shared_mapping_keeps_what_msync_synced(old, tmp_path, flush, expected):
     program = MAPPED.format(flush=flush)
     native = tmp_path / "native"
     shutil.copytree(old, native)
-    subprocess.run(["python3", "-c", program], cwd=native, check=True, timeout=60)
+    subprocess.run([PYTHON, "-c", program], cwd=native, check=True, timeout=60)
     assert (native / "data").read_text() == "Xew\n"
     status, points = crashtest("--each", f"--check=test \"$(cat data)\" = {expected.strip()}",
-                               old, "--", "python3", "-c", program)
+                               old, "--", PYTHON, "-c", program)
     assert status == 0 and {p["verdict"] for p in points} == {"ok"}, points
     assert len(points) == (2 if flush != "pass" else 1), points
 
@@ -319,11 +319,11 @@ def test_sync_by_another_process_of_a_mapped_file_is_unknown(old):
     Control: the same program's own sync() images the file, and then the
     synced bytes survive at both points."""
     program = SYNCED_BY.format(sync="subprocess.run(['sync'], check=True)")
-    status, points = crashtest("--each", "--check=true", old, "--", "python3", "-c", program)
+    status, points = crashtest("--each", "--check=true", old, "--", PYTHON, "-c", program)
     assert status == 2 and [p["verdict"] for p in points] == ["unknown", "unknown"], points
     program = SYNCED_BY.format(sync="os.sync()")
     status, points = crashtest("--each", "--check=test \"$(cat data)\" = new", old, "--",
-                               "python3", "-c", program)
+                               PYTHON, "-c", program)
     assert status == 0 and [p["verdict"] for p in points] == ["ok", "ok"], points
 
 
@@ -355,6 +355,6 @@ def test_ext4_rename_of_a_mapped_file_is_unknown(old):
     status, points = crashtest("--model=ext4-ordered", "--check=true", old, "--", "python3",
                                "-c", RENAMED_MAPPED)
     assert status == 2 and points[0]["verdict"] == "unknown", points
-    status, points = crashtest("--check=true", old, "--", "python3", "-c", RENAMED_MAPPED)
+    status, points = crashtest("--check=true", old, "--", PYTHON, "-c", RENAMED_MAPPED)
     assert status == 0 and points[0]["verdict"] == "ok", points
     assert "renamed data -> other" in points[0]["undone"], points

