@@ -33,8 +33,11 @@
 
 enum ct_kind {
 	CT_DATA = 1,  /* file (dev, ino): old bytes at off, old size in size */
-	CT_SYNC,      /* file or directory (dev, ino) made durable */
-	CT_SYNC_ALL,  /* sync(), syncfs() of the copy's file system */
+	CT_SYNC,      /* file or directory (dev, ino) made durable; size: 1 +
+	               * the journal's size when the call began (it covers
+	               * what was recorded before), 0: before this record */
+	CT_SYNC_ALL,  /* sync(), syncfs() of the copy's file system; size as
+	               * CT_SYNC's */
 	CT_CREATE,    /* parent (dev, ino), new inode (dev2, ino2); payload: path */
 	CT_MKDIR,     /* parent, new directory (dev2, ino2); payload: path */
 	CT_LINK,      /* parent of the new name, its inode (dev2, ino2);

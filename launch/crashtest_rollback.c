@@ -46,6 +46,7 @@ struct snapshot {
 struct rec {
 	struct ct_record h;
 	const char *payload;
+	size_t at; /* its offset in the journal */
 	int durable;
 };
 
@@ -197,7 +198,7 @@ static int read_all(const char *path, struct journal *j)
 static void load(struct ct_run *run, struct journal *j)
 {
 	char path[PATH_MAX];
-	size_t off = 0;
+	size_t off = 0, cap = 0;
 	struct ct_record h;
 
 	path_join(path, sizeof(path), run->dir, CT_JOURNAL);
@@ -207,16 +208,15 @@ static void load(struct ct_run *run, struct journal *j)
 		memcpy(&h, j->buf + off, sizeof(h));
 		if (h.magic != CT_MAGIC || h.len > j->len - off - sizeof(h))
 			break;
-		j->rec = realloc(j->rec, (j->n + 1) * sizeof(*j->rec));
-		if (!j->rec)
+		if (j->n == cap && !(j->rec = realloc(j->rec, (cap = cap ? 2 * cap : 256) *
+								 sizeof(*j->rec))))
 			die("out of memory");
-		j->rec[j->n++] = (struct rec){h, j->buf + off + sizeof(h), 0};
+		j->rec[j->n++] = (struct rec){h, j->buf + off + sizeof(h), off, 0};
 		off += sizeof(h) + h.len;
 	}
 	if (off != j->len)
 		strlist_add(&run->unknown, "the journal is corrupt at byte %zu", off);
 }
-
 /* The k-th string of a record's payload, or "". */
 static const char *str_at(const struct rec *r, int k)
 {
@@ -274,29 +274,81 @@ static int covered(const struct snapshot *synced, const struct rec *r)
  * redo_truncations); the data a file held when a rename made it replace
  * another (auto_da_alloc); what sync_file_range wrote back and waited for,
  * once any fsync follows (its journal commit flushes the disk's cache). */
+/* A sync seen in the newest-first walk, covering what was recorded before
+ * it began: it takes effect once the walk is back there. */
+struct pending {
+	uint64_t dev, ino;
+	size_t begin;
+	int all;
+};
+
+struct syncs {
+	struct snapshot synced; /* files and directories a later sync covers */
+	struct pending *p;
+	size_t n;
+	int all, any; /* a later sync covers everything; a later sync */
+};
+
+static void cover(struct syncs *s, uint64_t dev, uint64_t ino, int all)
+{
+	s->all |= all;
+	if (!all)
+		add_inode(&s->synced, dev, ino);
+}
+
+/* Record r (of the walk) is a sync: pending until the walk reaches what was
+ * recorded before it began, or at once if it says nothing of its start. */
+static void seen_sync(struct syncs *s, const struct rec *r)
+{
+	int all = r->h.kind == CT_SYNC_ALL;
+
+	s->any = 1;
+	if (r->h.size <= 0 || (size_t)r->h.size - 1 >= r->at) {
+		cover(s, r->h.dev, r->h.ino, all);
+		return;
+	}
+	s->p = realloc(s->p, (s->n + 1) * sizeof(*s->p));
+	if (!s->p)
+		die("out of memory");
+	s->p[s->n++] = (struct pending){r->h.dev, r->h.ino, (size_t)r->h.size - 1, all};
+}
+
+/* Syncs that began after record r was appended cover it and all before. */
+static void reach(struct syncs *s, const struct rec *r)
+{
+	for (size_t i = 0; i < s->n;)
+		if (r->at < s->p[i].begin) {
+			cover(s, s->p[i].dev, s->p[i].ino, s->p[i].all);
+			s->p[i] = s->p[--s->n];
+		} else {
+			i++;
+		}
+}
+
 static void mark_durable(struct journal *j, enum ct_model model)
 {
-	struct snapshot synced = {0};
-	int all = 0, any = 0, ext4 = model == CT_EXT4_ORDERED;
+	struct syncs s = {0};
+	int ext4 = model == CT_EXT4_ORDERED;
 
 	for (size_t i = j->n; i-- > 0;) {
 		struct rec *r = &j->rec[i];
 		uint32_t k = r->h.kind;
 
+		reach(&s, r);
 		if (k == CT_SYNC_ALL || k == CT_SYNC)
-			any = 1;
-		all |= k == CT_SYNC_ALL;
-		if (k == CT_SYNC || (ext4 && k == CT_WRITEOUT && any))
-			add_inode(&synced, r->h.dev, r->h.ino);
+			seen_sync(&s, r);
+		if (ext4 && k == CT_WRITEOUT && s.any)
+			add_inode(&s.synced, r->h.dev, r->h.ino);
 		if (ext4 && k == CT_RENAME && *str_at(r, 2))
-			add_inode(&synced, r->h.dev2, (uint64_t)r->h.off);
+			add_inode(&s.synced, r->h.dev2, (uint64_t)r->h.off);
 		/* For an image: stale, another point made its file durable. */
 		if (is_data(k) || is_dir_op(k) || k == CT_IMAGE)
-			r->durable = all || (ext4 && is_dir_op(k)) || covered(&synced, r);
+			r->durable = s.all || (ext4 && is_dir_op(k)) || covered(&s.synced, r);
 		if (k == CT_CREATE || k == CT_MKDIR || k == CT_RMDIR)
-			forget(&synced, r->h.dev2, r->h.ino2);
+			forget(&s.synced, r->h.dev2, r->h.ino2);
 	}
-	snapshot_free(&synced);
+	snapshot_free(&s.synced);
+	free(s.p);
 }
 
 /* A path the journal names, if it lies in `top` with no ".." in it. */

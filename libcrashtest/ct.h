@@ -59,6 +59,9 @@ int ct_active(void);
 /* Append one record; errno is kept. */
 void ct_record(const struct ct_record *head, const void *payload, size_t len);
 
+/* The journal's size now, -1 if unknown. */
+long long ct_journal_size(void);
+
 /* A record of `kind` about (dev, ino), with a payload of strings. */
 void ct_note(enum ct_kind kind, const struct stat *st, const char *what);
 

@@ -180,6 +180,16 @@ static void append(struct iovec *iov, int n, size_t total)
 		__atomic_add_fetch(&run.count->lost, 1, __ATOMIC_SEQ_CST);
 }
 
+long long ct_journal_size(void)
+{
+	off_t size;
+
+	ct_lock();
+	journal_fd(&size);
+	ct_unlock();
+	return size;
+}
+
 void ct_record(const struct ct_record *head, const void *payload, size_t len)
 {
 	int saved = errno;

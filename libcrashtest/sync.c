@@ -15,14 +15,37 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static void synced(int r, int fd, const char *call)
+/* A durability call begins: what any thread or process writes from here on
+ * may or may not be in it.  Saved regions are saved anew after it, and the
+ * call's record says where in the journal it began (plus one), so that it
+ * covers only what was recorded before. */
+static long long begin_sync(void)
+{
+	if (!ct_active())
+		return 0;
+	ct_bump();
+	return ct_journal_size() + 1;
+}
+
+static void note_sync(enum ct_kind kind, const struct stat *st, long long begin)
+{
+	struct ct_record h = {.kind = kind, .size = begin > 0 ? begin : 0};
+
+	if (st) {
+		h.dev = st->st_dev;
+		h.ino = st->st_ino;
+	}
+	ct_record(&h, NULL, 0);
+}
+
+static void synced(int r, int fd, const char *call, long long begin)
 {
 	struct stat st;
 
 	if (!ct_active())
 		return;
 	if (r == 0 && fstat(fd, &st) == 0) {
-		ct_note(CT_SYNC, &st, NULL);
+		note_sync(CT_SYNC, &st, begin);
 		ct_image_synced(&st);
 	}
 	ct_point(call, fd);
@@ -30,25 +53,29 @@ static void synced(int r, int fd, const char *call)
 
 PL_EXPORT int fsync(int fd)
 {
+	long long begin = begin_sync();
 	int r = REAL(fsync)(fd);
 
-	synced(r, fd, "fsync");
+	synced(r, fd, "fsync", begin);
 	return r;
 }
 
 PL_EXPORT int fdatasync(int fd)
 {
+	long long begin = begin_sync();
 	int r = REAL(fdatasync)(fd);
 
-	synced(r, fd, "fdatasync");
+	synced(r, fd, "fdatasync", begin);
 	return r;
 }
 
 PL_EXPORT void sync(void)
 {
+	long long begin = begin_sync();
+
 	REAL(sync)();
 	if (ct_active()) {
-		ct_note(CT_SYNC_ALL, NULL, NULL);
+		note_sync(CT_SYNC_ALL, NULL, begin);
 		ct_image_all();
 		ct_point("sync", -1);
 	}
@@ -58,11 +85,12 @@ PL_EXPORT void sync(void)
  * taking another one's for it would keep what was never synced. */
 PL_EXPORT int syncfs(int fd)
 {
+	long long begin = begin_sync();
 	int r = REAL(syncfs)(fd);
 
 	if (ct_active()) {
 		if (r == 0 && ct_on_copy_fs(fd)) {
-			ct_note(CT_SYNC_ALL, NULL, NULL);
+			note_sync(CT_SYNC_ALL, NULL, begin);
 			ct_image_all();
 		}
 		ct_point("syncfs", fd);

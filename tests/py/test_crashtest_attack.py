@@ -523,3 +523,19 @@ def test_a_call_that_succeeds_leaves_errno(tmp_path, prog):
     status, points = crashtest("--check=grep -qx 0 \"$CRASHTEST_OUTPUT\"", d, "--",
                                PYTHON, "-c", prog)
     assert status == 0 and points[-1]["check_status"] == 0, points
+
+
+def test_a_write_during_an_fsync_is_not_covered_by_it(old):
+    """One thread writes a region saved before another thread's fsync of the
+    same file began, while that fsync is under way: POSIX promises nothing
+    of that write, so the crash keeps what was there when the fsync began.
+    The write was taken as covered (it saved nothing: its region was saved
+    already) and kept; now a sync covers only what was recorded before it
+    began, and regions are saved anew from its start."""
+    native = old.parent / "native"
+    shutil.copytree(old, native)
+    subprocess.run([PYTHON, CRASH / "race.py", "1"], cwd=native, check=True, timeout=120)
+    assert (native / "data").read_bytes()[:5] == b"SECND", "the native write did not land"
+    check = 'grep -qx inside "$CRASHTEST_OUTPUT" && test "$(head -c 5 data)" = first'
+    status, points = crashtest(f"--check={check}", old, "--", PYTHON, CRASH / "race.py")
+    assert status == 0, points
