@@ -31,6 +31,7 @@ struct file {
 	long long size;
 	struct timespec mtime;
 	char *path;
+	mode_t mode;
 };
 
 /* Files by inode: an array, and an open-addressing index into it (slot
@@ -120,16 +121,18 @@ static void grow(struct snapshot *s)
 		index_one(s, i);
 }
 
+/* Every entry below the top of a walk (directories, links and all: an entry
+ * made or removed past the library is as unseen as a write). */
 static int add_file(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
 	struct snapshot *s = walking;
 
-	(void)type, (void)ftw;
-	if (!S_ISREG(st->st_mode))
+	(void)type;
+	if (ftw && ftw->level == 0)
 		return 0;
 	grow(s);
 	s->f[s->n] = (struct file){st->st_dev, st->st_ino, st->st_size, st->st_mtim,
-				   *path ? strdup(path) : NULL};
+				   *path ? strdup(path) : NULL, st->st_mode};
 	index_one(s, s->n++);
 	return 0;
 }
@@ -701,20 +704,41 @@ static int same_file(const struct file *a, const struct file *b, const struct ti
 	       mtime->tv_nsec == b->mtime.tv_nsec;
 }
 
+/* An entry other than a regular file, there now: was it there before, or
+ * made by a call the library recorded?  Gone since: removed by one? */
+static void unseen_entries(struct ct_run *run, const struct snapshot *made,
+			   const struct snapshot *before, const struct snapshot *now)
+{
+	for (size_t i = 0; i < now->n; i++) {
+		const struct file *f = &now->f[i];
+
+		if (!S_ISREG(f->mode) && !find(before, f->dev, f->ino) && !find(made, f->dev, f->ino))
+			strlist_add(&run->unknown, "%s made unseen", short_name(run, f->path));
+	}
+	for (size_t i = 0; i < before->n; i++) {
+		const struct file *f = &before->f[i];
+
+		if (!find(now, f->dev, f->ino) && (S_ISREG(f->mode) || !find(made, f->dev, f->ino)))
+			strlist_add(&run->unknown, "%s went unseen", short_name(run, f->path));
+	}
+}
+
 /* Files the library did not see change: changed, or new with data, and no
  * record of their writes; new and empty with no record of their making (a
- * marker a crash could lose); or gone with no record of their removal. */
+ * marker a crash could lose); entries made or gone with no record of it. */
 static void unseen(struct ct_run *run, const struct journal *j,
 		   const struct snapshot *before, const struct snapshot *now)
 {
 	struct snapshot written = {0}, touched = {0}, made = {0};
 
 	for (size_t i = 0; i < j->n; i++) {
-		if (is_data(j->rec[i].h.kind))
+		uint32_t k = j->rec[i].h.kind;
+
+		if (is_data(k))
 			add_inode(&written, j->rec[i].h.dev, j->rec[i].h.ino);
-		if (j->rec[i].h.kind == CT_CREATE || j->rec[i].h.kind == CT_LINK)
+		if (k == CT_CREATE || k == CT_LINK || k == CT_MKDIR || k == CT_RMDIR)
 			add_inode(&made, j->rec[i].h.dev2, j->rec[i].h.ino2);
-		if (j->rec[i].h.kind == CT_UNKNOWN)
+		if (k == CT_UNKNOWN)
 			strlist_add(&run->unknown, "%s", str_at(&j->rec[i], 0));
 	}
 	times_set(j, &touched);
@@ -724,14 +748,11 @@ static void unseen(struct ct_run *run, const struct journal *j,
 		int same = same_file(old, f, old ? &old->mtime : NULL) ||
 			   (t && same_file(old, f, &t->mtime));
 
-		if (!same && (old || f->size || !find(&made, f->dev, f->ino)) &&
+		if (S_ISREG(f->mode) && !same && (old || f->size || !find(&made, f->dev, f->ino)) &&
 		    !find(&written, f->dev, f->ino))
 			strlist_add(&run->unknown, "%s changed unseen", short_name(run, f->path));
 	}
-	for (size_t i = 0; i < before->n; i++)
-		if (!find(now, before->f[i].dev, before->f[i].ino))
-			strlist_add(&run->unknown, "%s went unseen",
-				    short_name(run, before->f[i].path));
+	unseen_entries(run, &made, before, now);
 	snapshot_free(&written);
 	snapshot_free(&touched);
 	snapshot_free(&made);

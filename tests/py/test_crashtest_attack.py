@@ -539,3 +539,16 @@ def test_a_write_during_an_fsync_is_not_covered_by_it(old):
     check = 'grep -qx inside "$CRASHTEST_OUTPUT" && test "$(head -c 5 data)" = first'
     status, points = crashtest(f"--check={check}", old, "--", PYTHON, CRASH / "race.py")
     assert status == 0, points
+
+
+@pytest.mark.parametrize("made", ["mkdir newdir", "ln -s data link", "rmdir d"])
+def test_an_entry_made_or_removed_unseen_is_unknown(old, made):
+    """A directory or a symlink made, or a directory removed, past the library
+    (here by a program run without LD_PRELOAD) is a change the rollback
+    cannot undo: unknown, where only regular files were compared (ok, and the
+    unsynced entry kept).  The same through libc is journaled (ok)."""
+    (old / "d").mkdir()
+    status, points = crashtest("--check=true", old, "--", "sh", "-c", f"env -u LD_PRELOAD {made}")
+    assert status == 2 and "unseen" in points[0]["unknown"][0], points
+    status, points = crashtest("--check=true", old, "--", "sh", "-c", made)
+    assert status == 0 and points[0]["undone"], points
