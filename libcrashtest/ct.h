@@ -39,9 +39,7 @@
 enum { REAL_SYMBOLS(PL_ID) CT_NREAL };
 extern void *ct_real_fn[CT_NREAL];
 extern const char *const ct_real_name[CT_NREAL];
-#define REAL(name)                                                             \
-	((__typeof__(name) *)pl_real(&ct_real_fn[PL_REAL_##name],             \
-				     ct_real_name[PL_REAL_##name]))
+#define REAL(name) PL_REAL(ct_real_fn, ct_real_name, name)
 
 /* The library's own system calls: libc's syscall(), past the wrapper of it
  * (syscall.c), so that the library never records itself. */

@@ -89,9 +89,7 @@ extern void *emd_real_fn[EMD_NREAL];
 extern const char *const emd_real_name[EMD_NREAL];
 
 /* The real function `name`, with the type the system header gives it. */
-#define EMD_REAL(name)                                                         \
-	((__typeof__(name) *)pl_real(&emd_real_fn[PL_REAL_##name],            \
-				     emd_real_name[PL_REAL_##name]))
+#define EMD_REAL(name) PL_REAL(emd_real_fn, emd_real_name, name)
 
 /* The same, or NULL if it is not resolved yet: for the hot paths, which take
  * the slow path then. */

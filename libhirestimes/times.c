@@ -22,9 +22,7 @@
 enum { REAL_SYMBOLS(PL_ID) NREAL };
 static void *real_fn[NREAL];
 static const char *const real_name[NREAL] = {REAL_SYMBOLS(PL_NAME)};
-#define REAL(name)                                                             \
-	((__typeof__(name) *)pl_real(&real_fn[PL_REAL_##name],                \
-				     real_name[PL_REAL_##name]))
+#define REAL(name) PL_REAL(real_fn, real_name, name)
 
 long __sysconf(int name);
 

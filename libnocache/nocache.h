@@ -101,9 +101,7 @@ void nc_debug_closed(int fd);
 enum { NC_REAL_SYMBOLS(PL_ID) NC_NREAL };
 extern void *nc_real_fn[NC_NREAL];
 extern const char *const nc_real_name[NC_NREAL];
-#define NC_REAL(name)                                                          \
-	((__typeof__(name) *)pl_real(&nc_real_fn[PL_REAL_##name],             \
-				     nc_real_name[PL_REAL_##name]))
+#define NC_REAL(name) PL_REAL(nc_real_fn, nc_real_name, name)
 
 /* Every read and write ends in one of these two. */
 ssize_t nc_read(int fd, const struct iovec *iov, int cnt, off64_t off,

@@ -22,6 +22,11 @@ void *pl_resolve(void **slot, const char *name);
 #define PL_ID(name) PL_REAL_##name,
 #define PL_NAME(name) #name,
 
+/* The real function `name` from a library's table (fns, names), with the
+ * type the system header gives it: the library's REAL(name). */
+#define PL_REAL(fns, names, name)                                              \
+	((__typeof__(name) *)pl_real(&(fns)[PL_REAL_##name], (names)[PL_REAL_##name]))
+
 static inline void *pl_real(void **slot, const char *name)
 {
 	void *fn = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
