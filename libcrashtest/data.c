@@ -151,7 +151,7 @@ static void save_range(int fd, const struct stat *st, long long off, long long n
 	struct ct_record h = {.kind = kind, .dev = st->st_dev, .ino = st->st_ino,
 			      .size = kind == CT_IMAGE ? CT_IMAGE_RANGE : st->st_size,
 			      .ino2 = (uint64_t)off};
-	long long end = off + n < st->st_size ? off + n : st->st_size;
+	long long end = n < st->st_size - off ? off + n : st->st_size;
 
 	do {
 		size_t want = end - off > CT_CHUNK ? CT_CHUNK : end > off ? (size_t)(end - off) : 0;
@@ -175,13 +175,19 @@ static __thread long long write_at;
  * file offset) on fd, a file of the copy. */
 static void save_write(int fd, const struct stat *st, long long off, size_t n, int append)
 {
+	long long len;
+
 	if (append)
 		off = st->st_size;
 	else if (off < 0)
 		off = lseek64(fd, 0, SEEK_CUR);
 	write_at = off;
-	if (off >= 0 && !saved_before(st, off, (long long)n))
-		save_range(fd, st, off, (long long)n, CT_DATA);
+	if (off < 0)
+		return;
+	/* copy_file_range and fallocate may ask for up to the largest offset */
+	len = n > (size_t)(LLONG_MAX - off) ? LLONG_MAX - off : (long long)n;
+	if (!saved_before(st, off, len))
+		save_range(fd, st, off, len, CT_DATA);
 }
 
 /* The whole of fd as undo, unless saved since the generation began: a file
@@ -259,9 +265,10 @@ size_t ct_iov_bytes(const struct iovec *iov, int n)
 	return sum;
 }
 
-/* Each write, under one lock: save what it overwrites (ct_begin_write, 1
- * for a file of the copy), make it, then count it (ct_end_write, which
- * keeps the call's errno and returns its result). */
+/* Each write on a file of the copy, under one lock: save what it
+ * overwrites (ct_begin_write, not 0 for such a file), make it, then count
+ * it (ct_end_write, which keeps the call's errno and returns its result).
+ * Any other write takes the lock only to learn it is not one. */
 int ct_begin_write(int fd, long long off, size_t n, int append)
 {
 	struct stat st;
@@ -270,6 +277,8 @@ int ct_begin_write(int fd, long long off, size_t n, int append)
 	ct_lock();
 	write_at = -1;
 	t = tracked(fd, &st) && (fl = fcntl(fd, F_GETFL)) >= 0;
+	if (!t)
+		ct_unlock(); /* a pipe or socket may block: no lock held over it */
 	if (t && append == CT_FD_APPEND)
 		append = !!(fl & O_APPEND);
 	if (t && n)
@@ -285,7 +294,8 @@ ssize_t ct_end_write(int t, int fd, ssize_t r, const char *call, int sync)
 	if (t && r > 0)
 		after_write(fd, r, t & CT_WRITE_DSYNC ? "O_SYNC write" : call,
 			    sync || (t & CT_WRITE_DSYNC));
-	ct_unlock();
+	if (t)
+		ct_unlock();
 	errno = saved;
 	return r;
 }

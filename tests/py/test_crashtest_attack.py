@@ -15,7 +15,7 @@ import time
 import pytest
 
 from conftest import cmdline
-from crashlib import PYTHON, CRASH, CRASHTEST, crash_points, old  # noqa: F401 (fixtures)
+from crashlib import PYTHON, CRASH, CRASHTEST, crash_points, crash_report, old  # noqa: F401 (fixtures)
 
 crashtest = crash_points
 
@@ -552,3 +552,34 @@ def test_an_entry_made_or_removed_unseen_is_unknown(old, made):
     assert status == 2 and "unseen" in points[0]["unknown"][0], points
     status, points = crashtest("--check=true", old, "--", "sh", "-c", made)
     assert status == 0 and points[0]["undone"], points
+
+
+BLOCKED_PIPE = """
+import os, threading
+r, w = os.pipe()
+os.set_blocking(w, True)
+def fill():
+    os.write(w, b'x' * (1 << 20))  # more than a pipe holds: blocks until drained
+t = threading.Thread(target=fill)
+t.start()
+fd = os.open('data', os.O_WRONLY)
+os.write(fd, b'new')  # while the other thread is blocked in its write
+left = 1 << 20
+while left:
+    left -= len(os.read(r, left))
+t.join()
+print('done')
+"""
+
+
+def test_a_blocked_pipe_write_does_not_stop_other_threads(old):
+    """One thread blocks writing a pipe that the main thread drains only after
+    its own write to a file of the copy: the library held its lock over every
+    write, the pipe's included, so the file write waited for ever."""
+    (old.parent / "data").write_text("old\n")
+    native = subprocess.run([PYTHON, "-c", BLOCKED_PIPE], cwd=old.parent, capture_output=True,
+                            text=True, timeout=60)
+    assert native.stdout == "done\n", native
+    status, report = crash_report('--check=grep -qx done "$CRASHTEST_OUTPUT" && grep -qx old data',
+                                  old, "--", PYTHON, "-c", BLOCKED_PIPE, timeout=60)
+    assert status == 0, report
