@@ -70,7 +70,9 @@ def syscalls(top, setup, cmd, under):
     """System calls of the command alone (perf inside crashtest counts only
     its child), natively or under the library."""
     d = fresh(top, setup)
-    out = Path(tempfile.mktemp(dir=top))
+    handle, name = tempfile.mkstemp(dir=top)
+    os.close(handle)
+    out = Path(name)
     perf = ["perf", "stat", "-x,", "-e", "raw_syscalls:sys_enter", "-o", str(out), "--", *cmd]
     if under:
         if subprocess.run([CRASHTEST, d, "--", *perf], capture_output=True).returncode > 2:
@@ -104,10 +106,3 @@ def crashtest_bench(top):
               f"{points[-1]['journal_bytes'] / 1024:.0f} | {syscalls(top, setup, cmd, False)} | "
               f"{syscalls(top, setup, cmd, True)} |", flush=True)
 
-
-if __name__ == "__main__":
-    top = Path(tempfile.mkdtemp(prefix="crashtest-bench-"))
-    try:
-        crashtest_bench(top)
-    finally:
-        subprocess.run(["rm", "-rf", top])
