@@ -7,11 +7,11 @@ import sys
 
 import pytest
 
-from conftest import BUILD, TESTS, cmdline, require
+from conftest import BUILD, ROOT, TESTS, cmdline, require
 
 CRASHTEST = BUILD / "bin" / "crashtest"
 CRASHY = TESTS / "crashy"
-CRASH = BUILD.parent / "tests" / "py" / "crash"
+CRASH = ROOT / "tests" / "py" / "crash"
 # The interpreter itself, not a version manager's shell shim: crash points
 # run the command again and again.
 PYTHON = sys.executable

@@ -195,11 +195,20 @@ def clients_the_tests_name():
 
 
 def every_debian_has(packages):
-    """Of these packages, the essential and required ones (passwd, perl-base)."""
-    out = subprocess.run(["dpkg-query", "-W", "-f=${Package} ${Essential} ${Priority}\n",
-                          *packages], capture_output=True, text=True).stdout
-    return {line.split()[0] for line in out.splitlines()
-            if " yes " in f" {line} " or line.endswith(" required")}
+    """Of these packages, those every Debian has: the essential and required
+    ones (passwd, perl-base), and those providing what a required one
+    provides (gawk, as mawk, provides awk: whichever /usr/bin/awk is)."""
+    fields = "-f=${Package}\x1f${Essential}\x1f${Priority}\x1f${Provides}\n"
+    rows = [line.split("\x1f") for line in subprocess.run(
+        ["dpkg-query", "-W", fields], capture_output=True, text=True).stdout.splitlines()]
+
+    def provides(row):
+        return set(re.findall(r"(?:^|,) *([a-z0-9][a-z0-9.+-]*)", row[3]))
+
+    basic = [r for r in rows if r[1] == "yes" or r[2] == "required"]
+    virtual = set().union(*map(provides, basic))
+    return {r[0] for r in rows if r[0] in packages
+            and (r in basic or provides(r) & virtual)}
 
 
 def test_deps_lists_every_client_the_tests_name():
