@@ -109,6 +109,8 @@ $(foreach t,$(TOOLS),$(eval $(call preload_library,$(t))))
 BINS = $(LAUNCHERS:%=$(B)/bin/%)
 LAUNCH_OBJS = $(B)/cli/launch/common.o
 REPORT_OBJS = $(patsubst %.c,$(B)/cli/%.o,$(wildcard report/*.c))
+# crashtest's engine: the journal, the model, the states and the report.
+CRASHTEST_OBJS = $(patsubst %.c,$(B)/cli/%.o,$(wildcard crashtest/*.c))
 # What the supervisor and the launcher share with the library.
 SHARED_WITH_LIB = glob maps elf_kind filter inherit iocb
 SECCOMP_OBJS = $(patsubst %.c,$(B)/cli/%.o,$(wildcard seccomp/*.c)) \
@@ -143,10 +145,11 @@ $(B)/cli/libeatmydata/%.o: CLI_INC += -Ipreload
 
 $(B)/bin/eatmydata: $(B)/cli/launch/sync_on_exit.o $(REPORT_OBJS) $(SECCOMP_OBJS)
 $(B)/bin/syncstat: $(REPORT_OBJS)
-$(B)/bin/crashtest: $(B)/cli/launch/crashtest_rollback.o $(B)/cli/launch/crashtest_report.o
+$(B)/bin/crashtest: $(CRASHTEST_OBJS)
+$(B)/bin/crashtest: LIBS_OF = -ljansson
 $(B)/bin/%: $(B)/cli/launch/%.o $(LAUNCH_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $(SAN) -o $@ $^
+	$(CC) $(LDFLAGS) $(SAN) -o $@ $^ $(LIBS_OF)
 
 # Test programs: plain, fortified (open becomes __open_2) and 32-bit.
 $(B)/tests/%: tests/c/%.c

@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* crashtest.h -- the journal that libcrashtest writes as the program runs and
- * that the crashtest launcher reads to roll the copy back to what a power
- * failure would leave.
+ * that crashtest reads to build the states a power failure could leave.
  *
- * The journal is one file in the run's private directory, appended to by
- * every process of the tree: each record is a header and its payload written
- * by one writev on an O_APPEND descriptor, so records never interleave.
- * Records are undo information, in the order things happened: walking the
- * journal backwards and undoing what no later durability record covers gives
- * the state a crash would leave (the `posix` model).
+ * The journal is a redo log: every change the program makes to the copy of
+ * DIR, in the order it happened -- the bytes of each write, each truncation,
+ * each directory entry made, moved or removed (named by its directory's
+ * inode and one name, never by a path) -- and every durability call and
+ * claim (a write the program made to someone else: its standard output or
+ * error, a pipe, a socket).  A crash state is the pristine copy with a subset
+ * of these changes applied, the subset a model allows (crashtest/model.c).
+ *
+ * One file in the run's private directory, appended to by every process of
+ * the tree: a record is a header and its payload written by one writev on an
+ * O_APPEND descriptor, so records never interleave.  The tree can write it
+ * too: crashtest reads it as untrusted input.
  */
 #ifndef CRASHTEST_H
 #define CRASHTEST_H
@@ -16,79 +21,98 @@
 #include <stdint.h>
 
 /* The environment the launcher hands to the library. */
-#define CT_ENV_RUN "CRASHTEST_RUN"   /* the run directory (journal, points, keep/) */
+#define CT_ENV_RUN "CRASHTEST_RUN"   /* the run directory (journal, points) */
 #define CT_ENV_ROOT "CRASHTEST_ROOT" /* the copy the command works in */
-#define CT_ENV_AT "CRASHTEST_AT"     /* the crash point, 0 for none */
-#define CT_ENV_PGID "CRASHTEST_PGID" /* the process group to kill there */
+#define CT_ENV_AT "CRASHTEST_AT"     /* stop the tree after this point, 0: never */
+#define CT_ENV_PGID "CRASHTEST_PGID" /* the process group to stop */
 #define CT_ENV_STDERR "CRASHTEST_STDERR" /* "dev:ino" of crashtest's stderr */
-#define CT_ENV_WRITES "CRASHTEST_WRITES" /* "1": writes are crash points too */
+#define CT_ENV_WRITES "CRASHTEST_WRITES" /* "1": every change is a crash point */
 #define CT_ENV_POINTS "CRASHTEST_POINTS_FD" /* an inherited descriptor of points */
+/* For the kernel-reference tests only: "W:R", descriptors on which the
+ * library says "N\n" after crash point N and waits for a byte back. */
+#define CT_ENV_HOOK "CRASHTEST_HOOK_FD"
 
 #define CT_JOURNAL "journal"
 #define CT_POINTS "points" /* struct ct_counters, shared by the tree */
-#define CT_KEEP "keep"     /* hard links to what was unlinked or replaced */
+#define CT_OUT "out"       /* the command's standard output */
+#define CT_ERR "err"       /* its standard error */
 
-#define CT_MAGIC 0x43524154u /* "CRAT" */
-#define CT_CHUNK 65536       /* the most old data one record carries */
+#define CT_MAGIC 0x43524155u /* "CRAU": the redo format */
+#define CT_CHUNK (1 << 20)   /* the most bytes one record carries */
+#define CT_NAME_MAX 255      /* one component of a name */
 
 enum ct_kind {
-	CT_DATA = 1,  /* file (dev, ino): old bytes at off, old size in size */
-	CT_SYNC,      /* file or directory (dev, ino) made durable; size: 1 +
-	               * the journal's size when the call began (it covers
-	               * what was recorded before), 0: before this record */
-	CT_SYNC_ALL,  /* sync(), syncfs() of the copy's file system; size as
-	               * CT_SYNC's */
-	CT_CREATE,    /* parent (dev, ino), new inode (dev2, ino2); payload: path */
-	CT_MKDIR,     /* parent, new directory (dev2, ino2); payload: path */
-	CT_LINK,      /* parent of the new name, its inode (dev2, ino2);
-	               * payload: path */
-	CT_UNLINK,    /* parent; payload: path, keep name */
-	CT_RMDIR,     /* parent, the directory removed (dev2, ino2); mode in
-	               * off, owner in size (uid << 32 | gid, -1: unknown);
-	               * payload: path */
-	CT_RENAME,    /* parents (dev, ino) and (dev2, ino2), the inode moved
-	               * in off; payload: old, new, keep name of the replaced
-	               * file or "" */
-	CT_POINT,     /* crash point number off, after size durability calls
-	               * and ino2 writes; payload: what it was */
-	CT_UNKNOWN,   /* something the library cannot undo; payload: why */
-	CT_IMAGE,     /* file (dev, ino): its bytes at off as a durability call
-	               * found them (redo, for changes the library cannot see:
-	               * stdio, shared mappings); size: the file's size for an
-	               * image of the whole file, else one of CT_IMAGE_* */
-	CT_TRUNC,     /* file (dev, ino) was truncated to the length in ino2
-	               * from the size in size; no payload: the bytes it
-	               * dropped went before it as CT_DATA, written before the
-	               * call, this one only once it succeeded */
-	CT_WRITEOUT,  /* sync_file_range wrote (dev, ino) back and waited */
-	CT_TIMES,     /* utime and kin set the times of (dev, ino): mtime's
-	               * seconds in off, nanoseconds in size */
+	/* Contents, of the file (dev, ino). */
+	CT_WRITE = 1, /* payload: the bytes written at off; size: the file's
+	               * size before the write */
+	CT_ZERO,      /* [off, off + size) reads as zeros (fallocate) */
+	CT_TRUNC,     /* the size set to `size` (from `off`, the old size) */
+	CT_IMAGE,     /* payload: the file's bytes at off as the page cache
+	               * held them at a durability call (stdio, a shared
+	               * mapping: changes the library cannot see); size: the
+	               * file's size for an image of the whole file, else -1 */
+	/* Names: the entry `payload` (one component) of directory (dev, ino),
+	 * for inode ino2; mode in off, owner in size (uid << 32 | gid). */
+	CT_CREATE,  /* a regular file made (CT_F_ANON: O_TMPFILE, no name) */
+	CT_MKDIR,
+	CT_SYMLINK, /* payload: name, NUL, target */
+	CT_MKNOD,   /* a FIFO or socket (bind): no data */
+	CT_LINK,    /* a new name for ino2 */
+	CT_UNLINK,  /* the name of ino2 removed */
+	CT_RMDIR,
+	CT_RENAME, /* payload: old name, NUL, new name, in directory (dev2,
+	            * ino3); ino2 moved, off: the inode it replaced, 0 for
+	            * none (CT_F_EXCHANGE: the two swapped) */
+	/* Durability: each is a crash point. */
+	CT_SYNC,     /* fsync or fdatasync (CT_F_DATA) of (dev, ino) */
+	CT_SYNC_ALL, /* sync, or syncfs of the copy's file system */
+	CT_WRITEOUT, /* sync_file_range wrote (dev, ino) back and waited */
+	CT_CLAIM,    /* the program told someone: a crash point */
+	CT_HOLD,     /* pid changes (dev, ino) past the library from now
+	              * (CT_F_MAPPED: through a shared mapping) */
+	CT_FREE,     /* ... no longer */
+	CT_UNKNOWN,  /* something the library could not follow; payload: why */
+	CT_KINDS
+};
+
+/* Record flags. */
+enum {
+	CT_F_DATA = 1,       /* CT_SYNC: fdatasync */
+	CT_F_FAILED = 2,     /* a durability call that failed: nothing durable */
+	CT_F_DSYNC = 4,      /* CT_WRITE: O_DSYNC, RWF_DSYNC: its range durable */
+	CT_F_SYNC = 8,       /* CT_WRITE: O_SYNC, RWF_SYNC: and the size */
+	CT_F_DURABLE = 16,   /* CT_IMAGE: taken by a durability call covering it */
+	CT_F_ANON = 32,      /* CT_CREATE: O_TMPFILE */
+	CT_F_EXCHANGE = 64,  /* CT_RENAME: RENAME_EXCHANGE */
+	CT_F_MAPPED = 128,   /* CT_HOLD: a shared writable mapping */
+	CT_F_OUTSIDE = 256,  /* CT_SYNC_ALL: syncfs of another file system */
+	CT_F_RANGE = 512,    /* CT_SYNC: msync, which makes durable only the
+	                      * images it took, just before it */
 };
 
 /* What every process of the tree counts, in the points file. */
 struct ct_counters {
 	uint64_t points;     /* crash points passed */
 	uint64_t syncs;      /* durability calls */
-	uint64_t writes;     /* writes and directory operations in the copy */
-	uint64_t generation; /* bumped where a model may make data durable:
-	                      * what was saved before it is saved again after */
+	uint64_t changes;    /* writes and directory operations in the copy */
+	uint64_t out, err;   /* the output bytes seen so far (claims) */
 	uint64_t lost;       /* records the journal could not take (a file
-	                      * size limit, a full disk): the state is unknown */
+	                      * size limit, a full disk, a process that could
+	                      * not open it): the state is unknown */
 };
-
-/* CT_IMAGE's size when the record is not a whole file's image. */
-#define CT_IMAGE_RANGE (-1) /* only these bytes: an msync, an O_DSYNC write */
-#define CT_IMAGE_HELD (-2)  /* no payload: pid now changes the file unseen */
-#define CT_IMAGE_FREED (-3) /* no payload: pid no longer does */
 
 struct ct_record {
 	uint32_t magic;
-	uint32_t kind;
-	uint64_t dev, ino;
-	uint64_t dev2, ino2;
-	int64_t off, size;
+	uint16_t kind, flags;
 	uint32_t len; /* payload bytes after the header */
 	uint32_t pid;
+	uint64_t point; /* the crash point this record is, 0 for none */
+	uint64_t dev, ino;
+	uint64_t dev2, ino2, ino3;
+	int64_t off, size;
+	uint64_t begin; /* a durability call: 1 + the journal's size when it
+	                 * began (it covers what was recorded before) */
+	uint64_t out, err; /* output bytes written before this change */
 };
 
 #endif

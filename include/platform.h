@@ -70,11 +70,24 @@
 #define EMD_COMPAT_O_LARGEFILE 0
 #endif
 
-/* A system call this ABI lacks (aarch64 has no open): -1 in the table. */
+/* A system call this ABI lacks (aarch64 has no open, rename...): -1 in a
+ * table. */
 #ifdef SYS_open
 #define EMD_SYS_OPEN SYS_open
+#define EMD_SYS_PATHS(name) SYS_##name
 #else
 #define EMD_SYS_OPEN (-1)
+#define EMD_SYS_PATHS(name) (-1)
+#endif
+
+/* A call with a 64-bit offset, which takes two registers on a 32-bit ABI:
+ * its number where one register holds it, else -1. */
+#if __SIZEOF_LONG__ == 8
+#define EMD_OFFSET64_ONE_REG 1
+#define EMD_SYS_OFFSET64(nr) (nr)
+#else
+#define EMD_OFFSET64_ONE_REG 0
+#define EMD_SYS_OFFSET64(nr) (-1)
 #endif
 
 /* Calls newer than the C library's headers, same number on every ABI. */

@@ -1,128 +1,163 @@
 /* SPDX-License-Identifier: MIT */
-/* copy.c -- writes that do not look like write(): pwritev2 (its flags may
- * append or make the write durable), copy_file_range and sendfile (the
- * kernel copies into the file), fallocate and posix_fallocate (they extend,
- * zero, punch or shift a file).  Each saves what it may change, as a write
- * of that range would (data.c); glibc's posix_fallocate reaches the kernel
- * past fallocate, so both are wrapped.  And what changes a file's times
- * only (utime and kin): noted, since a changed mtime alone would make the
- * rollback take the file for changed past the library.
+/* copy.c -- writes that do not look like write(): copy_file_range and
+ * sendfile (the kernel copies into the file: what it copied is read back
+ * from the source), fallocate and posix_fallocate (they extend, zero, punch
+ * or shift a file); and sends on sockets, which are claims.  glibc's
+ * posix_fallocate reaches the kernel past fallocate, so both are wrapped.
  */
 #include "ct.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
-#include <sys/time.h>
-#include <sys/uio.h>
 #include <unistd.h>
-#include <utime.h>
 
-PL_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+/* A descriptor's offset for a call given `off` (NULL: the file offset). */
+static long long offset_of(int fd, const long long *off)
 {
-	int t = ct_begin_write(fd, off, ct_iov_bytes(iov, cnt),
-			       flags & RWF_APPEND ? 1 : off == -1 ? CT_FD_APPEND : 0);
-
-	return ct_end_write(t, fd, REAL(pwritev2)(fd, iov, cnt, off, flags), "pwritev2",
-			    flags & (RWF_DSYNC | RWF_SYNC));
+	return off ? *off : lseek64(fd, 0, SEEK_CUR);
 }
 
-PL_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
+/* The kernel copied r bytes from in at in_pos into out, a file of the
+ * copy, at out_pos: recorded; keeps errno, returns r. */
+static ssize_t copied(ssize_t r, int in, long long in_pos, const struct stat *st,
+		      long long out_pos)
 {
-	int t = ct_begin_write(fd, off, ct_iov_bytes(iov, cnt),
-			       flags & RWF_APPEND ? 1 : off == -1 ? CT_FD_APPEND : 0);
+	int saved = errno;
 
-	return ct_end_write(t, fd, REAL(pwritev64v2)(fd, iov, cnt, off, flags), "pwritev2",
-			    flags & (RWF_DSYNC | RWF_SYNC));
+	if (r > 0 && in_pos >= 0 && out_pos >= 0)
+		ct_copied(in, in_pos, st, out_pos, r);
+	else if (r > 0)
+		ct_note(CT_UNKNOWN, st, "where a copy went cannot be told");
+	ct_unlock();
+	errno = saved;
+	return r;
 }
 
 PL_EXPORT ssize_t copy_file_range(int in, off64_t *in_off, int out, off64_t *out_off,
 				  size_t len, unsigned int flags)
 {
-	int t = ct_begin_write(out, out_off ? *out_off : -1, len, 0);
+	struct stat st;
+	long long from, to;
 
-	return ct_end_write(t, out, REAL(copy_file_range)(in, in_off, out, out_off, len, flags),
-			    "copy_file_range", 0);
+	if (ct_where_fd(out, &st) != CT_FILE)
+		return REAL(copy_file_range)(in, in_off, out, out_off, len, flags);
+	ct_claims();
+	ct_lock();
+	from = offset_of(in, (long long *)in_off);
+	to = offset_of(out, (long long *)out_off);
+	return copied(REAL(copy_file_range)(in, in_off, out, out_off, len, flags), in, from, &st, to);
 }
 
-/* sendfile's offset is the source's: it writes at the target's offset. */
+/* sendfile's offset is the source's: it writes at the target's offset, or
+ * its end with O_APPEND. */
+static ssize_t sent(int out, int in, long long *off, size_t n,
+		    ssize_t (*call)(int, int, long long *, size_t))
+{
+	struct stat st;
+	long long from, to;
+
+	if (ct_where_fd(out, &st) != CT_FILE)
+		return call(out, in, off, n);
+	ct_claims();
+	ct_lock();
+	from = offset_of(in, off);
+	to = (fcntl(out, F_GETFL) & O_APPEND) ? st.st_size : offset_of(out, NULL);
+	return copied(call(out, in, off, n), in, from, &st, to);
+}
+
+static ssize_t real_sendfile(int out, int in, long long *off, size_t n)
+{
+	return REAL(sendfile64)(out, in, (off64_t *)off, n);
+}
+
 PL_EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t n)
 {
-	int t = ct_begin_write(out, -1, n, CT_FD_APPEND);
-
-	return ct_end_write(t, out, REAL(sendfile)(out, in, off, n), "sendfile", 0);
+	return sent(out, in, (long long *)off, n, real_sendfile);
 }
 
 PL_EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t n)
 {
-	int t = ct_begin_write(out, -1, n, CT_FD_APPEND);
-
-	return ct_end_write(t, out, REAL(sendfile64)(out, in, off, n), "sendfile", 0);
+	return sent(out, in, (long long *)off, n, real_sendfile);
 }
 
-/* What fallocate may change: a range, or from off to the end when it
- * shifts the rest of the file. */
-static int begin_fallocate(int fd, int mode, long long off, long long len)
+/* What fallocate did to file st (fd now of size `now`): zeros, a new size,
+ * or the rest of the file shifted (read back). */
+static void allocated(int fd, const struct stat *st, int mode, long long off, long long len,
+		      long long now)
 {
-	int shifts = mode & (FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_INSERT_RANGE);
+	if (mode & (FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_INSERT_RANGE)) {
+		ct_copied(fd, off, st, off, now > off ? now - off : 0);
+	} else if (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) {
+		long long end = off + len < now ? off + len : now;
 
-	return ct_begin_write(fd, off, (size_t)(shifts ? LLONG_MAX - off : len), 0);
+		if (end > off)
+			ct_zeroed(st, off, end - off);
+	}
+	if (now != st->st_size)
+		ct_truncated(st, now);
 }
 
-/* fallocate returns 0 or -1; the write helpers count a result above 0. */
-static int end_fallocate(int t, int fd, int r)
+static int fallocated(int fd, int mode, long long off, long long len,
+		      int (*call)(int, int, off64_t, off64_t))
 {
-	return (int)ct_end_write(t, fd, r == 0 ? 1 : r, "fallocate", 0) == 1 ? 0 : r;
+	struct stat st, after;
+	int r, saved;
+
+	if (ct_where_fd(fd, &st) != CT_FILE)
+		return call(fd, mode, off, len);
+	ct_claims();
+	ct_lock();
+	r = call(fd, mode, off, len);
+	saved = errno;
+	if (r == 0 && fstat(fd, &after) == 0)
+		allocated(fd, &st, mode < 0 ? 0 : mode, off, len, after.st_size);
+	ct_unlock();
+	errno = saved;
+	return r;
+}
+
+static int real_fallocate(int fd, int mode, off64_t off, off64_t len)
+{
+	return REAL(fallocate64)(fd, mode, off, len);
+}
+
+/* posix_fallocate returns an error number: mode -1 says so. */
+static int real_posix_fallocate(int fd, int mode, off64_t off, off64_t len)
+{
+	(void)mode;
+	return REAL(posix_fallocate64)(fd, off, len);
 }
 
 PL_EXPORT int fallocate(int fd, int mode, off_t off, off_t len)
 {
-	int t = begin_fallocate(fd, mode, off, len);
-
-	return end_fallocate(t, fd, REAL(fallocate)(fd, mode, off, len));
+	return fallocated(fd, mode, off, len, real_fallocate);
 }
 
 PL_EXPORT int fallocate64(int fd, int mode, off64_t off, off64_t len)
 {
-	int t = begin_fallocate(fd, mode, off, len);
-
-	return end_fallocate(t, fd, REAL(fallocate64)(fd, mode, off, len));
+	return fallocated(fd, mode, off, len, real_fallocate);
 }
 
-/* posix_fallocate returns an error number, not -1. */
 PL_EXPORT int posix_fallocate(int fd, off_t off, off_t len)
 {
-	int t = begin_fallocate(fd, 0, off, len);
-	int err = REAL(posix_fallocate)(fd, off, len);
-
-	end_fallocate(t, fd, err ? -1 : 0);
-	return err;
+	return fallocated(fd, -1, off, len, real_posix_fallocate);
 }
 
 PL_EXPORT int posix_fallocate64(int fd, off64_t off, off64_t len)
 {
-	int t = begin_fallocate(fd, 0, off, len);
-	int err = REAL(posix_fallocate64)(fd, off, len);
-
-	end_fallocate(t, fd, err ? -1 : 0);
-	return err;
+	return fallocated(fd, -1, off, len, real_posix_fallocate);
 }
 
-/* After times were set on (dirfd, path), or fd when path is NULL: recorded
- * with the mtime they left, so that the rollback knows the file's contents
- * did not change with it. */
-static int times_set(int r, int fd, const char *path, int flags)
+/* A send on a socket tells someone: a claim, once it went. */
+static ssize_t claimed(int fd, ssize_t r)
 {
 	struct stat st;
 	int saved = errno;
 
-	if (r == 0 && ct_active() &&
-	    (path ? fstatat(fd, path, &st, flags) : fstat(fd, &st)) == 0 &&
-	    S_ISREG(st.st_mode)) {
-		struct ct_record h = {.kind = CT_TIMES, .dev = st.st_dev, .ino = st.st_ino,
-				      .off = st.st_mtim.tv_sec, .size = st.st_mtim.tv_nsec};
+	if (r > 0 && ct_where_fd(fd, &st) == CT_CLAIMED) {
+		struct ct_record h = {.kind = CT_CLAIM, .dev = st.st_dev, .ino = st.st_ino};
 
 		ct_record(&h, NULL, 0);
 	}
@@ -130,38 +165,18 @@ static int times_set(int r, int fd, const char *path, int flags)
 	return r;
 }
 
-PL_EXPORT int utime(const char *path, const struct utimbuf *t)
+PL_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
-	return times_set(REAL(utime)(path, t), AT_FDCWD, path, 0);
+	return claimed(fd, REAL(send)(fd, buf, n, flags));
 }
 
-PL_EXPORT int utimes(const char *path, const struct timeval t[2])
+PL_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
+			 const struct sockaddr *to, socklen_t len)
 {
-	return times_set(REAL(utimes)(path, t), AT_FDCWD, path, 0);
+	return claimed(fd, REAL(sendto)(fd, buf, n, flags, to, len));
 }
 
-PL_EXPORT int lutimes(const char *path, const struct timeval t[2])
+PL_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
-	return times_set(REAL(lutimes)(path, t), AT_FDCWD, path, AT_SYMLINK_NOFOLLOW);
-}
-
-PL_EXPORT int futimes(int fd, const struct timeval t[2])
-{
-	return times_set(REAL(futimes)(fd, t), fd, NULL, 0);
-}
-
-PL_EXPORT int futimesat(int dirfd, const char *path, const struct timeval t[2])
-{
-	return times_set(REAL(futimesat)(dirfd, path, t), dirfd, path, 0);
-}
-
-PL_EXPORT int futimens(int fd, const struct timespec t[2])
-{
-	return times_set(REAL(futimens)(fd, t), fd, NULL, 0);
-}
-
-PL_EXPORT int utimensat(int dirfd, const char *path, const struct timespec t[2], int flags)
-{
-	return times_set(REAL(utimensat)(dirfd, path, t, flags), dirfd, path,
-			 flags & AT_SYMLINK_NOFOLLOW);
+	return claimed(fd, REAL(sendmsg)(fd, msg, flags));
 }

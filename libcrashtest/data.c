@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* data.c -- file contents: before a write or a truncation changes a regular
- * file of the copy, the bytes it replaces and the old size go to the journal.
+/* data.c -- file contents: each write to a regular file of the copy goes to
+ * the journal with its bytes (taken from the caller's own buffer once the
+ * call returned), each truncation with its size; a write to a pipe or a
+ * socket is a claim.
  *
- * Undoing the non-durable records of a file, newest first, restores its
- * contents at its last durability point whatever the overlaps; so only the
- * first change to a region after such a point needs saving (saved_before).
- * A write on a regular file outside the copy and the run directory is
- * something no rollback can represent: it makes the crash point "unknown".
+ * A change and its record are made under the library's lock, so that two
+ * threads writing one region are journaled in the order they wrote.  A write
+ * on a regular file outside the copy and the run directory is something no
+ * state can represent: the run is "unknown".
  */
 #include "ct.h"
 
@@ -21,29 +22,26 @@
 
 /* Where each descriptor's file lies, keyed by its inode: one readlink per
  * file, not per write. */
-enum { OUTSIDE = 1, INSIDE, OURS };
 #define CACHED 1024
 static struct {
 	uint64_t dev, ino;
-	int where;
+	enum ct_where where;
 } cache[CACHED];
 
-static int where_is(int fd, const struct stat *st)
+static enum ct_where where_file(int fd, const struct stat *st)
 {
 	char path[PATH_MAX];
-	int where;
+	enum ct_where where;
 
-	if (fd >= 0 && fd < CACHED && cache[fd].dev == st->st_dev &&
-	    cache[fd].ino == st->st_ino && cache[fd].where)
+	if (fd >= 0 && fd < CACHED && cache[fd].where && cache[fd].dev == st->st_dev &&
+	    cache[fd].ino == st->st_ino)
 		return cache[fd].where;
-	if (ct_is_stderr(st))
-		where = OURS;
-	else if (ct_fd_path(fd, path, sizeof(path)) != 0)
-		where = OUTSIDE;
+	if (ct_fd_path(fd, path, sizeof(path)) != 0)
+		where = CT_OUTSIDE;
 	else
-		where = ct_in_root(path) ? INSIDE : ct_in_run(path) ? OURS : OUTSIDE;
-	if (where == OUTSIDE)
-		ct_note(CT_UNKNOWN, st, "written outside the directory");
+		where = ct_in_root(path) ? CT_FILE : ct_in_run(path) ? CT_NONE : CT_OUTSIDE;
+	if (where == CT_OUTSIDE)
+		ct_note(CT_UNKNOWN, st, "a file outside the directory was written");
 	if (fd >= 0 && fd < CACHED) {
 		cache[fd].dev = st->st_dev;
 		cache[fd].ino = st->st_ino;
@@ -52,328 +50,309 @@ static int where_is(int fd, const struct stat *st)
 	return where;
 }
 
-/* A regular file of the copy, or 0. */
-static int tracked(int fd, struct stat *st)
+/* A regular file of the copy (CT_FILE), a pipe or socket, whose writes are
+ * claims (CT_CLAIMED), or neither. */
+enum ct_where ct_where_fd(int fd, struct stat *st)
 {
-	return ct_active() && fstat(fd, st) == 0 && S_ISREG(st->st_mode) &&
-	       where_is(fd, st) == INSIDE;
+	int saved = errno;
+	enum ct_where where = CT_NONE;
+
+	if (ct_active() && fstat(fd, st) == 0) {
+		if (S_ISREG(st->st_mode))
+			where = where_file(fd, st);
+		else if (S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode))
+			where = CT_CLAIMED;
+	}
+	errno = saved;
+	return where == CT_OUTSIDE ? CT_NONE : where;
 }
 
-/* The regions of each file saved since the generation began.  A later write
- * inside them saves nothing: its record would be undone before the first
- * one, which holds the region's contents at the last durability point.
- * Bytes past the size at the first change need no saving either: the
- * rollback truncates to that size.  Per process (a fork inherits a valid
- * table); another process's records are undone in their turn. */
-#define FILES 64
-#define SPANS 16
-static struct region {
-	uint64_t dev, ino, gen;
-	long long base;
-	int n;
-	long long from[SPANS], to[SPANS];
-} regions[FILES];
-static unsigned next_slot;
-
-static struct region *region_of(const struct stat *st, int *fresh)
+/* Records of at most CT_CHUNK bytes each for the first n bytes of iov,
+ * written at off: the payload is the caller's own iovecs, sliced. */
+void ct_wrote(const struct stat *st, long long off, const struct iovec *iov, int cnt, size_t n,
+	      int flags)
 {
-	uint64_t gen = ct_generation();
-	struct region *e;
+	struct iovec part[64];
+	size_t skip = 0; /* bytes of iov[i] already recorded */
+	int i = 0;
 
-	*fresh = 0;
-	for (int i = 0; i < FILES; i++)
-		if (regions[i].gen == gen && regions[i].dev == st->st_dev && regions[i].ino == st->st_ino)
-			return &regions[i];
-	e = &regions[next_slot++ % FILES];
-	*e = (struct region){.dev = st->st_dev, .ino = st->st_ino, .gen = gen, .base = st->st_size};
-	*fresh = 1;
-	return e;
-}
+	while (n > 0 && i < cnt) {
+		struct ct_record h = {.kind = CT_WRITE, .flags = (uint16_t)flags,
+				      .dev = st->st_dev, .ino = st->st_ino, .off = off,
+				      .size = st->st_size};
+		size_t room = CT_CHUNK, got = 0;
+		int k = 0;
 
-static int covered(const struct region *e, long long off, long long end)
-{
-	for (int i = 0; off < end && i < e->n; i++)
-		if (e->from[i] <= off && end <= e->to[i])
-			return 1;
-	return off >= end;
-}
+		for (; i < cnt && k < 64 && room > 0 && got < n; k++) {
+			size_t take = iov[i].iov_len - skip;
 
-static void add_span(struct region *e, long long off, long long end)
-{
-	for (int i = 0; off < end && i < e->n; i++)
-		if (off <= e->to[i] && end >= e->from[i]) {
-			e->from[i] = off < e->from[i] ? off : e->from[i];
-			e->to[i] = end > e->to[i] ? end : e->to[i];
-			return;
+			take = take > room ? room : take > n - got ? n - got : take;
+			part[k] = (struct iovec){(char *)iov[i].iov_base + skip, take};
+			got += take, room -= take, skip += take;
+			if (skip == iov[i].iov_len)
+				i++, skip = 0;
 		}
-	if (off < end && e->n < SPANS) {
-		e->from[e->n] = off;
-		e->to[e->n++] = end;
+		ct_record(&h, part, k);
+		off += (long long)got;
+		n -= got;
 	}
 }
 
-/* Is [off, off + n) saved already?  If not, the caller saves it. */
-static int saved_before(const struct stat *st, long long off, long long n)
+/* What the kernel copied into a file (copy_file_range, sendfile), read
+ * from where it came: the source at its offset.  Never through a
+ * descriptor of the library's own, whose close would drop the process's
+ * POSIX locks on the file. */
+void ct_copied(int in, long long in_off, const struct stat *st, long long off, long long n)
 {
-	int fresh;
-	struct region *e = region_of(st, &fresh);
-	long long end = off + n < e->base ? off + n : e->base;
+	static char buf[CT_CHUNK]; /* under ct_lock */
 
-	if (!fresh && covered(e, off, end))
-		return 1;
-	add_span(e, off, end);
-	return 0;
-}
+	while (n > 0) {
+		size_t want = n > CT_CHUNK ? CT_CHUNK : (size_t)n;
+		ssize_t got = pread64(in, buf, want, in_off);
+		struct iovec v = {buf, got > 0 ? (size_t)got : 0};
 
-/* pread through a second descriptor when fd is write-only. */
-static ssize_t read_old(int fd, char *buf, size_t n, long long off)
-{
-	char link[64];
-	ssize_t r = pread64(fd, buf, n, off);
-	int again;
-
-	if (r >= 0 || errno != EBADF)
-		return r;
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	again = (int)ct_sys(SYS_openat, AT_FDCWD, link, O_RDONLY | O_CLOEXEC);
-	if (again < 0)
-		return -1;
-	r = pread64(again, buf, n, off);
-	close(again);
-	return r;
-}
-
-/* [off, off + n) of the file as it is, in records of at most CT_CHUNK. */
-static void save_range(int fd, const struct stat *st, long long off, long long n,
-		       enum ct_kind kind)
-{
-	static __thread char buf[CT_CHUNK];
-	struct ct_record h = {.kind = kind, .dev = st->st_dev, .ino = st->st_ino,
-			      .size = kind == CT_IMAGE ? CT_IMAGE_RANGE : st->st_size,
-			      .ino2 = (uint64_t)off};
-	long long end = n < st->st_size - off ? off + n : st->st_size;
-
-	do {
-		size_t want = end - off > CT_CHUNK ? CT_CHUNK : end > off ? (size_t)(end - off) : 0;
-		ssize_t got = want ? read_old(fd, buf, want, off) : 0;
-
-		if (got < 0 || (size_t)got != want) {
-			ct_note(CT_UNKNOWN, st, "old contents unreadable");
+		if (got <= 0) {
+			ct_note(CT_UNKNOWN, st, "what the kernel copied into a file cannot be read back");
 			return;
 		}
-		h.off = off;
-		ct_record(&h, buf, want);
-		off += (long long)want;
-	} while (off < end);
-}
-
-/* Where the write under way starts (between ct_begin_write and
- * ct_end_write, under the lock): an O_DSYNC write makes that range durable. */
-static __thread long long write_at;
-
-/* Before a write of n bytes at off (append: at the end; off < 0: at the
- * file offset) on fd, a file of the copy. */
-static void save_write(int fd, const struct stat *st, long long off, size_t n, int append)
-{
-	long long len;
-
-	if (append)
-		off = st->st_size;
-	else if (off < 0)
-		off = lseek64(fd, 0, SEEK_CUR);
-	write_at = off;
-	if (off < 0)
-		return;
-	/* copy_file_range and fallocate may ask for up to the largest offset */
-	len = n > (size_t)(LLONG_MAX - off) ? LLONG_MAX - off : (long long)n;
-	if (!saved_before(st, off, len))
-		save_range(fd, st, off, len, CT_DATA);
-}
-
-/* The whole of fd as undo, unless saved since the generation began: a file
- * the library is about to lose sight of (image.c). */
-void ct_save_whole(int fd)
-{
-	struct stat st;
-	int saved = errno;
-
-	ct_lock();
-	if (tracked(fd, &st) && !saved_before(&st, 0, st.st_size))
-		save_range(fd, &st, 0, st.st_size, CT_DATA);
-	ct_unlock();
-	errno = saved;
-}
-
-/* Before a truncation of fd to `len`: the bytes it drops and the old size.
- * 1 if fd is a file of the copy. */
-int ct_save_truncate(int fd, long long len, struct stat *st)
-{
-	int saved = errno;
-
-	if (len < 0 || !tracked(fd, st)) /* EINVAL: nothing to save */
-		return 0;
-	save_range(fd, st, len, st->st_size > len ? st->st_size - len : 0, CT_DATA);
-	ct_bump(); /* ext4-ordered keeps the truncation: later writes save anew */
-	errno = saved;
-	return 1;
+		ct_wrote(st, off, &v, 1, (size_t)got, 0);
+		in_off += got;
+		off += got;
+		n -= got;
+	}
 }
 
 void ct_truncated(const struct stat *st, long long len)
 {
 	struct ct_record h = {.kind = CT_TRUNC, .dev = st->st_dev, .ino = st->st_ino,
-			      .off = len, .size = st->st_size, .ino2 = (uint64_t)len};
+			      .off = st->st_size, .size = len};
 
 	ct_record(&h, NULL, 0);
 }
 
-/* sync_file_range wrote fd back and waited. */
-void ct_writeout(int fd)
+void ct_zeroed(const struct stat *st, long long off, long long n)
 {
+	struct ct_record h = {.kind = CT_ZERO, .dev = st->st_dev, .ino = st->st_ino, .off = off,
+			      .size = n};
+
+	ct_record(&h, NULL, 0);
+}
+
+/* One write through fd: what it is (ct_where_fd), then, once made, its
+ * record.  A write to a file of the copy holds the lock throughout. */
+struct write_call {
+	enum ct_where where;
 	struct stat st;
+	int fl;
+};
+
+static void begin_write(int fd, struct write_call *w)
+{
 	int saved = errno;
 
-	if (tracked(fd, &st)) {
-		ct_note(CT_WRITEOUT, &st, NULL);
-		ct_bump();
-	}
-	errno = saved;
-}
-
-/* After a write of n bytes on fd of the copy: one on an O_SYNC / O_DSYNC
- * descriptor, or made with RWF_DSYNC (`sync`), is a durability call for its
- * own range (and the size): an image of those bytes, not a sync of the file,
- * whose other unsynced writes stay as lost as they were.  Any other write is
- * a step. */
-static void after_write(int fd, ssize_t n, const char *call, int sync)
-{
-	struct stat st;
-
-	if (sync && write_at >= 0 && fstat(fd, &st) == 0) {
-		save_range(fd, &st, write_at, n, CT_IMAGE);
-		ct_point(call, fd);
-	} else {
-		ct_step(call, fd, NULL);
-	}
-}
-
-size_t ct_iov_bytes(const struct iovec *iov, int n)
-{
-	size_t sum = 0;
-
-	for (int i = 0; iov && i < n; i++)
-		sum += iov[i].iov_len;
-	return sum;
-}
-
-/* Each write on a file of the copy, under one lock: save what it
- * overwrites (ct_begin_write, not 0 for such a file), make it, then count
- * it (ct_end_write, which keeps the call's errno and returns its result).
- * Any other write takes the lock only to learn it is not one. */
-int ct_begin_write(int fd, long long off, size_t n, int append)
-{
-	struct stat st;
-	int saved = errno, fl = 0, t;
-
+	w->where = ct_where_fd(fd, &w->st);
+	if (w->where != CT_FILE)
+		return;
+	ct_claims();
 	ct_lock();
-	write_at = -1;
-	t = tracked(fd, &st) && (fl = fcntl(fd, F_GETFL)) >= 0;
-	if (!t)
-		ct_unlock(); /* a pipe or socket may block: no lock held over it */
-	if (t && append == CT_FD_APPEND)
-		append = !!(fl & O_APPEND);
-	if (t && n)
-		save_write(fd, &st, off, n, append);
+	w->fl = fcntl(fd, F_GETFL);
 	errno = saved;
-	return t ? 1 | (fl & O_DSYNC ? CT_WRITE_DSYNC : 0) : 0;
 }
 
-ssize_t ct_end_write(int t, int fd, ssize_t r, const char *call, int sync)
+/* Where the write of r bytes began: off, or else where the file offset
+ * (or with O_APPEND, the end) now is, less r. */
+static long long began_at(int fd, const struct write_call *w, long long off, ssize_t r)
 {
-	int saved = errno;
+	struct stat st;
 
-	if (t && r > 0)
-		after_write(fd, r, t & CT_WRITE_DSYNC ? "O_SYNC write" : call,
-			    sync || (t & CT_WRITE_DSYNC));
-	if (t)
-		ct_unlock();
-	errno = saved;
-	return r;
+	if (off >= 0 && !(w->fl & O_APPEND))
+		return off;
+	if (off >= 0 || (w->fl & O_APPEND))
+		return fstat(fd, &st) == 0 ? st.st_size - r : -1;
+	off = lseek64(fd, 0, SEEK_CUR);
+	return off < 0 ? -1 : off - r;
 }
 
-/* A truncation likewise: the bytes it drops saved first. */
-static int begin_truncate(int fd, long long len, struct stat *st)
+/* The write returned r: recorded, a claim, or nothing.  rwf: pwritev2's
+ * flags.  Keeps errno; returns r. */
+static ssize_t end_write(int fd, struct write_call *w, long long off, const struct iovec *iov,
+			 int cnt, ssize_t r, int rwf)
 {
-	ct_lock();
-	return ct_active() && ct_save_truncate(fd, len, st);
-}
+	int saved = errno, flags = 0;
+	long long at;
 
-static int end_truncate(int t, int fd, long long len, const struct stat *st, int r)
-{
-	int saved = errno;
+	if (w->where == CT_CLAIMED && r > 0) {
+		struct ct_record h = {.kind = CT_CLAIM, .dev = w->st.st_dev, .ino = w->st.st_ino};
 
-	if (t && r == 0) {
-		ct_truncated(st, len);
-		ct_step("ftruncate", fd, NULL);
+		ct_record(&h, NULL, 0);
+	}
+	if (w->where != CT_FILE)
+		return errno = saved, r;
+	if (r > 0 && (at = began_at(fd, w, (rwf & RWF_APPEND) ? -1 : off, r)) >= 0) {
+		flags |= (w->fl & O_DSYNC) || (rwf & (RWF_DSYNC | RWF_SYNC)) ? CT_F_DSYNC : 0;
+		flags |= ((w->fl & O_SYNC) == O_SYNC) || (rwf & RWF_SYNC) ? CT_F_SYNC : 0;
+		ct_wrote(&w->st, at, iov, cnt, (size_t)r, flags);
+	} else if (r > 0) {
+		ct_note(CT_UNKNOWN, &w->st, "where a write went cannot be told");
 	}
 	ct_unlock();
 	errno = saved;
 	return r;
 }
 
+ssize_t ct_write_iov(int fd, long long off, const struct iovec *iov, int cnt, int rwf,
+		     ssize_t (*call)(int, const struct iovec *, int, long long, int))
+{
+	struct write_call w;
+
+	begin_write(fd, &w);
+	return end_write(fd, &w, off, iov, cnt, call(fd, iov, cnt, off, rwf), rwf);
+}
+
+static ssize_t real_write(int fd, const struct iovec *iov, int cnt, long long off, int rwf)
+{
+	(void)cnt, (void)off, (void)rwf;
+	return REAL(write)(fd, iov[0].iov_base, iov[0].iov_len);
+}
+
+static ssize_t real_pwrite(int fd, const struct iovec *iov, int cnt, long long off, int rwf)
+{
+	(void)cnt, (void)rwf;
+	return REAL(pwrite64)(fd, iov[0].iov_base, iov[0].iov_len, off);
+}
+
+static ssize_t real_writev(int fd, const struct iovec *iov, int cnt, long long off, int rwf)
+{
+	(void)off, (void)rwf;
+	return REAL(writev)(fd, iov, cnt);
+}
+
+static ssize_t real_pwritev(int fd, const struct iovec *iov, int cnt, long long off, int rwf)
+{
+	(void)rwf;
+	return REAL(pwritev64)(fd, iov, cnt, off);
+}
+
+static ssize_t real_pwritev2(int fd, const struct iovec *iov, int cnt, long long off, int rwf)
+{
+	return REAL(pwritev64v2)(fd, iov, cnt, off, rwf);
+}
+
 PL_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
-	int t = ct_begin_write(fd, -1, n, CT_FD_APPEND);
+	struct iovec v = {(void *)buf, n};
 
-	return ct_end_write(t, fd, REAL(write)(fd, buf, n), "write", 0);
+	return ct_write_iov(fd, -1, &v, 1, 0, real_write);
 }
 
 PL_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
-	int t = ct_begin_write(fd, off, n, 0);
+	struct iovec v = {(void *)buf, n};
 
-	return ct_end_write(t, fd, REAL(pwrite)(fd, buf, n, off), "pwrite", 0);
+	return ct_write_iov(fd, off, &v, 1, 0, real_pwrite);
 }
 
 PL_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 {
-	int t = ct_begin_write(fd, off, n, 0);
+	struct iovec v = {(void *)buf, n};
 
-	return ct_end_write(t, fd, REAL(pwrite64)(fd, buf, n, off), "pwrite64", 0);
+	return ct_write_iov(fd, off, &v, 1, 0, real_pwrite);
 }
 
 PL_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
-	int t = ct_begin_write(fd, -1, ct_iov_bytes(iov, cnt), CT_FD_APPEND);
-
-	return ct_end_write(t, fd, REAL(writev)(fd, iov, cnt), "writev", 0);
+	return ct_write_iov(fd, -1, iov, cnt, 0, real_writev);
 }
 
 PL_EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 {
-	int t = ct_begin_write(fd, off, ct_iov_bytes(iov, cnt), 0);
-
-	return ct_end_write(t, fd, REAL(pwritev)(fd, iov, cnt, off), "pwritev", 0);
+	return ct_write_iov(fd, off, iov, cnt, 0, real_pwritev);
 }
 
 PL_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
 {
-	int t = ct_begin_write(fd, off, ct_iov_bytes(iov, cnt), 0);
+	return ct_write_iov(fd, off, iov, cnt, 0, real_pwritev);
+}
 
-	return ct_end_write(t, fd, REAL(pwritev64)(fd, iov, cnt, off), "pwritev64", 0);
+/* pwritev2: an offset of -1 is the file offset; its flags may append or
+ * make the write durable. */
+PL_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+{
+	return ct_write_iov(fd, off, iov, cnt, flags, real_pwritev2);
+}
+
+PL_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
+{
+	return ct_write_iov(fd, off, iov, cnt, flags, real_pwritev2);
+}
+
+/* A truncation through fd: recorded once it succeeded. */
+static int truncated(int fd, long long len, int (*call)(int, off64_t))
+{
+	struct stat st;
+	enum ct_where where = len >= 0 ? ct_where_fd(fd, &st) : CT_NONE;
+	int r, saved;
+
+	if (where != CT_FILE)
+		return call(fd, len);
+	ct_claims();
+	ct_lock();
+	r = call(fd, len);
+	saved = errno;
+	if (r == 0)
+		ct_truncated(&st, len);
+	ct_unlock();
+	errno = saved;
+	return r;
+}
+
+static int real_ftruncate(int fd, off64_t len)
+{
+	return REAL(ftruncate64)(fd, len);
 }
 
 PL_EXPORT int ftruncate(int fd, off_t len)
 {
-	struct stat st;
-	int t = begin_truncate(fd, len, &st);
-
-	return end_truncate(t, fd, len, &st, REAL(ftruncate)(fd, len));
+	return truncated(fd, len, real_ftruncate);
 }
 
 PL_EXPORT int ftruncate64(int fd, off64_t len)
 {
-	struct stat st;
-	int t = begin_truncate(fd, len, &st);
+	return truncated(fd, len, real_ftruncate);
+}
 
-	return end_truncate(t, fd, len, &st, REAL(ftruncate64)(fd, len));
+/* truncate() by name: the file found through an O_PATH descriptor, whose
+ * close, unlike another's, keeps the process's POSIX locks on it. */
+static int truncate_path(const char *path, long long len)
+{
+	int fd = len >= 0 && ct_active() ? (int)ct_sys(SYS_openat, AT_FDCWD, path,
+							 O_PATH | O_CLOEXEC) : -1;
+	struct stat st;
+	int r, saved;
+
+	if (fd < 0 || ct_where_fd(fd, &st) != CT_FILE) {
+		if (fd >= 0)
+			close(fd);
+		return REAL(truncate64)(path, len);
+	}
+	close(fd);
+	ct_claims();
+	ct_lock();
+	r = REAL(truncate64)(path, len);
+	saved = errno;
+	if (r == 0)
+		ct_truncated(&st, len);
+	ct_unlock();
+	errno = saved;
+	return r;
+}
+
+PL_EXPORT int truncate(const char *path, off_t len)
+{
+	return truncate_path(path, len);
+}
+
+PL_EXPORT int truncate64(const char *path, off64_t len)
+{
+	return truncate_path(path, len);
 }

@@ -3,17 +3,16 @@
  * glibc-internal writes pass the preload, or through a shared writable
  * mapping), and their images.
  *
- * When a file is first held so, its whole contents go to the journal as undo
- * (CT_DATA), as for an O_TRUNC open; then each durability call that covers it
- * appends its bytes as they are (CT_IMAGE, redo), read back through a private
- * descriptor: the page cache holds what stdio flushed and what the mapping
- * wrote.  The rollback undoes, then replays the images of the last sync.
- * Records CT_IMAGE_HELD and CT_IMAGE_FREED tell it which process held a file
- * when: a sync by a process that could not image the file is unknown.
+ * While a file is held so, each durability call appends an image of it
+ * (CT_IMAGE): its bytes as the page cache holds them -- marked durable when
+ * the call covers the file, a picture of the cache otherwise -- and so does
+ * its release (fclose, munmap).  A stream's file is read through a
+ * descriptor of the library's own, opened when the stream is and closed
+ * with it: closing one at each image would drop the process's POSIX locks
+ * on the file.  A mapping is read from its own memory.
  *
  * The table is per process, small, and guarded by ct_lock; a child of fork
- * inherits it, and says so.  A held file is reached again by its FILE's
- * descriptor or by its path, and only if it is still the same inode.
+ * inherits it, and says so (CT_HOLD under its own pid).
  */
 #include "ct.h"
 
@@ -29,10 +28,10 @@
 static struct held {
 	int used;
 	uint64_t dev, ino;
-	int fd;                /* the FILE's descriptor, or -1 for a mapping */
-	uintptr_t start, end;  /* the mapping, of the file's bytes from off */
+	int fd;               /* the stream's descriptor, or -1 for a mapping */
+	int rfd;              /* read (stream) or O_PATH (mapping): ours */
+	uintptr_t start, end; /* the mapping, of the file's bytes from off */
 	long long off;
-	char path[PATH_MAX];
 } held[HELD];
 static int nheld; /* so that munmap and fclose cost nothing when none is held */
 
@@ -44,87 +43,70 @@ static struct held *find_held(uint64_t dev, uint64_t ino)
 	return NULL;
 }
 
-static void mark(const struct held *e, int64_t what)
+static void mark(const struct held *e, enum ct_kind kind)
 {
-	struct ct_record h = {.kind = CT_IMAGE, .dev = e->dev, .ino = e->ino, .size = what};
+	struct ct_record h = {.kind = (uint16_t)kind, .dev = e->dev, .ino = e->ino,
+			      .flags = e->fd < 0 ? CT_F_MAPPED : 0};
 
 	ct_record(&h, NULL, 0);
 }
 
-/* A private read-only descriptor on e's file, or -1. */
-static int reach(const struct held *e)
+/* Bytes [off, off + n) of e's file: from the mapping's memory, or read. */
+static ssize_t bytes(const struct held *e, char *buf, size_t n, long long off)
 {
-	char link[64];
-	struct stat st;
-	int fd = -1;
-
-	if (e->fd >= 0) {
-		snprintf(link, sizeof(link), "/proc/self/fd/%d", e->fd);
-		fd = (int)ct_sys(SYS_openat, AT_FDCWD, link, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	}
-	if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != e->dev || st.st_ino != e->ino) {
-		if (fd >= 0)
-			close(fd);
-		fd = (int)ct_sys(SYS_openat, AT_FDCWD, e->path,
-				  O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
-	}
-	if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_dev != e->dev || st.st_ino != e->ino)) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
+	if (e->fd >= 0)
+		return pread64(e->rfd, buf, n, off);
+	memcpy(buf, (const char *)e->start + (off - e->off), n);
+	return (ssize_t)n;
 }
 
-/* Bytes [off, off + n) of file fd, in records like h of at most CT_CHUNK.
- * Called under ct_lock: one buffer serves every thread, and no thread's
- * stack pays for it in static TLS. */
-static void record_bytes(int fd, struct ct_record *h, const struct stat *st, long long off,
-			 long long n)
+/* An image of [off, off + n) of e's file, in records of CT_CHUNK bytes;
+ * size: the file's size for an image of it whole, else -1. */
+static void image(const struct held *e, long long off, long long n, long long size, int flags)
 {
-	static char buf[CT_CHUNK];
+	static char buf[CT_CHUNK]; /* under ct_lock */
+	struct ct_record h = {.kind = CT_IMAGE, .flags = (uint16_t)flags, .dev = e->dev,
+			      .ino = e->ino, .size = size};
 
 	do {
 		size_t want = n > CT_CHUNK ? CT_CHUNK : n > 0 ? (size_t)n : 0;
-		ssize_t got = want ? pread64(fd, buf, want, off) : 0;
+		ssize_t got = want ? bytes(e, buf, want, off) : 0;
+		struct iovec v = {buf, want};
 
 		if (got < 0 || (size_t)got != want) {
-			ct_note(CT_UNKNOWN, st, "a file changed past the library shrank as it was read");
+			ct_note(CT_UNKNOWN, NULL, "a file changed past the library shrank as it was read");
 			return;
 		}
-		h->off = off;
-		ct_record(h, buf, want);
+		h.off = off;
+		ct_record(&h, &v, 1);
 		off += got;
 		n -= got;
 	} while (n > 0);
 }
 
-/* Bytes [off, off + n) of e's file as they are now (no further than its
- * end); the whole file, its size with it, when whole. */
-static void image(const struct held *e, long long off, long long n, int whole)
+/* e's file as it is now: a stream's whole, a mapping's bytes within the
+ * file; the range [lo, hi) of the mapping only, when hi > lo. */
+static void take(const struct held *e, int flags, uintptr_t lo, uintptr_t hi)
 {
-	struct ct_record h = {.kind = CT_IMAGE, .dev = e->dev, .ino = e->ino,
-			      .size = CT_IMAGE_RANGE};
-	int fd = reach(e);
 	struct stat st;
+	long long from = e->off, n;
 
-	if (fd < 0 || fstat(fd, &st) != 0) {
+	if (fstat(e->rfd, &st) != 0 || st.st_dev != e->dev || st.st_ino != e->ino) {
 		ct_note(CT_UNKNOWN, NULL, "a file changed past the library cannot be read back");
-		if (fd >= 0)
-			close(fd);
 		return;
 	}
-	if (whole) {
-		off = 0;
-		n = h.size = st.st_size;
-	} else if (off + n > st.st_size) {
-		n = st.st_size > off ? st.st_size - off : 0;
-	}
-	record_bytes(fd, &h, &st, off, n);
-	close(fd);
+	if (e->fd >= 0)
+		return image(e, 0, st.st_size, st.st_size, flags);
+	if (hi > lo)
+		from = e->off + (long long)(lo - e->start);
+	n = (long long)((hi > lo ? hi : e->end) - (hi > lo ? lo : e->start));
+	if (from + n > st.st_size)
+		n = st.st_size > from ? st.st_size - from : 0;
+	image(e, from, n, from == 0 && n == st.st_size && hi <= lo ? st.st_size : -1, flags);
 }
 
-/* A free slot for (dev, ino); the first for this file saves its contents. */
-static struct held *slot(int fd, const struct stat *st)
+/* A free slot for (dev, ino); the first for this file says so. */
+static struct held *slot(const struct stat *st)
 {
 	struct held *e = NULL;
 	int first = !find_held(st->st_dev, st->st_ino);
@@ -136,12 +118,9 @@ static struct held *slot(int fd, const struct stat *st)
 		ct_note(CT_UNKNOWN, st, "too many files changed past the library");
 		return NULL;
 	}
-	*e = (struct held){1, st->st_dev, st->st_ino, -1, 0, 0, 0, ""};
+	*e = (struct held){1, st->st_dev, st->st_ino, -1, -1, 0, 0, 0};
 	__atomic_add_fetch(&nheld, 1, __ATOMIC_RELAXED);
-	if (first) {
-		ct_save_whole(fd);
-		mark(e, CT_IMAGE_HELD);
-	}
+	e->used = first ? 2 : 1; /* 2: say so once filled in */
 	return e;
 }
 
@@ -150,7 +129,7 @@ static void forked(void)
 {
 	for (int i = 0; i < HELD; i++)
 		if (held[i].used && find_held(held[i].dev, held[i].ino) == &held[i])
-			mark(&held[i], CT_IMAGE_HELD);
+			mark(&held[i], CT_HOLD);
 }
 
 static void watch_forks(void)
@@ -161,57 +140,68 @@ static void watch_forks(void)
 void ct_image_hold(int fd, void *addr, size_t len, long long off)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
-
+	char link[64];
 	struct stat st;
-	char path[PATH_MAX];
 	struct held *e;
 	int saved = errno;
 
-	if (!ct_active() || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    ct_fd_path(fd, path, sizeof(path)) != 0 || !ct_in_root(path))
+	if (ct_where_fd(fd, &st) != CT_FILE)
 		return;
 	pthread_once(&once, watch_forks);
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	ct_lock();
-	if ((e = slot(fd, &st))) {
-		strcpy(e->path, path);
+	if ((e = slot(&st))) {
 		e->fd = addr ? -1 : fd;
+		e->rfd = (int)ct_sys(SYS_openat, AT_FDCWD, link,
+				     (addr ? O_PATH : O_RDONLY) | O_CLOEXEC | O_NONBLOCK);
 		e->start = (uintptr_t)addr;
 		e->end = addr ? (uintptr_t)addr + len : 0;
 		e->off = off;
+		if (e->used == 2)
+			mark(e, CT_HOLD);
+		e->used = 1;
+		if (e->rfd < 0)
+			ct_note(CT_UNKNOWN, &st, "a file changed past the library cannot be read back");
 	}
 	ct_unlock();
 	errno = saved;
 }
 
-/* Drop entry e; the journal hears when no entry holds its file any more. */
+/* Let e go: its last picture, then the journal hears when no entry holds
+ * its file any more. */
 static void drop(struct held *e)
 {
+	if (e->rfd >= 0) {
+		take(e, 0, 0, 0);
+		close(e->rfd);
+	}
 	e->used = 0;
 	__atomic_sub_fetch(&nheld, 1, __ATOMIC_RELAXED);
 	if (!find_held(e->dev, e->ino))
-		mark(e, CT_IMAGE_FREED);
+		mark(e, CT_FREE);
 }
 
 void ct_image_free_fd(int fd)
 {
 	int saved = errno;
 
-	if (!__atomic_load_n(&nheld, __ATOMIC_RELAXED) || !ct_active())
+	if (!__atomic_load_n(&nheld, __ATOMIC_RELAXED) || fd < 0)
 		return;
 	ct_lock();
 	for (int i = 0; i < HELD; i++)
-		if (held[i].used && held[i].fd == fd && fd >= 0)
+		if (held[i].used && held[i].fd == fd)
 			drop(&held[i]);
 	ct_unlock();
 	errno = saved;
 }
 
+/* Before munmap of [addr, addr + len): the mappings inside it. */
 void ct_image_free_range(void *addr, size_t len)
 {
 	uintptr_t a = (uintptr_t)addr, b = a + len;
 	int saved = errno;
 
-	if (!__atomic_load_n(&nheld, __ATOMIC_RELAXED) || !ct_active())
+	if (!__atomic_load_n(&nheld, __ATOMIC_RELAXED))
 		return;
 	ct_lock();
 	for (int i = 0; i < HELD; i++)
@@ -221,43 +211,33 @@ void ct_image_free_range(void *addr, size_t len)
 	errno = saved;
 }
 
-/* Standard output or error may be a file of the copy that the shell opened
- * and the program writes through stdio: held from the first durability call
- * that covers it (st, or all with st NULL), so that what it writes after is
- * imaged, not taken for durable. */
-static void hold_std(const struct stat *st)
+/* Standard output or error may be a file of the copy that a shell opened
+ * and the program writes through stdio: held from the first durability call. */
+static void hold_std(void)
 {
 	struct stat now;
 
 	for (int fd = STDOUT_FILENO; fd <= STDERR_FILENO; fd++)
 		if (fstat(fd, &now) == 0 && S_ISREG(now.st_mode) &&
-		    (!st || (now.st_dev == st->st_dev && now.st_ino == st->st_ino)) &&
 		    !find_held(now.st_dev, now.st_ino) && (fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDONLY)
 			ct_image_hold(fd, NULL, 0, 0);
 }
 
+/* A durability call covering file st (all with st NULL) returned: every
+ * file held, once, durable if covered. */
 void ct_image_synced(const struct stat *st)
 {
-	struct held *e;
 	int saved = errno;
 
 	ct_lock();
-	hold_std(st);
-	if ((e = find_held(st->st_dev, st->st_ino)))
-		image(e, 0, 0, 1);
-	ct_unlock();
-	errno = saved;
-}
+	hold_std();
+	for (int i = 0; i < HELD; i++) {
+		const struct held *e = &held[i];
+		int covered = !st || (e->dev == st->st_dev && e->ino == st->st_ino);
 
-void ct_image_all(void)
-{
-	int saved = errno;
-
-	ct_lock();
-	hold_std(NULL);
-	for (int i = 0; i < HELD; i++)
-		if (held[i].used && find_held(held[i].dev, held[i].ino) == &held[i])
-			image(&held[i], 0, 0, 1);
+		if (e->used && e->rfd >= 0 && find_held(e->dev, e->ino) == e)
+			take(e, covered ? CT_F_DURABLE : 0, 0, 0);
+	}
 	ct_unlock();
 	errno = saved;
 }
@@ -273,8 +253,8 @@ void ct_image_range(void *addr, size_t len)
 		const struct held *e = &held[i];
 		uintptr_t lo = e->start > a ? e->start : a, hi = e->end < b ? e->end : b;
 
-		if (e->used && e->fd < 0 && lo < hi)
-			image(e, e->off + (long long)(lo - e->start), (long long)(hi - lo), 0);
+		if (e->used && e->fd < 0 && e->rfd >= 0 && lo < hi)
+			take(e, CT_F_DURABLE, lo, hi);
 	}
 	ct_unlock();
 	errno = saved;

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* journal.c -- the run this process belongs to (from the environment), the
- * journal it appends to, and the crash points it counts.
+ * journal it appends to, and the crash points and claims it counts.
  *
  * Wrappers may run before constructors and in several threads: the run is
- * read once under pthread_once.  The journal descriptor is checked before
- * each record, since a program may close descriptors it did not open and
- * reuse their numbers.
+ * read once under pthread_once.  Every descriptor the library keeps (the
+ * journal, the command's output files) is checked before each use, since a
+ * program may close descriptors it did not open and reuse their numbers.
  */
 #include "ct.h"
 #include "env.h"
@@ -26,20 +26,31 @@
 void *ct_real_fn[CT_NREAL];
 const char *const ct_real_name[CT_NREAL] = {REAL_SYMBOLS(PL_NAME)};
 
+/* A file of the run directory the library keeps open, known by identity. */
+struct kept {
+	const char *name;
+	int flags, fd;
+	dev_t dev;
+	ino_t ino;
+};
+
 static struct {
 	int on;
 	char run[PATH_MAX], root[PATH_MAX];
 	size_t run_len, root_len;
-	long long at;
-	int writes; /* writes are crash points */
+	unsigned long long at;
+	int writes; /* every change is a crash point */
 	pid_t pgid;
-	int journal;
-	dev_t jdev;
-	ino_t jino;
+	struct kept journal, out, err;
+	int hook_w, hook_r;
 	struct ct_counters *count;
 	unsigned long long err_dev, err_ino;
 	struct rlimit fsize; /* past it, a write of the journal is SIGXFSZ */
-} run;
+} run = {.journal = {CT_JOURNAL, O_WRONLY | O_APPEND, -1},
+	 .out = {CT_OUT, O_RDONLY, -1},
+	 .err = {CT_ERR, O_RDONLY, -1},
+	 .hook_w = -1,
+	 .hook_r = -1};
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
@@ -50,23 +61,32 @@ static int open_in_run(const char *name, int flags)
 
 	if (snprintf(path, sizeof(path), "%s/%s", run.run, name) >= (int)sizeof(path))
 		return -1;
-	return (int)ct_sys(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC | O_NOFOLLOW);
+	return (int)ct_sys(SYS_openat, AT_FDCWD, path,
+			   flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 }
 
-static void open_journal(void)
+/* k's descriptor, reopened when the program closed it; its size in *size
+ * (-1 if it cannot be had). */
+static int kept_fd(struct kept *k, off_t *size)
 {
 	struct stat st;
 
-	run.journal = open_in_run(CT_JOURNAL, O_WRONLY | O_APPEND);
-	if (run.journal >= 0 && fstat(run.journal, &st) == 0) {
-		run.jdev = st.st_dev;
-		run.jino = st.st_ino;
+	if (k->fd < 0 || fstat(k->fd, &st) != 0 || st.st_dev != k->dev || st.st_ino != k->ino) {
+		k->fd = open_in_run(k->name, k->flags);
+		if (k->fd >= 0 && fstat(k->fd, &st) == 0 && S_ISREG(st.st_mode)) {
+			k->dev = st.st_dev;
+			k->ino = st.st_ino;
+		} else {
+			st.st_size = -1;
+		}
 	}
+	*size = st.st_size;
+	return k->fd;
 }
 
 /* In a forked child: the lock the parent held for the fork is owned by a
  * thread id the child does not have, so unlocking it would fail (EPERM) and
- * the child's next write would wait forever.  The child has one thread: a
+ * the child's next record would wait forever.  The child has one thread: a
  * fresh lock is the same lock, released. */
 static void fresh_lock(void)
 {
@@ -98,39 +118,54 @@ static struct ct_counters *map_points(int fd)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* The rest of the run's environment, once the counters are there. */
+static void read_rest(void)
+{
+	off_t size;
+	const char *hook = getenv(CT_ENV_HOOK), *e = getenv(CT_ENV_STDERR);
+
+	run.writes = emd_env_true(getenv(CT_ENV_WRITES));
+	run.at = strtoull(getenv(CT_ENV_AT), NULL, 10);
+	run.pgid = (pid_t)atol(getenv(CT_ENV_PGID));
+	if (getrlimit(RLIMIT_FSIZE, &run.fsize) != 0)
+		run.fsize.rlim_cur = RLIM_INFINITY;
+	if (e)
+		sscanf(e, "%llu:%llu", &run.err_dev, &run.err_ino);
+	if (hook)
+		sscanf(hook, "%d:%d", &run.hook_w, &run.hook_r);
+	kept_fd(&run.out, &size);
+	kept_fd(&run.err, &size);
+}
+
 static void read_run(void)
 {
 	const char *r = getenv(CT_ENV_RUN), *root = getenv(CT_ENV_ROOT);
-	const char *at = getenv(CT_ENV_AT), *pgid = getenv(CT_ENV_PGID);
+	off_t size;
 	int fd;
 
-	if (!r || !root || !at || !pgid || strlen(r) >= PATH_MAX || strlen(root) >= PATH_MAX)
+	if (!r || !root || !getenv(CT_ENV_AT) || !getenv(CT_ENV_PGID) ||
+	    strlen(r) >= PATH_MAX || strlen(root) >= PATH_MAX)
 		return;
 	strcpy(run.run, r);
 	strcpy(run.root, root);
 	run.run_len = strlen(r);
 	run.root_len = strlen(root);
-	run.at = atoll(at);
-	run.writes = emd_env_true(getenv(CT_ENV_WRITES));
-	run.pgid = (pid_t)atol(pgid);
-	if (getrlimit(RLIMIT_FSIZE, &run.fsize) != 0)
-		run.fsize.rlim_cur = RLIM_INFINITY;
-	if (getenv(CT_ENV_STDERR))
-		sscanf(getenv(CT_ENV_STDERR), "%llu:%llu", &run.err_dev, &run.err_ino);
 	fd = open_in_run(CT_POINTS, O_RDWR);
 	run.count = map_points(fd >= 0 ? fd : inherited_points());
 	if (fd >= 0)
 		close(fd);
 	if (!run.count)
 		return;
-	open_journal();
-	/* Its writes would go unrecorded: the state is unknown. */
-	if (run.journal < 0)
+	read_rest();
+	/* Its changes would go unrecorded: the state is unknown. */
+	if (kept_fd(&run.journal, &size) < 0) {
 		__atomic_add_fetch(&run.count->lost, 1, __ATOMIC_SEQ_CST);
-	/* A fork while another thread saves old contents: the child's copy
-	 * of the lock would stay taken. */
+		return;
+	}
+	/* A fork while another thread records: the child's copy of the lock
+	 * would stay taken. */
 	pthread_atfork(ct_lock, ct_unlock, fresh_lock);
-	run.on = run.journal >= 0;
+	run.on = 1;
 }
 
 int ct_active(void)
@@ -140,6 +175,11 @@ int ct_active(void)
 	pthread_once(&once, read_run);
 	errno = saved;
 	return run.on;
+}
+
+int ct_writes_are_points(void)
+{
+	return run.writes;
 }
 
 void ct_lock(void)
@@ -152,27 +192,12 @@ void ct_unlock(void)
 	pthread_mutex_unlock(&lock);
 }
 
-/* Still our journal?  Reopened when the program closed it.  Its size in
- * *size, -1 if unknown. */
-static int journal_fd(off_t *size)
-{
-	struct stat st;
-
-	if (fstat(run.journal, &st) != 0 || st.st_dev != run.jdev || st.st_ino != run.jino) {
-		open_journal();
-		if (fstat(run.journal, &st) != 0)
-			st.st_size = -1;
-	}
-	*size = st.st_size;
-	return run.journal;
-}
-
 /* Append a record, or count it lost: never past the file size limit, whose
  * SIGXFSZ would kill the program (the command's own writes may fit). */
 static void append(struct iovec *iov, int n, size_t total)
 {
 	off_t size;
-	int fd = journal_fd(&size);
+	int fd = kept_fd(&run.journal, &size);
 
 	if (size < 0 || (run.fsize.rlim_cur != RLIM_INFINITY &&
 			 (unsigned long long)size + total > run.fsize.rlim_cur) ||
@@ -180,94 +205,129 @@ static void append(struct iovec *iov, int n, size_t total)
 		__atomic_add_fetch(&run.count->lost, 1, __ATOMIC_SEQ_CST);
 }
 
-long long ct_journal_size(void)
+uint64_t ct_journal_size(void)
 {
 	off_t size;
 
 	ct_lock();
-	journal_fd(&size);
+	kept_fd(&run.journal, &size);
 	ct_unlock();
-	return size;
+	return size < 0 ? 0 : (uint64_t)size;
 }
 
-void ct_record(const struct ct_record *head, const void *payload, size_t len)
+/* Is a record of this kind a crash point?  Durability calls and claims
+ * always, every change with --writes. */
+static int is_point(const struct ct_record *h)
 {
-	int saved = errno;
-	struct ct_record h = *head;
-	struct iovec iov[2] = {{&h, sizeof(h)}, {(void *)payload, len}};
+	switch (h->kind) {
+	case CT_SYNC:
+	case CT_SYNC_ALL:
+	case CT_CLAIM:
+		return 1;
+	case CT_WRITE:
+		return run.writes || (h->flags & (CT_F_DSYNC | CT_F_SYNC));
+	case CT_IMAGE:
+	case CT_WRITEOUT:
+	case CT_HOLD:
+	case CT_FREE:
+	case CT_UNKNOWN:
+		return 0;
+	default:
+		return run.writes;
+	}
+}
 
-	h.magic = CT_MAGIC;
-	h.len = (uint32_t)len;
-	h.pid = (uint32_t)getpid();
+/* What the counters say of a record: a durability call, or a change. */
+static void count(const struct ct_record *h)
+{
+	if (h->kind == CT_SYNC || h->kind == CT_SYNC_ALL ||
+	    (h->kind == CT_WRITE && (h->flags & (CT_F_DSYNC | CT_F_SYNC))))
+		__atomic_add_fetch(&run.count->syncs, 1, __ATOMIC_SEQ_CST);
+	else if (h->kind <= CT_RENAME)
+		__atomic_add_fetch(&run.count->changes, 1, __ATOMIC_SEQ_CST);
+}
+
+/* The crash point asked for was passed: for the kernel-reference tests,
+ * wait for their word; else the power fails and nothing of the tree runs
+ * on. */
+static void passed(uint64_t point)
+{
+	char msg[32], c;
+	int n = snprintf(msg, sizeof(msg), "%llu\n", (unsigned long long)point);
+
+	if (run.hook_w >= 0 && ct_sys(SYS_write, run.hook_w, msg, n) == n)
+		ct_sys(SYS_read, run.hook_r, &c, 1);
+	if (run.at && point == run.at) {
+		kill(-run.pgid, SIGKILL);
+		raise(SIGKILL);
+	}
+}
+
+void ct_record(struct ct_record *h, const struct iovec *payload, int n)
+{
+	int saved = errno, point;
+	struct iovec iov[1 + IOV_MAX / 2];
+	size_t total = sizeof(*h);
+
+	h->magic = CT_MAGIC;
+	h->pid = (uint32_t)getpid();
+	h->len = 0;
+	iov[0] = (struct iovec){h, sizeof(*h)};
+	for (int i = 0; i < n && i < IOV_MAX / 2; i++) {
+		iov[1 + i] = payload[i];
+		h->len += (uint32_t)payload[i].iov_len;
+	}
+	total += h->len;
 	ct_lock();
-	append(iov, len ? 2 : 1, sizeof(h) + len);
+	count(h);
+	point = is_point(h);
+	h->point = point ? __atomic_add_fetch(&run.count->points, 1, __ATOMIC_SEQ_CST) : 0;
+	h->out = __atomic_load_n(&run.count->out, __ATOMIC_SEQ_CST);
+	h->err = __atomic_load_n(&run.count->err, __ATOMIC_SEQ_CST);
+	append(iov, 1 + (n < IOV_MAX / 2 ? n : IOV_MAX / 2), total);
 	ct_unlock();
+	if (point)
+		passed(h->point);
 	errno = saved;
 }
 
-void ct_note(enum ct_kind kind, const struct stat *st, const char *what)
+void ct_note(enum ct_kind kind, const struct stat *st, const char *why)
 {
-	struct ct_record h = {.kind = kind};
+	struct ct_record h = {.kind = (uint16_t)kind};
+	struct iovec v = {(void *)why, why ? strlen(why) + 1 : 0};
 
 	if (st) {
 		h.dev = st->st_dev;
 		h.ino = st->st_ino;
 	}
-	ct_record(&h, what, what ? strlen(what) + 1 : 0);
+	ct_record(&h, &v, why ? 1 : 0);
 }
 
-/* Count a crash point, a durability call when `sync`, and stop the tree if
- * it is the one asked for: only then is it named (by path, or else by fd)
- * and recorded. */
-static void count_point(int sync, const char *call, int fd, const char *path)
+/* Has the output file k grown past what *seen says?  Then *seen moves on
+ * (once, whichever process sees it first). */
+static int grew(struct kept *k, uint64_t *seen)
 {
-	char what[PATH_MAX + 32], buf[PATH_MAX] = "";
-	struct ct_record h = {.kind = CT_POINT};
-	uint64_t *mine = sync ? &run.count->syncs : &run.count->writes;
+	off_t size;
+	uint64_t was = __atomic_load_n(seen, __ATOMIC_SEQ_CST);
 
-	__atomic_add_fetch(mine, 1, __ATOMIC_SEQ_CST);
-	if (sync)
-		ct_bump();
-	if (!sync && !run.writes)
-		return;
-	h.off = (int64_t)__atomic_add_fetch(&run.count->points, 1, __ATOMIC_SEQ_CST);
-	if (h.off != run.at)
-		return;
-	if (!path && fd >= 0)
-		ct_fd_path(fd, buf, sizeof(buf));
-	snprintf(what, sizeof(what), "%s(%s)", call, path ? path : buf);
-	h.size = (int64_t)__atomic_load_n(&run.count->syncs, __ATOMIC_SEQ_CST);
-	h.ino2 = __atomic_load_n(&run.count->writes, __ATOMIC_SEQ_CST);
-	ct_record(&h, what, strlen(what) + 1);
-	/* The power fails: nothing of the tree runs on. */
-	kill(-run.pgid, SIGKILL);
-	raise(SIGKILL);
+	kept_fd(k, &size);
+	return size > 0 && (uint64_t)size > was &&
+	       __atomic_compare_exchange_n(seen, &was, (uint64_t)size, 0, __ATOMIC_SEQ_CST,
+					   __ATOMIC_SEQ_CST);
 }
 
-void ct_point(const char *call, int fd)
+void ct_claims(void)
 {
 	int saved = errno;
 
-	count_point(1, call, fd, NULL);
+	ct_lock();
+	if (grew(&run.out, &run.count->out) | grew(&run.err, &run.count->err)) {
+		struct ct_record h = {.kind = CT_CLAIM};
+
+		ct_record(&h, NULL, 0);
+	}
+	ct_unlock();
 	errno = saved;
-}
-
-void ct_step(const char *call, int fd, const char *path)
-{
-	int saved = errno;
-
-	count_point(0, call, fd, path);
-	errno = saved;
-}
-
-void ct_bump(void)
-{
-	__atomic_add_fetch(&run.count->generation, 1, __ATOMIC_SEQ_CST);
-}
-
-uint64_t ct_generation(void)
-{
-	return __atomic_load_n(&run.count->generation, __ATOMIC_SEQ_CST);
 }
 
 static int under(const char *path, const char *dir, size_t len)
@@ -312,12 +372,4 @@ int ct_fd_path(int fd, char *out, size_t size)
 		return out[0] = '\0', -1;
 	out[n] = '\0';
 	return 0;
-}
-
-void ct_keep_name(char *out, size_t size)
-{
-	static unsigned long serial;
-
-	snprintf(out, size, "%s/%s/%ld.%lu", run.run, CT_KEEP, (long)getpid(),
-		 __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED));
 }

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* names.c -- directory entries: creates, links, renames, unlinks and
- * directories of the copy, recorded with the directory whose fsync makes
- * them durable.
+/* names.c -- directory entries of the copy: creates, links, symlinks, FIFOs
+ * and sockets, renames, unlinks and directories, each recorded by the inode
+ * of its directory, its one name there and the inode it names -- never by a
+ * path, so that crashtest places each change in the directory it was made
+ * in, wherever that directory went since.
  *
- * What an unlink or a replacing rename removes is first hard-linked into the
- * run's keep/ directory (on the same file system: the copy lives in the run
- * directory), so that the launcher can bring the entry back with its inode.
+ * The directory is found before the call, through an O_PATH descriptor (the
+ * close of one keeps the process's POSIX locks, unlike any other), and kept
+ * until the record is made, under the library's lock.
  */
 #include "ct.h"
 
@@ -15,127 +17,113 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 struct name {
-	char abs[PATH_MAX];
+	int dir;                     /* O_PATH descriptor of the directory */
 	struct stat parent;
+	char base[CT_NAME_MAX + 1]; /* the one name in it */
 };
 
-/* The absolute path of (dirfd, path) and its directory; 1 when in the copy. */
+/* (dirfd, path) as a directory of the copy and one name in it: 1 if so,
+ * with n->dir open (the caller closes it with done()). */
 static int name_of(int dirfd, const char *path, struct name *n)
 {
 	char buf[PATH_MAX], dir[PATH_MAX];
 	const char *parent = ".", *base = buf;
 	size_t len = path ? strlen(path) : 0;
 	char *slash;
-	int pfd, in;
 
+	n->dir = -1;
 	if (!ct_active() || !len || len >= sizeof(buf))
 		return 0;
 	memcpy(buf, path, len + 1);
 	while (len > 1 && buf[len - 1] == '/')
 		buf[--len] = '\0';
-	slash = strrchr(buf, '/');
-	if (slash) {
+	if ((slash = strrchr(buf, '/'))) {
 		*slash = '\0';
 		parent = slash == buf ? "/" : buf;
 		base = slash + 1;
 	}
-	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+	if (!*base || !strcmp(base, ".") || !strcmp(base, "..") || strlen(base) > CT_NAME_MAX)
 		return 0;
-	pfd = (int)ct_sys(SYS_openat, dirfd, parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (pfd < 0)
-		return 0;
-	in = fstat(pfd, &n->parent) == 0 && ct_fd_path(pfd, dir, sizeof(dir)) == 0 &&
-	     snprintf(n->abs, sizeof(n->abs), "%s/%s", dir, base) < (int)sizeof(n->abs) &&
-	     ct_in_root(n->abs);
-	close(pfd);
-	return in;
-}
-
-/* A record about parents p1 (and p2) whose payload is the strings given,
- * up to a NULL, each with its NUL; with off and size as given. */
-static void note_names(enum ct_kind kind, const struct stat *p1, const struct stat *p2,
-		       long long off, long long size, ...)
-{
-	struct ct_record h = {.kind = kind, .dev = p1->st_dev, .ino = p1->st_ino, .off = off,
-			      .size = size};
-	char payload[3 * PATH_MAX];
-	size_t len = 0;
-	const char *s;
-	va_list ap;
-
-	if (p2) {
-		h.dev2 = p2->st_dev;
-		h.ino2 = p2->st_ino;
+	n->dir = (int)ct_sys(SYS_openat, dirfd, parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (n->dir < 0 || fstat(n->dir, &n->parent) != 0 ||
+	    ct_fd_path(n->dir, dir, sizeof(dir)) != 0 || !ct_in_root(dir)) {
+		if (n->dir >= 0)
+			close(n->dir);
+		return n->dir = -1, 0;
 	}
-	va_start(ap, size);
-	while ((s = va_arg(ap, const char *)) && len + strlen(s) < sizeof(payload)) {
-		memcpy(payload + len, s, strlen(s) + 1);
-		len += strlen(s) + 1;
+	strcpy(n->base, base);
+	return 1;
+}
+
+static void done(struct name *n)
+{
+	if (n->dir >= 0)
+		close(n->dir);
+	n->dir = -1;
+}
+
+/* A record about the entry n, for inode st, with strings after its name. */
+static void note_name(enum ct_kind kind, const struct name *n, const struct stat *st,
+		      const char *more)
+{
+	struct ct_record h = {.kind = (uint16_t)kind, .dev = n->parent.st_dev,
+			      .ino = n->parent.st_ino, .ino2 = st->st_ino,
+			      .off = st->st_mode, .size = (int64_t)((uint64_t)st->st_uid << 32 | st->st_gid)};
+	struct iovec v[2] = {{(void *)n->base, strlen(n->base) + 1},
+			     {(void *)more, more ? strlen(more) + 1 : 0}};
+
+	ct_record(&h, v, more ? 2 : 1);
+}
+
+/* Before a call that changes names: a claim first, then the lock. */
+static int begin_change(int in)
+{
+	if (in) {
+		ct_claims();
+		ct_lock();
 	}
-	va_end(ap);
-	ct_record(&h, payload, len);
+	return errno;
 }
 
-/* The entry (dirfd, path) is about to go: a link to it in keep/, or "".
- * Not when it is `moved` itself: a rename between two links of one inode
- * does nothing and removes nothing. */
-static void keep(int dirfd, const char *path, const struct name *n, const struct stat *moved,
-		 char *out, size_t size)
+static void rename_record(const struct name *a, const struct name *b, const struct stat *moved,
+			  const struct stat *replaced, unsigned flags)
 {
-	struct stat st;
+	struct ct_record h = {.kind = CT_RENAME, .dev = a->parent.st_dev, .ino = a->parent.st_ino,
+			      .dev2 = b->parent.st_dev, .ino3 = b->parent.st_ino,
+			      .ino2 = moved->st_ino, .off = (int64_t)replaced->st_ino,
+			      .flags = flags & RENAME_EXCHANGE ? CT_F_EXCHANGE : 0};
+	struct iovec v[2] = {{(void *)a->base, strlen(a->base) + 1},
+			     {(void *)b->base, strlen(b->base) + 1}};
 
-	out[0] = '\0';
-	if (fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) != 0 || S_ISDIR(st.st_mode) ||
-	    (moved && st.st_dev == moved->st_dev && st.st_ino == moved->st_ino))
-		return;
-	ct_keep_name(out, size);
-	if (ct_sys(SYS_linkat, AT_FDCWD, n->abs, AT_FDCWD, out, 0) != 0) {
-		ct_note(CT_UNKNOWN, &st, "cannot keep a removed file");
-		out[0] = '\0';
-	}
-}
-
-static void drop_keep(const char *k)
-{
-	if (*k)
-		ct_sys(SYS_unlinkat, AT_FDCWD, k, 0);
-}
-
-/* After a rename in the copy: recorded with the inode it moved, counted;
- * one that replaced a file makes its data durable under ext4-ordered. */
-static void note_rename(const struct name *a, const struct name *b, const char *k,
-			ino_t moved)
-{
-	note_names(CT_RENAME, &a->parent, &b->parent, (long long)moved, 0, a->abs, b->abs, k,
-		   (char *)NULL);
-	if (*k)
-		ct_bump();
-	ct_step("rename", -1, b->abs);
+	ct_record(&h, v, 2);
 }
 
 static int renamed(int od, const char *o, int nd, const char *nw, unsigned flags,
 		   int (*call)(int, const char *, int, const char *, unsigned))
 {
 	struct name a, b;
-	struct stat st = {0};
-	char k[PATH_MAX] = "";
-	int before = errno, in_a = name_of(od, o, &a), in_b = name_of(nd, nw, &b), r, saved;
+	struct stat moved = {0}, replaced = {0};
+	int in_a = name_of(od, o, &a), in_b = name_of(nd, nw, &b), before, r, saved;
 
+	before = begin_change(in_a || in_b);
 	if (in_a)
-		fstatat(od, o, &st, AT_SYMLINK_NOFOLLOW);
-	if (in_b && !(flags & RENAME_EXCHANGE))
-		keep(nd, nw, &b, in_a ? &st : NULL, k, sizeof(k));
+		fstatat(a.dir, a.base, &moved, AT_SYMLINK_NOFOLLOW);
+	if (in_b && fstatat(b.dir, b.base, &replaced, AT_SYMLINK_NOFOLLOW) != 0)
+		replaced.st_ino = 0;
 	r = call(od, o, nd, nw, flags);
-	saved = r == 0 ? before : errno; /* keep() found no file to replace: ENOENT */
-	if (r != 0)
-		drop_keep(k);
-	else if (in_a && in_b && !(flags & RENAME_EXCHANGE))
-		note_rename(&a, &b, k, st.st_ino);
-	else if (in_a || in_b)
-		ct_note(CT_UNKNOWN, NULL, "a rename across the directory's edge or an exchange");
+	saved = r == 0 ? before : errno; /* fstatat of no file: ENOENT */
+	if (r == 0 && in_a && in_b && !(flags & RENAME_WHITEOUT) && moved.st_ino != replaced.st_ino)
+		rename_record(&a, &b, &moved, &replaced, flags);
+	else if (r == 0 && (in_a != in_b || (flags & RENAME_WHITEOUT)))
+		ct_note(CT_UNKNOWN, NULL, "a rename across the directory's edge, or a whiteout");
+	if (in_a || in_b)
+		ct_unlock();
+	done(&a);
+	done(&b);
 	errno = saved;
 	return r;
 }
@@ -163,25 +151,18 @@ PL_EXPORT int renameat2(int od, const char *o, int nd, const char *n, unsigned f
 static int unlinked(int dirfd, const char *path, int flags)
 {
 	struct name n;
-	struct stat st = {0};
-	char k[PATH_MAX] = "";
-	int before = errno, in = name_of(dirfd, path, &n), r, saved;
-	long long mode = 0755, owner = -1; /* a directory's: uid << 32 | gid */
+	struct stat st;
+	int in = name_of(dirfd, path, &n), before = begin_change(in), r, saved;
 
-	if (in && (flags & AT_REMOVEDIR) && fstatat(dirfd, path, &st, 0) == 0) {
-		mode = st.st_mode & 07777;
-		owner = (long long)((uint64_t)st.st_uid << 32 | st.st_gid);
-	} else if (in)
-		keep(dirfd, path, &n, NULL, k, sizeof(k));
+	if (in && fstatat(n.dir, n.base, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		st.st_ino = 0;
 	r = REAL(unlinkat)(dirfd, path, flags);
 	saved = r == 0 ? before : errno;
-	if (r != 0)
-		drop_keep(k);
-	else if (in) {
-		note_names(flags & AT_REMOVEDIR ? CT_RMDIR : CT_UNLINK, &n.parent,
-			   flags & AT_REMOVEDIR ? &st : NULL, mode, owner, n.abs, k, (char *)NULL);
-		ct_step(flags & AT_REMOVEDIR ? "rmdir" : "unlink", -1, n.abs);
-	}
+	if (r == 0 && in && st.st_ino)
+		note_name(flags & AT_REMOVEDIR ? CT_RMDIR : CT_UNLINK, &n, &st, NULL);
+	if (in)
+		ct_unlock();
+	done(&n);
 	errno = saved;
 	return r;
 }
@@ -201,172 +182,110 @@ PL_EXPORT int rmdir(const char *path)
 	return unlinked(AT_FDCWD, path, AT_REMOVEDIR);
 }
 
-/* After a call that made the entry (dirfd, path): recorded as `kind`. */
-int ct_made(int r, int dirfd, const char *path, enum ct_kind kind)
-{
-	static const char *const call[] = {[CT_CREATE] = "create", [CT_MKDIR] = "mkdir",
-					   [CT_LINK] = "link"};
+/* A call that makes the entry (dirfd, path): its directory found before,
+ * the inode it made recorded after. */
+struct making {
 	struct name n;
-	struct stat st = {0};
-	int saved = errno;
+	int in, before;
+};
 
-	if (r == 0 && name_of(dirfd, path, &n)) {
-		fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW);
-		note_names(kind, &n.parent, &st, 0, 0, n.abs, (char *)NULL);
-		ct_step(call[kind], -1, n.abs);
-	}
+static void begin_made(int dirfd, const char *path, struct making *m)
+{
+	m->in = name_of(dirfd, path, &m->n);
+	m->before = begin_change(m->in);
+}
+
+/* The entry was made as `kind` if r is 0: recorded; returns r, keeps the
+ * caller's errno on success and the call's on failure. */
+static int end_made(int r, struct making *m, enum ct_kind kind, const char *target)
+{
+	int saved = r == 0 ? m->before : errno;
+	struct stat st;
+
+	if (r == 0 && m->in && fstatat(m->n.dir, m->n.base, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		note_name(kind, &m->n, &st, target);
+	if (m->in)
+		ct_unlock();
+	done(&m->n);
 	errno = saved;
 	return r;
 }
 
+int ct_made(int r, int dirfd, const char *path, enum ct_kind kind, const char *target)
+{
+	struct making m;
+
+	begin_made(dirfd, path, &m);
+	return end_made(r, &m, kind, target);
+}
+
+#define MADE(call, dirfd, path, kind, target)                                  \
+	struct making m;                                                       \
+	begin_made(dirfd, path, &m);                                           \
+	return end_made(call, &m, kind, target);
+
 PL_EXPORT int mkdir(const char *path, mode_t mode)
 {
-	return ct_made(REAL(mkdirat)(AT_FDCWD, path, mode), AT_FDCWD, path, CT_MKDIR);
+	MADE(REAL(mkdirat)(AT_FDCWD, path, mode), AT_FDCWD, path, CT_MKDIR, NULL)
 }
 
 PL_EXPORT int mkdirat(int dirfd, const char *path, mode_t mode)
 {
-	return ct_made(REAL(mkdirat)(dirfd, path, mode), dirfd, path, CT_MKDIR);
+	MADE(REAL(mkdirat)(dirfd, path, mode), dirfd, path, CT_MKDIR, NULL)
 }
 
 PL_EXPORT int link(const char *o, const char *n)
 {
-	return ct_made(REAL(linkat)(AT_FDCWD, o, AT_FDCWD, n, 0), AT_FDCWD, n, CT_LINK);
+	MADE(REAL(linkat)(AT_FDCWD, o, AT_FDCWD, n, 0), AT_FDCWD, n, CT_LINK, NULL)
 }
 
 PL_EXPORT int linkat(int od, const char *o, int nd, const char *n, int flags)
 {
-	return ct_made(REAL(linkat)(od, o, nd, n, flags), nd, n, CT_LINK);
+	MADE(REAL(linkat)(od, o, nd, n, flags), nd, n, CT_LINK, NULL)
 }
 
 PL_EXPORT int symlink(const char *target, const char *n)
 {
-	return ct_made(REAL(symlinkat)(target, AT_FDCWD, n), AT_FDCWD, n, CT_LINK);
+	MADE(REAL(symlinkat)(target, AT_FDCWD, n), AT_FDCWD, n, CT_SYMLINK, target)
 }
 
 PL_EXPORT int symlinkat(const char *target, int nd, const char *n)
 {
-	return ct_made(REAL(symlinkat)(target, nd, n), nd, n, CT_LINK);
+	MADE(REAL(symlinkat)(target, nd, n), nd, n, CT_SYMLINK, target)
 }
 
-/* Opens: what O_TRUNC is about to drop, and whether O_CREAT made a file. */
-static void before_open(int dirfd, const char *path, int flags, struct ct_before_open *b)
+PL_EXPORT int mkfifo(const char *path, mode_t mode)
 {
-	struct stat st;
-	int fd;
-
-	b->existed = 1;
-	b->truncated = 0;
-	if (!ct_active() || !(flags & (O_CREAT | O_TRUNC)))
-		return;
-	b->existed = fstatat(dirfd, path, &st, 0) == 0;
-	if (!b->existed || !(flags & O_TRUNC) || !S_ISREG(st.st_mode))
-		return;
-	fd = (int)ct_sys(SYS_openat, dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd >= 0) {
-		ct_lock();
-		b->truncated = ct_save_truncate(fd, 0, &b->st);
-		ct_unlock();
-		close(fd);
-	} else {
-		ct_note(CT_UNKNOWN, &st, "a truncated file was unreadable");
-	}
+	MADE(REAL(mkfifoat)(AT_FDCWD, path, mode), AT_FDCWD, path, CT_MKNOD, NULL)
 }
 
-/* errno as the caller left it: the fstatat of a file not made yet fails
- * (ENOENT), and a call that succeeds must not say so. */
-void ct_before_open(int dirfd, const char *path, int flags, struct ct_before_open *b)
+PL_EXPORT int mkfifoat(int dirfd, const char *path, mode_t mode)
 {
-	int saved = errno;
-
-	before_open(dirfd, path, flags, b);
-	errno = saved;
+	MADE(REAL(mkfifoat)(dirfd, path, mode), dirfd, path, CT_MKNOD, NULL)
 }
 
-int ct_after_open(int fd, int dirfd, const char *path, const struct ct_before_open *b)
+PL_EXPORT int mknod(const char *path, mode_t mode, dev_t dev)
 {
-	char made_path[PATH_MAX];
-	int saved = errno;
-
-	/* Named by the descriptor: through a dangling symlink, what was made
-	 * is its target, and the link was there before. */
-	if (fd >= 0 && !b->existed && ct_fd_path(fd, made_path, sizeof(made_path)) == 0)
-		ct_made(0, AT_FDCWD, made_path, CT_CREATE);
-	else if (fd >= 0 && !b->existed)
-		ct_made(0, dirfd, path, CT_CREATE);
-	else if (fd >= 0 && b->truncated) {
-		ct_truncated(&b->st, 0);
-		ct_step("O_TRUNC", fd, NULL);
-	}
-	errno = saved;
-	return fd;
+	MADE(REAL(mknodat)(AT_FDCWD, path, mode, dev), AT_FDCWD, path, CT_MKNOD, NULL)
 }
 
-#define MODE_ARG(flags)                                                        \
-	mode_t mode = 0;                                                       \
-	if ((flags) & (O_CREAT | __O_TMPFILE)) {                               \
-		va_list ap;                                                    \
-		va_start(ap, flags);                                           \
-		mode = va_arg(ap, mode_t);                                     \
-		va_end(ap);                                                    \
-	}
-
-#define OPENED(call, dirfd, path, flags)                                       \
-	struct ct_before_open b;                                               \
-	ct_before_open(dirfd, path, flags, &b);                                \
-	return ct_after_open(call, dirfd, path, &b);
-
-PL_EXPORT int open(const char *path, int flags, ...)
+PL_EXPORT int mknodat(int dirfd, const char *path, mode_t mode, dev_t dev)
 {
-	MODE_ARG(flags)
-	OPENED(REAL(open)(path, flags, mode), AT_FDCWD, path, flags)
+	MADE(REAL(mknodat)(dirfd, path, mode, dev), dirfd, path, CT_MKNOD, NULL)
 }
 
-PL_EXPORT int open64(const char *path, int flags, ...)
+/* A unix socket bound to a path makes an entry there (no data). */
+PL_EXPORT int bind(int fd, const struct sockaddr *addr, socklen_t len)
 {
-	MODE_ARG(flags)
-	OPENED(REAL(open64)(path, flags, mode), AT_FDCWD, path, flags)
-}
+	const struct sockaddr_un *un = (const struct sockaddr_un *)addr;
+	char path[sizeof(un->sun_path) + 1] = "";
 
-PL_EXPORT int openat(int dirfd, const char *path, int flags, ...)
-{
-	MODE_ARG(flags)
-	OPENED(REAL(openat)(dirfd, path, flags, mode), dirfd, path, flags)
-}
-
-PL_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
-{
-	MODE_ARG(flags)
-	OPENED(REAL(openat64)(dirfd, path, flags, mode), dirfd, path, flags)
-}
-
-PL_EXPORT int creat(const char *path, mode_t mode)
-{
-	OPENED(REAL(creat)(path, mode), AT_FDCWD, path, O_CREAT | O_TRUNC)
-}
-
-PL_EXPORT int creat64(const char *path, mode_t mode)
-{
-	OPENED(REAL(creat64)(path, mode), AT_FDCWD, path, O_CREAT | O_TRUNC)
-}
-
-/* _FORTIFY_SOURCE's opens: no mode, since no O_CREAT. */
-PL_EXPORT int __open_2(const char *path, int flags)
-{
-	OPENED(REAL(__open_2)(path, flags), AT_FDCWD, path, flags)
-}
-
-PL_EXPORT int __open64_2(const char *path, int flags)
-{
-	OPENED(REAL(__open64_2)(path, flags), AT_FDCWD, path, flags)
-}
-
-PL_EXPORT int __openat_2(int dirfd, const char *path, int flags)
-{
-	OPENED(REAL(__openat_2)(dirfd, path, flags), dirfd, path, flags)
-}
-
-PL_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
-{
-	OPENED(REAL(__openat64_2)(dirfd, path, flags), dirfd, path, flags)
+	if (addr && addr->sa_family == AF_UNIX && len > offsetof(struct sockaddr_un, sun_path) &&
+	    un->sun_path[0])
+		memcpy(path, un->sun_path, len - offsetof(struct sockaddr_un, sun_path) <
+				sizeof(un->sun_path) ? len - offsetof(struct sockaddr_un, sun_path) :
+				sizeof(un->sun_path));
+	if (!path[0])
+		return REAL(bind)(fd, addr, len);
+	MADE(REAL(bind)(fd, addr, len), AT_FDCWD, path, CT_MKNOD, NULL)
 }

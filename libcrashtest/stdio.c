@@ -38,10 +38,10 @@ static FILE *opened(FILE *f, const char *path, int flags, const struct ct_before
 {
 	int saved = errno;
 
-	if (f && flags >= 0) {
-		ct_after_open(fileno(f), AT_FDCWD, path, b);
+	if (flags >= 0)
+		ct_after_open(f ? fileno(f) : -1, AT_FDCWD, path, flags, b);
+	if (f && flags >= 0)
 		ct_image_hold(fileno(f), NULL, 0, 0);
-	}
 	errno = saved;
 	return f;
 }
@@ -121,19 +121,20 @@ PL_EXPORT FILE *fdopen(int fd, const char *mode)
 	return f;
 }
 
+/* The stream's last picture is taken once fclose has flushed it. */
 PL_EXPORT int fclose(FILE *f)
 {
-	if (f)
-		ct_image_free_fd(fileno(f));
-	return REAL(fclose)(f);
+	int fd = f ? fileno(f) : -1, r = REAL(fclose)(f);
+
+	ct_image_free_fd(fd);
+	return r;
 }
 
 /* mkstemp and its kin: a new file at the name they wrote into tmpl. */
 static int temp_made(int fd, const char *tmpl)
 {
-	const struct ct_before_open created = {.existed = 0};
-
-	return ct_after_open(fd, AT_FDCWD, tmpl, &created);
+	ct_made(fd >= 0 ? 0 : -1, AT_FDCWD, tmpl, CT_CREATE, NULL);
+	return fd;
 }
 
 PL_EXPORT int mkstemp(char *tmpl)
@@ -180,6 +181,6 @@ PL_EXPORT char *mkdtemp(char *tmpl)
 {
 	char *dir = REAL(mkdtemp)(tmpl);
 
-	ct_made(dir ? 0 : -1, AT_FDCWD, tmpl, CT_MKDIR);
+	ct_made(dir ? 0 : -1, AT_FDCWD, tmpl, CT_MKDIR, NULL);
 	return dir;
 }

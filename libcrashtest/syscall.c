@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* syscall.c -- libc's syscall(): a program that asks the kernel by number
- * for a write, a durability call or a directory operation is journaled like
- * one that calls the function of that name, by calling it.  What is not
- * routed reaches the kernel unseen, and the rollback finds the file changed
- * past the library (unknown).  Calls whose 64-bit offsets come in two
- * registers on a 32-bit ABI are routed on 64-bit ABIs only; names that an
- * architecture lacks (SYS_open, SYS_rename...) are routed where it has them.
+ * for a write, a durability call or a change of names is journaled like one
+ * that calls the function, by calling the library's wrapper of it.  The
+ * calls routed are the tables of include/crashtest_routes.h; what is not
+ * routed reaches the kernel unseen, and crashtest finds the copy changed
+ * past the library (unknown).
  */
 #include "ct.h"
+#include "crashtest_routes.h"
+#include "requests.h"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/mman.h>
@@ -21,168 +23,144 @@
 
 #define A(i, type) ((type)a[i])
 
-/* Writes at the file offset; 1 if nr is one, its result in *r. */
-static int route_write(long nr, const long *a, long *r)
+typedef long route_fn(const long *a);
+
+/* The requests of include/requests.h. */
+static long route_fsync(const long *a) { return fsync(A(0, int)); }
+static long route_fdatasync(const long *a) { return fdatasync(A(0, int)); }
+static long route_syncfs(const long *a) { return syncfs(A(0, int)); }
+static long route_sync(const long *a) { (void)a; sync(); return 0; }
+static long route_msync(const long *a) { return msync(A(0, void *), A(1, size_t), A(2, int)); }
+static long route_sync_file_range(const long *a)
 {
-	switch (nr) {
-	case SYS_write:
-		*r = write(A(0, int), A(1, const void *), A(2, size_t));
-		break;
-	case SYS_writev:
-		*r = writev(A(0, int), A(1, const struct iovec *), A(2, int));
-		break;
-	case SYS_copy_file_range:
-		*r = copy_file_range(A(0, int), A(1, off64_t *), A(2, int), A(3, off64_t *),
-				     A(4, size_t), A(5, unsigned));
-		break;
-	case SYS_sendfile:
-		*r = sendfile(A(0, int), A(1, int), A(2, off_t *), A(3, size_t));
-		break;
-	default:
-		return 0;
-	}
-	return 1;
+	return sync_file_range(A(0, int), a[1], a[2], A(3, unsigned));
+}
+static long route_open(const long *a) { return open(A(0, const char *), A(1, int), A(2, mode_t)); }
+static long route_openat(const long *a)
+{
+	return openat(A(0, int), A(1, const char *), A(2, int), A(3, mode_t));
+}
+/* openat2 as openat when it asks nothing openat cannot do. */
+static long route_openat2(const long *a)
+{
+	const struct open_how *how = A(2, const struct open_how *);
+
+	if (!how || A(3, size_t) < sizeof(*how) || how->resolve || how->flags > 0xffffffffULL)
+		return REAL(syscall)(SYS_openat2, a[0], a[1], a[2], a[3]);
+	return openat(A(0, int), A(1, const char *), (int)how->flags, (mode_t)how->mode);
+}
+static long route_pwritev2(const long *a)
+{
+	return pwritev2(A(0, int), A(1, const struct iovec *), A(2, int), a[3], A(5, int));
+}
+static long route_write(const long *a) { return write(A(0, int), A(1, const void *), A(2, size_t)); }
+static long route_writev(const long *a)
+{
+	return writev(A(0, int), A(1, const struct iovec *), A(2, int));
+}
+static long route_pwrite64(const long *a)
+{
+	return pwrite(A(0, int), A(1, const void *), A(2, size_t), a[3]);
+}
+static long route_pwritev(const long *a)
+{
+	return pwritev(A(0, int), A(1, const struct iovec *), A(2, int), a[3]);
 }
 
-/* Writes and truncations given a 64-bit offset in one register. */
-static int route_at_offset(long nr, const long *a, long *r)
-{
-	(void)a, (void)r; /* none on a 32-bit ABI */
-	switch (nr) {
-#if __SIZEOF_LONG__ == 8
-	case SYS_pwrite64:
-		*r = pwrite(A(0, int), A(1, const void *), A(2, size_t), a[3]);
-		break;
-	case SYS_pwritev:
-		*r = pwritev(A(0, int), A(1, const struct iovec *), A(2, int), a[3]);
-		break;
-	case SYS_pwritev2:
-		*r = pwritev2(A(0, int), A(1, const struct iovec *), A(2, int), a[3], A(5, int));
-		break;
-	case SYS_ftruncate:
-		*r = ftruncate(A(0, int), a[1]);
-		break;
-	case SYS_truncate:
-		*r = truncate(A(0, const char *), a[1]);
-		break;
-	case SYS_fallocate:
-		*r = fallocate(A(0, int), A(1, int), a[2], a[3]);
-		break;
-	case SYS_sync_file_range:
-		*r = sync_file_range(A(0, int), a[1], a[2], A(3, unsigned));
-		break;
-#endif
-	default:
-		return 0;
-	}
-	return 1;
-}
+#define CT_ROUTE_fsync route_fsync
+#define CT_ROUTE_fdatasync route_fdatasync
+#define CT_ROUTE_syncfs route_syncfs
+#define CT_ROUTE_sync route_sync
+#define CT_ROUTE_msync route_msync
+/* A 32-bit ABI passes 64-bit offsets in two registers each: those calls
+ * reach the kernel unseen there. */
+#define CT_ROUTE_sync_file_range (EMD_OFFSET64_ONE_REG ? route_sync_file_range : NULL)
+#define CT_ROUTE_open route_open
+#define CT_ROUTE_openat route_openat
+#define CT_ROUTE_openat2 route_openat2
+#define CT_ROUTE_open_by_handle_at NULL /* opens no name, truncates unseen */
+#define CT_ROUTE_pwritev2 (EMD_OFFSET64_ONE_REG ? route_pwritev2 : NULL)
+#define CT_ROUTE_io_uring_enter NULL /* the ring's writes are unseen */
+#define CT_ROUTE_io_uring_setup NULL
+#define CT_ROUTE_io_submit NULL
+#define CT_ROUTE_write route_write
+#define CT_ROUTE_writev route_writev
+#define CT_ROUTE_pwrite64 (EMD_OFFSET64_ONE_REG ? route_pwrite64 : NULL)
+#define CT_ROUTE_pwritev (EMD_OFFSET64_ONE_REG ? route_pwritev : NULL)
 
-/* Durability calls. */
-static int route_sync(long nr, const long *a, long *r)
+/* The changes of include/crashtest_routes.h. */
+static long route_copy_file_range(const long *a)
 {
-	switch (nr) {
-	case SYS_fsync:
-		*r = fsync(A(0, int));
-		break;
-	case SYS_fdatasync:
-		*r = fdatasync(A(0, int));
-		break;
-	case SYS_syncfs:
-		*r = syncfs(A(0, int));
-		break;
-	case SYS_sync:
-		sync();
-		*r = 0;
-		break;
-	case SYS_msync:
-		*r = msync(A(0, void *), A(1, size_t), A(2, int));
-		break;
-	default:
-		return 0;
-	}
-	return 1;
+	return copy_file_range(A(0, int), A(1, off64_t *), A(2, int), A(3, off64_t *),
+			       A(4, size_t), A(5, unsigned));
 }
+static long route_sendfile(const long *a)
+{
+	return sendfile(A(0, int), A(1, int), A(2, off_t *), A(3, size_t));
+}
+static long route_ftruncate(const long *a) { return ftruncate(A(0, int), A(1, off_t)); }
+static long route_truncate(const long *a) { return truncate(A(0, const char *), A(1, off_t)); }
+static long route_fallocate(const long *a)
+{
+	return fallocate(A(0, int), A(1, int), a[2], a[3]);
+}
+static long route_creat(const long *a) { return creat(A(0, const char *), A(1, mode_t)); }
+static long route_rename(const long *a) { return rename(A(0, const char *), A(1, const char *)); }
+static long route_renameat(const long *a)
+{
+	return renameat(A(0, int), A(1, const char *), A(2, int), A(3, const char *));
+}
+static long route_renameat2(const long *a)
+{
+	return renameat2(A(0, int), A(1, const char *), A(2, int), A(3, const char *), A(4, unsigned));
+}
+static long route_unlink(const long *a) { return unlink(A(0, const char *)); }
+static long route_unlinkat(const long *a) { return unlinkat(A(0, int), A(1, const char *), A(2, int)); }
+static long route_rmdir(const long *a) { return rmdir(A(0, const char *)); }
+static long route_mkdir(const long *a) { return mkdir(A(0, const char *), A(1, mode_t)); }
+static long route_mkdirat(const long *a) { return mkdirat(A(0, int), A(1, const char *), A(2, mode_t)); }
+static long route_link(const long *a) { return link(A(0, const char *), A(1, const char *)); }
+static long route_linkat(const long *a)
+{
+	return linkat(A(0, int), A(1, const char *), A(2, int), A(3, const char *), A(4, int));
+}
+static long route_symlink(const long *a) { return symlink(A(0, const char *), A(1, const char *)); }
+static long route_symlinkat(const long *a)
+{
+	return symlinkat(A(0, const char *), A(1, int), A(2, const char *));
+}
+static long route_mknod(const long *a) { return mknod(A(0, const char *), A(1, mode_t), A(2, dev_t)); }
+static long route_mknodat(const long *a)
+{
+	return mknodat(A(0, int), A(1, const char *), A(2, mode_t), A(3, dev_t));
+}
+static long route_sendto(const long *a)
+{
+	return sendto(A(0, int), A(1, const void *), A(2, size_t), A(3, int),
+		      A(4, const struct sockaddr *), A(5, socklen_t));
+}
+static long route_sendmsg(const long *a) { return sendmsg(A(0, int), A(1, const struct msghdr *), A(2, int)); }
 
-/* Opens and renames, by directory descriptor. */
-static int route_at(long nr, const long *a, long *r)
-{
-	switch (nr) {
-	case SYS_openat:
-		*r = openat(A(0, int), A(1, const char *), A(2, int), A(3, mode_t));
-		break;
-	case SYS_renameat:
-		*r = renameat(A(0, int), A(1, const char *), A(2, int), A(3, const char *));
-		break;
-	case SYS_renameat2:
-		*r = renameat2(A(0, int), A(1, const char *), A(2, int), A(3, const char *),
-			       A(4, unsigned));
-		break;
-	case SYS_unlinkat:
-		*r = unlinkat(A(0, int), A(1, const char *), A(2, int));
-		break;
-	case SYS_mkdirat:
-		*r = mkdirat(A(0, int), A(1, const char *), A(2, mode_t));
-		break;
-	case SYS_linkat:
-		*r = linkat(A(0, int), A(1, const char *), A(2, int), A(3, const char *), A(4, int));
-		break;
-	case SYS_symlinkat:
-		*r = symlinkat(A(0, const char *), A(1, int), A(2, const char *));
-		break;
-	default:
-		return 0;
-	}
-	return 1;
-}
+struct route {
+	long nr;
+	route_fn *fn;
+};
 
-/* The same by path, where the architecture has them. */
-static int route_path(long nr, const long *a, long *r)
-{
-	switch (nr) {
-#ifdef SYS_open
-	case SYS_open:
-		*r = open(A(0, const char *), A(1, int), A(2, mode_t));
-		break;
-	case SYS_creat:
-		*r = creat(A(0, const char *), A(1, mode_t));
-		break;
-	case SYS_rename:
-		*r = rename(A(0, const char *), A(1, const char *));
-		break;
-	case SYS_unlink:
-		*r = unlink(A(0, const char *));
-		break;
-	case SYS_mkdir:
-		*r = mkdir(A(0, const char *), A(1, mode_t));
-		break;
-	case SYS_rmdir:
-		*r = rmdir(A(0, const char *));
-		break;
-	case SYS_link:
-		*r = link(A(0, const char *), A(1, const char *));
-		break;
-	case SYS_symlink:
-		*r = symlink(A(0, const char *), A(1, const char *));
-		break;
-#endif
-	default:
-		return 0;
-	}
-	return 1;
-}
+#define REQUEST_ROW(name, nr, ...) {(nr), CT_ROUTE_##name},
+#define CHANGE_ROW(name, nr) {(nr), route_##name},
+static const struct route routes[] = {EMD_REQUESTS(REQUEST_ROW) CT_CHANGES(CHANGE_ROW)};
 
 PL_EXPORT long syscall(long nr, ...)
 {
-	long a[6], r;
+	long a[6];
 	va_list ap;
 
 	va_start(ap, nr);
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
-	if (route_write(nr, a, &r) || route_at_offset(nr, a, &r) || route_sync(nr, a, &r) ||
-	    route_at(nr, a, &r) || route_path(nr, a, &r))
-		return r;
+	for (size_t i = 0; nr >= 0 && i < sizeof(routes) / sizeof(*routes); i++)
+		if (routes[i].nr == nr && routes[i].fn)
+			return routes[i].fn(a);
 	return REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: MIT */
+/* durable.c -- when each change became durable, per model (doc/crashtest.md
+ * gives each rule its source).  A durability call covers the changes
+ * recorded before it began (its record's `begin`), not those another thread
+ * made while it ran; one that failed covers nothing.
+ *
+ * posix: a file's contents are durable once an fsync or fdatasync of it
+ * follows; a name once one of its directory follows (of both directories,
+ * for a rename); sync, and syncfs of the copy's file system, make all
+ * durable.
+ *
+ * ext4-ordered and xfs: contents as posix.  Names and truncations are
+ * metadata, written by a journal commit, all of a commit's or none, commits
+ * in order: a commit makes every metadata change up to some point durable.
+ * A commit certainly happens at sync and syncfs (up to the call); at an
+ * fsync of a file whose metadata changed (up to its last change the library
+ * saw: its making, a truncation, a write past its end, a link or unlink of
+ * it; fdatasync: the truncations and writes past the end only); at an fsync
+ * of a directory (ext4: everything, a forced commit; xfs: up to the
+ * directory's last change).  Commits at other moments (every few seconds)
+ * are a prefix in the states.  ext4 writes a file's data before a rename
+ * that replaces another file commits (auto_da_alloc).  What
+ * sync_file_range wrote and waited for is on the disk, and durable at the
+ * next cache flush (any fsync) -- a write past the end only once a commit
+ * covers it.
+ */
+#define _GNU_SOURCE 1
+#include "crashtest/model.h"
+#include "launch/common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A list of records per node, in order, consumed from the front. */
+struct queue {
+	uint32_t *v;
+	uint32_t head, n, cap;
+};
+
+static void push(struct queue *q, uint32_t rec)
+{
+	if (q->n == q->cap && !(q->v = realloc(q->v, (q->cap = q->cap ? 2 * q->cap : 8) *
+							sizeof(*q->v))))
+		die("out of memory");
+	q->v[q->n++] = rec;
+}
+
+struct sweep {
+	struct run_model *m;
+	struct queue *data;   /* per node: its contents not yet durable */
+	struct queue *names;  /* per directory: its names not yet durable */
+	struct queue all;     /* every change not yet durable */
+	struct queue meta;    /* metadata not yet committed, in order */
+	uint8_t *halves;      /* a rename's directories synced so far */
+	uint32_t *last_sync;  /* per node: its last metadata change (fsync) */
+	uint32_t *last_data;  /* ... that fdatasync commits */
+	struct queue flushes; /* writeouts not yet flushed */
+	struct queue allocs;  /* writeouts whose appends no commit covers yet */
+};
+
+static int covered(const struct run_model *m, uint32_t rec, uint32_t sync)
+{
+	uint64_t begin = m->j->r[sync].h.begin;
+
+	return begin == 0 || m->j->r[rec].at < begin - 1;
+}
+
+static void make_durable(struct sweep *s, uint32_t rec, uint32_t at)
+{
+	if (s->m->durable_at[rec] > at)
+		s->m->durable_at[rec] = at;
+}
+
+/* The contents of node n covered by the sync at `at` (appends only when
+ * `appends`). */
+static void flush_node(struct sweep *s, uint32_t n, uint32_t at, uint32_t upto, int appends)
+{
+	struct queue *q = &s->data[n];
+
+	for (uint32_t k = q->head; k < q->n; k++) {
+		uint32_t rec = q->v[k];
+
+		if (rec >= upto || !covered(s->m, rec, at))
+			break;
+		if (appends || !(s->m->flags[rec] & R_APPEND))
+			make_durable(s, rec, at);
+	}
+	while (q->head < q->n && s->m->durable_at[q->v[q->head]] != NEVER)
+		q->head++;
+}
+
+/* posix: the names of directory d covered by the sync at `at`. */
+static void sync_names(struct sweep *s, uint32_t d, uint32_t at)
+{
+	struct queue *q = &s->names[d];
+	const struct run_model *m = s->m;
+
+	while (q->head < q->n && covered(m, q->v[q->head], at)) {
+		uint32_t rec = q->v[q->head++];
+		int both = m->j->r[rec].h.kind == CT_RENAME && m->dir[rec] != m->dir2[rec];
+
+		if (!both || ++s->halves[rec] == 2)
+			make_durable(s, rec, at);
+	}
+}
+
+/* A commit at record `at` of the metadata up to record `upto`. */
+static void commit(struct sweep *s, uint32_t upto, uint32_t at)
+{
+	struct run_model *m = s->m;
+	struct queue *q = &s->meta;
+
+	while (q->head < q->n && q->v[q->head] <= upto && covered(m, q->v[q->head], at)) {
+		uint32_t rec = q->v[q->head++];
+
+		make_durable(s, rec, at);
+		if (m->model == MODEL_EXT4_ORDERED && (m->flags[rec] & R_CARRY))
+			flush_node(s, m->node[rec], at, rec, 1);
+	}
+	/* Writeouts it covers: what they wrote past the end was allocated
+	 * then, and is on the disk. */
+	for (q = &s->allocs; q->head < q->n && q->v[q->head] <= upto; q->head++)
+		flush_node(s, m->node[q->v[q->head]], at, q->v[q->head], 1);
+}
+
+/* A cache flush at `at`: what writeouts wrote in place is durable. */
+static void flush_writeouts(struct sweep *s, uint32_t at)
+{
+	for (struct queue *q = &s->flushes; q->head < q->n; q->head++)
+		flush_node(s, s->m->node[q->v[q->head]], at, q->v[q->head], 0);
+}
+
+/* Everything recorded before the sync at `at` began. */
+static void sync_all(struct sweep *s, uint32_t at)
+{
+	struct queue *q = &s->all;
+
+	while (q->head < q->n && covered(s->m, q->v[q->head], at))
+		make_durable(s, q->v[q->head++], at);
+}
+
+/* How far the commit of an fsync (fdatasync: data) of node n at `at`
+ * reaches, 0 for none. */
+static uint32_t commit_reach(const struct sweep *s, uint32_t n, int data, uint32_t at)
+{
+	const struct run_model *m = s->m;
+
+	if (m->t->node[n].type == NODE_DIR && m->model == MODEL_EXT4_ORDERED)
+		return at; /* ext4_sync_file: a forced commit */
+	return data ? s->last_data[n] : s->last_sync[n];
+}
+
+/* A durability call at record `at`. */
+static void synced(struct sweep *s, uint32_t at, const struct rec *r)
+{
+	struct run_model *m = s->m;
+	uint32_t n = m->node[at];
+	int posix = m->model == MODEL_POSIX;
+
+	if (r->h.flags & (CT_F_FAILED | CT_F_RANGE | CT_F_OUTSIDE))
+		return;
+	if (!posix)
+		flush_writeouts(s, at);
+	if (r->h.kind == CT_SYNC_ALL) {
+		sync_all(s, at);
+		if (!posix)
+			commit(s, at, at);
+		return;
+	}
+	if (!n)
+		return;
+	flush_node(s, n, at, at, 1);
+	if (posix)
+		sync_names(s, n, at);
+	else if (commit_reach(s, n, r->h.flags & CT_F_DATA, at))
+		commit(s, commit_reach(s, n, r->h.flags & CT_F_DATA, at), at);
+}
+
+/* Node n's metadata changed at record i (fsync reaches it; fdatasync too
+ * when `data`). */
+static void changed(struct sweep *s, uint32_t n, uint32_t i, int data)
+{
+	if (!n)
+		return;
+	s->last_sync[n] = i;
+	if (data)
+		s->last_data[n] = i;
+}
+
+/* A change at record i: pending where its model makes it durable. */
+static void pending(struct sweep *s, uint32_t i, const struct rec *r)
+{
+	struct run_model *m = s->m;
+	int meta = m->model != MODEL_POSIX && (m->flags[i] & R_META);
+
+	push(&s->all, i);
+	if (meta)
+		push(&s->meta, i);
+	if (kind_is_data(r->h.kind) && r->h.kind != CT_TRUNC)
+		push(&s->data[m->node[i]], i);
+	else if (kind_is_data(r->h.kind) && m->model == MODEL_POSIX)
+		push(&s->data[m->node[i]], i);
+	if (kind_is_name(r->h.kind) && m->model == MODEL_POSIX) {
+		push(&s->names[m->dir[i]], i);
+		if (r->h.kind == CT_RENAME && m->dir2[i] != m->dir[i])
+			push(&s->names[m->dir2[i]], i);
+	}
+	if (r->h.kind == CT_TRUNC || (m->flags[i] & R_APPEND))
+		changed(s, m->node[i], i, 1);
+	if (kind_is_name(r->h.kind)) {
+		changed(s, m->dir[i], i, 1);
+		changed(s, m->dir2[i], i, 1);
+		changed(s, m->node[i], i, 0);
+	}
+}
+
+/* Durable at once: a write with O_DSYNC or RWF_DSYNC (its own range), an
+ * image a durability call took of a file it covered. */
+static int durable_itself(const struct rec *r)
+{
+	return (r->h.kind == CT_WRITE && (r->h.flags & (CT_F_DSYNC | CT_F_SYNC))) ||
+	       (r->h.kind == CT_IMAGE && (r->h.flags & CT_F_DURABLE));
+}
+
+/* A write with O_SYNC or O_DSYNC: its own range is flushed, and what its
+ * file's metadata needs is committed (up to this write, if it extended the
+ * file). */
+static void dsynced(struct sweep *s, uint32_t i, const struct rec *r)
+{
+	struct run_model *m = s->m;
+	uint32_t n = m->node[i];
+
+	make_durable(s, i, i);
+	if (r->h.kind != CT_WRITE)
+		return;
+	if (m->flags[i] & R_APPEND)
+		changed(s, n, i, 1);
+	if (m->model != MODEL_POSIX)
+		commit(s, r->h.flags & CT_F_SYNC ? s->last_sync[n] : s->last_data[n], i);
+}
+
+void model_durability(struct run_model *m, enum model model)
+{
+	const struct journal *j = m->j;
+	uint32_t nodes = m->t->nnodes;
+	struct sweep s = {.m = m};
+
+	m->model = model;
+	s.data = calloc(nodes, sizeof(*s.data));
+	s.names = calloc(nodes, sizeof(*s.names));
+	s.halves = calloc(j->n ? j->n : 1, 1);
+	s.last_sync = calloc(nodes, sizeof(uint32_t));
+	s.last_data = calloc(nodes, sizeof(uint32_t));
+	if (!s.data || !s.names || !s.halves || !s.last_sync || !s.last_data)
+		die("out of memory");
+	for (uint32_t i = 0; i < j->n; i++)
+		m->durable_at[i] = NEVER;
+	for (uint32_t i = 0; i < j->n; i++) {
+		const struct rec *r = &j->r[i];
+
+		if (m->flags[i] & R_CHANGE)
+			durable_itself(r) ? dsynced(&s, i, r) : pending(&s, i, r);
+		if (r->h.kind == CT_SYNC || r->h.kind == CT_SYNC_ALL)
+			synced(&s, i, r);
+		if (r->h.kind == CT_WRITEOUT && m->node[i] && model != MODEL_POSIX) {
+			push(&s.flushes, i);
+			push(&s.allocs, i);
+		}
+	}
+	for (uint32_t n = 0; n < nodes; n++)
+		free(s.data[n].v), free(s.names[n].v);
+	free(s.data), free(s.names), free(s.halves), free(s.last_sync), free(s.last_data);
+	free(s.all.v), free(s.meta.v), free(s.flushes.v), free(s.allocs.v);
+}

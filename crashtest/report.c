@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/* report.c -- the report in text, as points are done, and the totals that
+ * decide crashtest's exit status.  Every name is escaped as it is printed
+ * (text.c); the checker's output was escaped when it was read.
+ */
+#define _GNU_SOURCE 1
+#include "crashtest/report.h"
+#include "crashtest/report_json.h"
+#include "crashtest/text.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const verdict_name[] = {"ok", "FAILED", "unknown", "unchecked"};
+
+static struct {
+	struct report_head h;
+	size_t points, states, distinct, count[4];
+} r;
+
+static const char *plural(size_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+/* Print fmt with one string, escaped. */
+static void shown(const char *fmt, const char *s)
+{
+	char *e = escape1(s);
+
+	printf(fmt, e);
+	free(e);
+}
+
+void report_start(const struct report_head *h)
+{
+	r.h = *h;
+	if (h->json)
+		return json_start(h);
+	printf("crashtest: %s model, crash points after durability calls and claims%s; "
+	       "at most %zu states each\n", h->model,
+	       h->writes ? " and every change" : "", h->bound);
+	if (h->seed)
+		printf("random crash points, seed %llu\n", *h->seed);
+}
+
+/* A state that failed or is unknown: what it was, what it lost, what the
+ * checker printed (indented). */
+static void state_text(const struct state_result *s)
+{
+	shown("  state: %s\n", s->what);
+	for (size_t i = 0; i < s->nlost; i++) {
+		printf("%s", i ? ", " : "    lost: ");
+		shown("%s", s->lost[i].file);
+		printf(" (%u change%s)", s->lost[i].changes, plural(s->lost[i].changes, "", "s"));
+	}
+	if (s->nlost)
+		putchar('\n');
+	if (s->status >= 0)
+		printf("    check exit %d%s\n", s->status, s->output && *s->output ? ":" : "");
+	for (char *line = s->output, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		printf("    | %.*s\n", nl ? (int)(nl - line) : (int)strlen(line), line);
+	}
+}
+
+static void point_text(const struct point_result *p)
+{
+	if (p->number) {
+		printf("point %ld after ", p->number);
+		shown("%s", p->after);
+	} else
+		printf("end");
+	printf(" (%ld durability call%s, %ld change%s before): %zu state%s", p->syncs,
+	       plural((size_t)p->syncs, "", "s"), p->changes, plural((size_t)p->changes, "", "s"),
+	       p->distinct, plural(p->distinct, "", "s"));
+	if (p->built > p->distinct)
+		printf(" (%zu alike)", p->built - p->distinct);
+	if (p->cut)
+		printf(", %zu of %zu the model allows", p->built, p->allowed);
+	printf(": %s\n", verdict_name[p->v]);
+	for (size_t i = 0; i < p->unknown.n; i++)
+		shown("  unknown: %s\n", p->unknown.v[i]);
+	for (size_t i = 0; i < p->ns; i++)
+		if (p->s[i].v == FAILED)
+			state_text(&p->s[i]);
+}
+
+void report_point(const struct point_result *p)
+{
+	r.points++;
+	r.states += p->built;
+	r.distinct += p->distinct;
+	r.count[p->v]++;
+	if (r.h.json)
+		json_point(p);
+	else
+		point_text(p);
+	fflush(stdout);
+}
+
+int report_end(double seconds)
+{
+	size_t checked = r.distinct;
+
+	if (r.count[UNCHECKED] == r.points)
+		checked = 0;
+	if (r.h.json) {
+		json_end(r.points, r.states, r.distinct, checked, r.count, seconds);
+	} else {
+		for (size_t i = 0; r.h.unexplored && i < r.h.unexplored->n; i++)
+			shown("not explored: %s\n", r.h.unexplored->v[i]);
+		printf("%zu point%s, %zu state%s (%zu distinct, %zu checked): %zu failed, "
+		       "%zu unknown, %zu ok, %zu unchecked, %.1f s\n", r.points,
+		       plural(r.points, "", "s"), r.states, plural(r.states, "", "s"), r.distinct,
+		       checked, r.count[FAILED], r.count[UNKNOWN], r.count[OK], r.count[UNCHECKED],
+		       seconds);
+		if (r.count[UNCHECKED])
+			printf("nothing was checked: give --check=CMD, a command that tells whether "
+			       "the directory is as it should be\n");
+	}
+	return r.count[FAILED] ? 1 : r.count[UNKNOWN] ? 2 : r.count[UNCHECKED] ? 3 : 0;
+}
+
+void point_result_free(struct point_result *p)
+{
+	for (size_t i = 0; i < p->ns; i++) {
+		free(p->s[i].what);
+		free(p->s[i].output);
+		for (size_t k = 0; k < p->s[i].nlost; k++)
+			free(p->s[i].lost[k].file);
+		free(p->s[i].lost);
+	}
+	free(p->s);
+	free(p->after);
+	problems_free(&p->unknown);
+}

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/* report_json.h -- the report as one JSON document (jansson), written at
+ * the end: doc/crashtest.schema.json describes it.
+ */
+#ifndef CT_REPORT_JSON_H
+#define CT_REPORT_JSON_H
+
+#include "crashtest/report.h"
+
+void json_start(const struct report_head *h);
+void json_point(const struct point_result *p);
+void json_end(size_t points, size_t states, size_t distinct, size_t checked,
+	      const size_t count[4], double seconds);
+
+#endif

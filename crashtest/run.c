@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: MIT */
+/* run.c -- a crashtest run: its private directory (base/, the copy of DIR
+ * every state is built from; work/, where the command runs; the journal,
+ * the points file, the command's output), the command run once under
+ * libcrashtest, and what its journal says.
+ *
+ * The command runs in a process group of its own; crashtest is the
+ * subreaper of its tree and kills all of it, those that left the group
+ * too, before anything is built: no process of the tree runs on while the
+ * states are made and checked.
+ */
+#define _GNU_SOURCE 1
+#include "crashtest/run.h"
+#include "crashtest/build.h"
+#include "crashtest/text.h"
+#include "launch/common.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+char *current_run;
+static pid_t crashtest_pid;
+
+void run_remove(void)
+{
+	if (current_run && getpid() == crashtest_pid)
+		remove_tree_at(AT_FDCWD, current_run);
+	current_run = NULL;
+}
+
+/* Kill the children crashtest has: as a subreaper it inherits every
+ * process of the tree whose parent died. */
+static void kill_children(void)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *e;
+	char path[300], buf[512], *rp;
+	long ppid;
+	int fd;
+	ssize_t n;
+
+	while (proc && (e = readdir(proc))) {
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' ||
+		    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		rp = strrchr(buf, ')'); /* the name may hold anything */
+		if (rp && sscanf(rp, ") %*c %ld", &ppid) == 1 && ppid == getpid())
+			kill((pid_t)atol(e->d_name), SIGKILL);
+	}
+	if (proc)
+		closedir(proc);
+}
+
+void power_off(pid_t group)
+{
+	do {
+		if (group > 0)
+			kill(-group, SIGKILL);
+		kill_children();
+	} while (waitpid(-1, NULL, 0) > 0 || errno == EINTR);
+}
+
+/* What a signal to crashtest, or its own error, must not leave behind: the
+ * child it waits for (the command's group, the checker) and the run
+ * directory.  The handler only kills the child, so that the wait returns;
+ * the rest is done there, outside the handler. */
+static volatile sig_atomic_t caught;
+static volatile pid_t waited;
+
+static void on_signal(int sig)
+{
+	caught = sig;
+	if (waited > 0) {
+		kill(-waited, SIGKILL);
+		kill(waited, SIGKILL);
+	}
+}
+
+void catch_signals(void)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	struct sigaction sa = {.sa_handler = on_signal}, old;
+
+	crashtest_pid = getpid();
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(*sigs); i++)
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL); /* no SA_RESTART: waits return */
+}
+
+void stop_if_caught(void)
+{
+	int sig = caught;
+
+	if (!sig)
+		return;
+	power_off(0);
+	run_remove();
+	signal(sig, SIG_DFL);
+	raise(sig);
+	_exit(128 + sig);
+}
+
+int wait_for(pid_t pid)
+{
+	int status;
+
+	waited = pid;
+	if (caught)
+		on_signal(caught); /* it came before pid was known */
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			die("cannot wait: %s", strerror(errno));
+	waited = 0;
+	return status;
+}
+
+/* A new file of the run directory, private and never someone else's. */
+static int create_in(struct run *run, const char *name, int flags)
+{
+	int fd = openat(run->fd, name, flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		die("cannot create %s/%s: %s", run->dir, name, strerror(errno));
+	return fd;
+}
+
+/* The base's names as the tree, a node per inode (hard links share one). */
+static void tree_of_base(struct run *run)
+{
+	const struct base *b = &run->base;
+
+	tree_init(&run->t);
+	if (!(run->base_node = calloc(b->n, sizeof(*run->base_node))) ||
+	    !(run->work_ino = calloc(b->n, sizeof(*run->work_ino))))
+		die("out of memory");
+	for (size_t i = 0; i < b->n; i++) {
+		const struct base_entry *e = &b->e[i];
+		uint32_t same = e->same ? run->base_node[e->same] : 0;
+
+		run->base_node[i] = same ? same : tree_add_node(&run->t, &(struct node){
+			.type = S_ISDIR(e->mode) ? NODE_DIR : S_ISREG(e->mode) ? NODE_FILE :
+				S_ISLNK(e->mode) ? NODE_LINK : NODE_SPECIAL,
+			.mode = e->mode, .uid = e->uid, .gid = e->gid, .base = (uint32_t)i + 1,
+			.target = e->target});
+		if (i)
+			tree_set(&run->t, run->base_node[e->parent], e->name, run->base_node[i]);
+	}
+	run->base_mark = tree_mark(&run->t);
+}
+
+/* The copy the command runs in: the base, built as a state with no change,
+ * and the inode each of its entries got. */
+static void make_work(struct run *run)
+{
+	struct listing l;
+	struct stat st;
+	struct problems why = {0};
+	uint64_t *ino = calloc(run->t.nnodes + 1, sizeof(*ino));
+	struct run_model m = {.t = &run->t};
+	struct built b = {.m = &m, .t = &run->t, .l = &l, .base = &run->base, .why = &why,
+			  .ino = ino};
+
+	if (!ino)
+		die("out of memory");
+	tree_list(&run->t, &l);
+	state_build(&b, run->fd, "work");
+	listing_free(&l);
+	if (why.n)
+		die("cannot copy %s: %s", run->dir, why.v[0]);
+	for (size_t i = 0; i < run->base.n; i++)
+		run->work_ino[i] = ino[run->base_node[i]];
+	free(ino);
+	if (fstatat(run->fd, "work", &st, AT_SYMLINK_NOFOLLOW) != 0)
+		die("cannot use %s/work: %s", run->dir, strerror(errno));
+	run->dev = st.st_dev;
+}
+
+void run_prepare(struct run *run, const struct options *o)
+{
+	static const struct ct_counters zero;
+	int fd;
+
+	private_tmpdir("crashtest", run->dir, sizeof(run->dir));
+	current_run = run->dir;
+	if ((run->fd = open(run->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		die("cannot open %s: %s", run->dir, strerror(errno));
+	base_copy(o->dir, run->fd, "base", &run->base);
+	tree_of_base(run);
+	make_work(run);
+	close(create_in(run, CT_JOURNAL, O_WRONLY));
+	fd = create_in(run, CT_POINTS, O_WRONLY);
+	if (write(fd, &zero, sizeof(zero)) != sizeof(zero))
+		die("cannot write %s/%s: %s", run->dir, CT_POINTS, strerror(errno));
+	close(fd);
+}
+
+static void set_env(const char *name, const char *value)
+{
+	if (setenv(name, value, 1) != 0)
+		die("cannot set %s", name);
+}
+
+static void set_number(const char *name, long long v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%lld", v);
+	set_env(name, buf);
+}
+
+/* In the child: the environment the library reads, and the points file on
+ * a descriptor it inherits (a process that cannot open the journal, one
+ * that dropped its privileges, counts itself lost through it). */
+static void command_env(const struct run *run, const struct options *o, long at)
+{
+	char path[PATH_MAX + 16];
+	int fd;
+
+	set_env(CT_ENV_RUN, run->dir);
+	snprintf(path, sizeof(path), "%s/work", run->dir);
+	set_env(CT_ENV_ROOT, path);
+	set_number(CT_ENV_AT, at);
+	set_number(CT_ENV_PGID, getpid());
+	set_env(CT_ENV_WRITES, o->writes ? "1" : "0");
+	if ((fd = openat(run->fd, CT_POINTS, O_RDWR | O_NOFOLLOW)) < 0)
+		die("cannot open %s/%s: %s", run->dir, CT_POINTS, strerror(errno));
+	set_number(CT_ENV_POINTS, fd);
+	preload_prepend(o->preload);
+}
+
+void run_command(struct run *run, const struct options *o, long at)
+{
+	int out = create_in(run, CT_OUT, O_WRONLY), err = create_in(run, CT_ERR, O_WRONLY);
+	pid_t pid = fork();
+
+	if (pid < 0)
+		die("cannot fork: %s", strerror(errno));
+	if (pid == 0) {
+		setpgid(0, 0);
+		command_env(run, o, at);
+		if (fchdir(run->fd) != 0 || chdir("work") != 0 || dup2(out, 1) < 0 ||
+		    dup2(err, 2) < 0)
+			die("cannot enter %s/work: %s", run->dir, strerror(errno));
+		exec_command(o->cmd[0], o->cmd);
+	}
+	setpgid(pid, pid);
+	close(out);
+	close(err);
+	run->status = wait_for(pid);
+	power_off(pid);
+	stop_if_caught();
+}
+
+/* A regular file of the run directory, opened as untrusted input: no link
+ * followed, no FIFO waited on; -1 if it is not one. */
+static int open_input(const struct run *run, const char *name, struct stat *st)
+{
+	int fd = openat(run->fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0 && (fstat(fd, st) != 0 || !S_ISREG(st->st_mode))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* What the tree counted; a points file that is no longer one is a run
+ * whose counts cannot be trusted. */
+static void read_counters(struct run *run, struct problems *why)
+{
+	struct stat st;
+	int fd = open_input(run, CT_POINTS, &st);
+
+	if (fd < 0 || pread(fd, &run->count, sizeof(run->count), 0) != sizeof(run->count))
+		problem(why, "the points file is gone or is no file");
+	if (fd >= 0)
+		close(fd);
+	if (run->count.lost)
+		problem(why, "%llu records the journal could not take (a file size limit, a full "
+			"disk, a process that could not open it)", (unsigned long long)run->count.lost);
+	if ((fd = open_input(run, CT_OUT, &st)) >= 0)
+		run->out_size = (uint64_t)st.st_size, close(fd);
+	if ((fd = open_input(run, CT_ERR, &st)) >= 0)
+		run->err_size = (uint64_t)st.st_size, close(fd);
+}
+
+/* What the command printed on its standard error, passed on (it ran with
+ * its standard error in the run directory, where claims are counted). */
+void run_show_errors(const struct run *run)
+{
+	struct stat st;
+	char buf[65536];
+	int fd = open_input(run, CT_ERR, &st);
+	ssize_t n;
+
+	while (fd >= 0 && (n = read(fd, buf, sizeof(buf))) > 0)
+		if (write(2, buf, (size_t)n) != n)
+			break;
+	if (fd >= 0)
+		close(fd);
+}
+
+/* The run's copy against what the journal says the command did to it:
+ * all of it kept, as the end's page cache held it.  Any difference is a
+ * change made past the library. */
+static void compare_with_journal(struct run *run)
+{
+	struct run_model *m = &run->m;
+	struct point_states ps;
+	struct listing l;
+	struct built b = {.m = m, .ps = &ps, .t = &run->t, .l = &l, .base = &run->base,
+			  .why = &m->unknown};
+
+	model_states(m, run->j.n ? (uint32_t)run->j.n - 1 : NEVER, 1, 0, CLASS_KEPT, &ps);
+	b.s = &ps.s[0];
+	state_names(m, &ps, b.s, &run->t);
+	tree_list(&run->t, &l);
+	state_build(&b, run->fd, "kept");
+	compare_trees(run->fd, "work", "kept", &m->unknown);
+	remove_tree_at(run->fd, "kept");
+	listing_free(&l);
+	tree_undo(&run->t, run->base_mark);
+	point_states_free(&ps);
+}
+
+/* Files written through a shared mapping: their writes between two
+ * durability calls are seen only whole. */
+static void unexplored(struct run *run)
+{
+	struct run_model *m = &run->m;
+
+	for (size_t i = 0; i < run->j.n; i++)
+		if (run->j.r[i].h.kind == CT_HOLD && (run->j.r[i].h.flags & CT_F_MAPPED) && m->node[i])
+			problem(&m->unexplored, "%s, written through a shared mapping: between two "
+				"durability calls, its writes are in each state all or none",
+				m->file[i] ? m->file[i] : "a file");
+}
+
+void run_analyse(struct run *run, const struct options *o)
+{
+	struct problems why = {0};
+
+	read_counters(run, &why);
+	journal_read(run->fd, &run->j, &why);
+	model_resolve(&run->m, &run->j, &run->t, run->dev, run->work_ino, run->base_node,
+		      run->base.n);
+	for (size_t i = 0; i < why.n; i++)
+		problem(&run->m.unknown, "%s", why.v[i]);
+	problems_free(&why);
+	model_name_changes(&run->m);
+	model_durability(&run->m, o->model);
+	compare_with_journal(run);
+	remove_tree_at(run->fd, "work");
+	unexplored(run);
+}
+
+void run_free(struct run *run)
+{
+	model_free(&run->m);
+	journal_free(&run->j);
+	tree_free(&run->t);
+	base_free(&run->base);
+	free(run->base_node);
+	free(run->work_ino);
+	if (run->fd >= 0)
+		close(run->fd);
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/* run.h -- one crashtest run: the private directory, the base copied from
+ * DIR, the command run once in a copy under libcrashtest, its journal
+ * resolved by the model; then each crash point's states built and checked.
+ */
+#ifndef CT_RUN_H
+#define CT_RUN_H
+
+#include "crashtest.h"
+#include "crashtest/files.h"
+#include "crashtest/journal.h"
+#include "crashtest/model.h"
+#include "crashtest/report.h"
+#include "crashtest/tree.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct options {
+	long at, max, random;
+	unsigned long long seed;
+	int each, json, writes, seeded, classes;
+	size_t states;
+	enum model model;
+	const char *check, *dir, *preload;
+	char **cmd;
+};
+
+struct run {
+	char dir[PATH_MAX]; /* the run directory */
+	int fd;
+	struct base base;
+	struct tree t;      /* the base's names; states are applied and undone */
+	size_t base_mark;
+	uint32_t *base_node; /* per base entry */
+	uint64_t *work_ino;  /* per base entry: its inode in the copy run */
+	uint64_t dev;        /* the copy's file system */
+	struct journal j;
+	struct run_model m;
+	struct ct_counters count;
+	uint64_t out_size, err_size; /* what the command printed in all */
+	int status;          /* the command's wait status */
+};
+
+/* The run directory, the base and the copy the command runs in. */
+void run_prepare(struct run *run, const struct options *o);
+
+/* Run the command in the copy under the library (stopped after crash point
+ * `at`, 0: at its end); every process of its tree is gone when it returns. */
+void run_command(struct run *run, const struct options *o, long at);
+
+/* Read the journal, resolve it, and compare what the run left with what the
+ * journal says it did. */
+void run_analyse(struct run *run, const struct options *o);
+
+/* Crash point `number` (0: the end): its states built and checked. */
+void run_point(struct run *run, const struct options *o, long number, struct point_result *p);
+
+void run_free(struct run *run);
+
+/* Pass on what the command printed on its standard error. */
+void run_show_errors(const struct run *run);
+
+/* The run directory, removed once: at the end, on an error or a signal. */
+void run_remove(void);
+extern char *current_run;
+
+/* Kill every process of the command's tree (group, and the children
+ * crashtest inherited as their subreaper), and wait until all are gone. */
+void power_off(pid_t group);
+
+/* Wait for pid, killing it if crashtest catches a signal meanwhile. */
+int wait_for(pid_t pid);
+void stop_if_caught(void);
+void catch_signals(void);
+
+#endif
