@@ -272,3 +272,68 @@ void model_durability(struct run_model *m, enum model model)
 	free(s.data), free(s.names), free(s.halves), free(s.last_sync), free(s.last_data);
 	free(s.all.v), free(s.meta.v), free(s.flushes.v), free(s.allocs.v);
 }
+
+/* Processes that change a file past the library (stdio, a mapping), as
+ * (node, pid) pairs. */
+struct holders {
+	struct {
+		uint32_t node, pid;
+	} *v;
+	size_t n;
+};
+
+static int held_by_other(const struct holders *h, uint32_t node, uint32_t pid)
+{
+	for (size_t k = 0; k < h->n; k++)
+		if ((!node || h->v[k].node == node) && h->v[k].pid != pid)
+			return 1;
+	return 0;
+}
+
+static void hold(struct holders *h, const struct run_model *m, uint32_t i)
+{
+	const struct ct_record *r = &m->j->r[i].h;
+
+	if (r->kind == CT_HOLD) {
+		if (!(h->v = realloc(h->v, (h->n + 1) * sizeof(*h->v))))
+			die("out of memory");
+		h->v[h->n].node = m->node[i];
+		h->v[h->n++].pid = r->pid;
+	}
+	for (size_t k = 0; r->kind == CT_FREE && k < h->n; k++)
+		if (h->v[k].node == m->node[i] && h->v[k].pid == r->pid)
+			h->v[k--] = h->v[--h->n];
+}
+
+/* Does record i make a held file durable without a picture of it?  A sync
+ * by a process that does not hold it (each holder pictures what it holds
+ * at its own syncs); under a journaling model, a rename that carries its
+ * data or a writeout of it. */
+static int unpictured(const struct holders *h, const struct run_model *m, uint32_t i)
+{
+	const struct ct_record *r = &m->j->r[i].h;
+	int ok = !(r->flags & (CT_F_FAILED | CT_F_RANGE | CT_F_OUTSIDE));
+
+	if (r->kind == CT_SYNC && ok && m->node[i])
+		return held_by_other(h, m->node[i], r->pid);
+	if (r->kind == CT_SYNC_ALL && ok)
+		return held_by_other(h, 0, r->pid);
+	if (m->model == MODEL_POSIX || !m->node[i])
+		return 0;
+	if ((m->flags[i] & R_CARRY) && m->model == MODEL_EXT4_ORDERED)
+		return held_by_other(h, m->node[i], 0);
+	return r->kind == CT_WRITEOUT && held_by_other(h, m->node[i], 0);
+}
+
+void model_pictures(struct run_model *m)
+{
+	struct holders h = {0};
+
+	for (uint32_t i = 0; i < m->j->n; i++) {
+		hold(&h, m, i);
+		if (unpictured(&h, m, i))
+			model_unknown_at(m, i, "a file changed past the library (a stream, a "
+					 "mapping) was made durable with no picture of it");
+	}
+	free(h.v);
+}

@@ -59,6 +59,13 @@ struct run_model {
 void model_resolve(struct run_model *m, const struct journal *j, struct tree *t, uint64_t dev,
 		   const uint64_t *work_ino, const uint32_t *base_node, size_t nbase);
 void model_durability(struct run_model *m, enum model model);
+
+/* Files changed past the library made durable with no picture of them:
+ * the points after are unknown. */
+void model_pictures(struct run_model *m);
+
+/* The points after record i are unknown, for this reason. */
+void model_unknown_at(struct run_model *m, uint32_t i, const char *why);
 void model_free(struct run_model *m);
 
 /* The states of one crash point. */

@@ -84,7 +84,7 @@ struct resolving {
 	uint64_t dev;
 };
 
-static void unknown_at(struct run_model *m, uint32_t i, const char *why)
+void model_unknown_at(struct run_model *m, uint32_t i, const char *why)
 {
 	if (i < m->unknown_from)
 		m->unknown_from = i;
@@ -102,7 +102,7 @@ static uint32_t dir_of(struct resolving *r, uint32_t i, uint64_t dev, uint64_t i
 	uint32_t d = file_of(r, dev, ino);
 
 	if (!d || r->m->t->node[d].type != NODE_DIR)
-		return unknown_at(r->m, i, "a name was changed in a directory the run did not see made"), 0;
+		return model_unknown_at(r->m, i, "a name was changed in a directory the run did not see made"), 0;
 	return d;
 }
 
@@ -113,7 +113,7 @@ static void data_record(struct resolving *r, uint32_t i, const struct rec *x)
 	uint64_t end = (uint64_t)x->h.off + x->h.len;
 
 	if (!n || m->t->node[n].type != NODE_FILE)
-		return unknown_at(m, i, "a file the run did not see made was written");
+		return model_unknown_at(m, i, "a file the run did not see made was written");
 	m->node[i] = n;
 	m->flags[i] |= R_CHANGE;
 	if (x->h.kind == CT_TRUNC)
@@ -151,7 +151,7 @@ static void named(struct resolving *r, uint32_t i, const struct rec *x)
 	if (!(m->dir[i] = dir_of(r, i, x->h.dev, x->h.ino)))
 		return;
 	if (!(m->node[i] = file_of(r, x->h.dev, x->h.ino2)))
-		return unknown_at(m, i, "an entry the run did not see made was linked or removed");
+		return model_unknown_at(m, i, "an entry the run did not see made was linked or removed");
 	m->flags[i] |= R_CHANGE | R_META;
 	if (x->h.kind == CT_LINK) {
 		tree_set(&r->entries, m->dir[i], x->name, i + 1);
@@ -169,7 +169,7 @@ static void renamed(struct resolving *r, uint32_t i, const struct rec *x)
 	    !(m->dir2[i] = dir_of(r, i, x->h.dev2, x->h.ino3)))
 		return;
 	if (!(m->node[i] = file_of(r, x->h.dev, x->h.ino2)))
-		return unknown_at(m, i, "an entry the run did not see made was renamed");
+		return model_unknown_at(m, i, "an entry the run did not see made was renamed");
 	m->other[i] = x->h.off ? file_of(r, x->h.dev, (uint64_t)x->h.off) : 0;
 	m->flags[i] |= R_CHANGE | R_META;
 	if (m->other[i] && !(x->h.flags & CT_F_EXCHANGE) && m->t->node[m->node[i]].type == NODE_FILE)
@@ -192,7 +192,7 @@ static void one(struct resolving *r, uint32_t i, const struct rec *x)
 	else if (kind_is_name(x->h.kind))
 		named(r, i, x);
 	else if (x->h.kind == CT_UNKNOWN)
-		unknown_at(m, i, x->name);
+		model_unknown_at(m, i, x->name);
 	else
 		m->node[i] = file_of(r, x->h.dev, x->h.ino);
 }
@@ -202,7 +202,7 @@ static void one(struct resolving *r, uint32_t i, const struct rec *x)
 static void point(struct run_model *m, uint32_t i, uint64_t number)
 {
 	if (number != (uint64_t)m->npoints + 1) {
-		unknown_at(m, i, "the journal's crash points are out of order");
+		model_unknown_at(m, i, "the journal's crash points are out of order");
 		return;
 	}
 	m->point_rec[m->npoints++] = i;

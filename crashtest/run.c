@@ -361,6 +361,7 @@ void run_analyse(struct run *run, const struct options *o)
 	problems_free(&why);
 	model_name_changes(&run->m);
 	model_durability(&run->m, o->model);
+	model_pictures(&run->m);
 	compare_with_journal(run);
 	remove_tree_at(run->fd, "work");
 	unexplored(run);

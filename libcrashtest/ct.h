@@ -123,9 +123,9 @@ int ct_after_open(int fd, int dirfd, const char *path, int flags, const struct c
 int ct_made(int r, int dirfd, const char *path, enum ct_kind kind, const char *target);
 
 /* image.c: regular file fd of the copy is now changed past the library, by
- * stdio (addr NULL) or by the shared writable mapping [addr, addr + len) of
- * its bytes from off. */
-void ct_image_hold(int fd, void *addr, size_t len, long long off);
+ * the stdio stream `stream`, or by the shared writable mapping
+ * [addr, addr + len) of its bytes from off. */
+void ct_image_hold(int fd, FILE *stream, void *addr, size_t len, long long off);
 void ct_image_free_fd(int fd);
 void ct_image_free_range(void *addr, size_t len);
 

@@ -12,7 +12,9 @@
  * on the file.  A mapping is read from its own memory.
  *
  * The table is per process, small, and guarded by ct_lock; a child of fork
- * inherits it, and says so (CT_HOLD under its own pid).
+ * inherits it, and says so (CT_HOLD under its own pid).  At exit, before
+ * glibc flushes what streams still buffer, the library flushes the streams
+ * it holds and takes their last pictures, and its mappings'.
  */
 #include "ct.h"
 
@@ -29,6 +31,7 @@ static struct held {
 	int used;
 	uint64_t dev, ino;
 	int fd;               /* the stream's descriptor, or -1 for a mapping */
+	FILE *stream;
 	int rfd;              /* read (stream) or O_PATH (mapping): ours */
 	uintptr_t start, end; /* the mapping, of the file's bytes from off */
 	long long off;
@@ -118,7 +121,7 @@ static struct held *slot(const struct stat *st)
 		ct_note(CT_UNKNOWN, st, "too many files changed past the library");
 		return NULL;
 	}
-	*e = (struct held){1, st->st_dev, st->st_ino, -1, -1, 0, 0, 0};
+	*e = (struct held){1, st->st_dev, st->st_ino, -1, NULL, -1, 0, 0, 0};
 	__atomic_add_fetch(&nheld, 1, __ATOMIC_RELAXED);
 	e->used = first ? 2 : 1; /* 2: say so once filled in */
 	return e;
@@ -137,7 +140,7 @@ static void watch_forks(void)
 	pthread_atfork(NULL, NULL, forked);
 }
 
-void ct_image_hold(int fd, void *addr, size_t len, long long off)
+void ct_image_hold(int fd, FILE *stream, void *addr, size_t len, long long off)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	char link[64];
@@ -152,6 +155,7 @@ void ct_image_hold(int fd, void *addr, size_t len, long long off)
 	ct_lock();
 	if ((e = slot(&st))) {
 		e->fd = addr ? -1 : fd;
+		e->stream = stream;
 		e->rfd = (int)ct_sys(SYS_openat, AT_FDCWD, link,
 				     (addr ? O_PATH : O_RDONLY) | O_CLOEXEC | O_NONBLOCK);
 		e->start = (uintptr_t)addr;
@@ -220,7 +224,7 @@ static void hold_std(void)
 	for (int fd = STDOUT_FILENO; fd <= STDERR_FILENO; fd++)
 		if (fstat(fd, &now) == 0 && S_ISREG(now.st_mode) &&
 		    !find_held(now.st_dev, now.st_ino) && (fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDONLY)
-			ct_image_hold(fd, NULL, 0, 0);
+			ct_image_hold(fd, fd == STDOUT_FILENO ? stdout : stderr, NULL, 0, 0);
 }
 
 /* A durability call covering file st (all with st NULL) returned: every
@@ -255,6 +259,32 @@ void ct_image_range(void *addr, size_t len)
 
 		if (e->used && e->fd < 0 && e->rfd >= 0 && lo < hi)
 			take(e, CT_F_DURABLE, lo, hi);
+	}
+	ct_unlock();
+	errno = saved;
+}
+
+/* The process exits: its streams' buffers flushed now (unless another
+ * thread holds one: glibc's own flush at exit takes no lock), and every file
+ * it holds pictured as the cache will have it. */
+__attribute__((destructor)) static void at_exit(void)
+{
+	int saved = errno;
+
+	if (!__atomic_load_n(&nheld, __ATOMIC_RELAXED))
+		return;
+	ct_lock();
+	for (int i = 0; i < HELD; i++) {
+		struct held *e = &held[i];
+
+		if (!e->used || e->rfd < 0)
+			continue;
+		if (e->stream && ftrylockfile(e->stream) == 0) {
+			fflush_unlocked(e->stream);
+			funlockfile(e->stream);
+		}
+		if (find_held(e->dev, e->ino) == e)
+			take(e, 0, 0, 0);
 	}
 	ct_unlock();
 	errno = saved;

@@ -41,7 +41,7 @@ static FILE *opened(FILE *f, const char *path, int flags, const struct ct_before
 	if (flags >= 0)
 		ct_after_open(f ? fileno(f) : -1, AT_FDCWD, path, flags, b);
 	if (f && flags >= 0)
-		ct_image_hold(fileno(f), NULL, 0, 0);
+		ct_image_hold(fileno(f), f, NULL, 0, 0);
 	errno = saved;
 	return f;
 }
@@ -116,7 +116,7 @@ PL_EXPORT FILE *fdopen(int fd, const char *mode)
 	int saved = errno;
 
 	if (f && open_flags(mode) >= 0)
-		ct_image_hold(fd, NULL, 0, 0);
+		ct_image_hold(fd, f, NULL, 0, 0);
 	errno = saved;
 	return f;
 }

@@ -143,7 +143,7 @@ PL_EXPORT int sync_file_range(int fd, off64_t off, off64_t n, unsigned int flags
 static void *mapped(void *p, size_t len, int prot, int flags, int fd, long long off)
 {
 	if (p != MAP_FAILED && (prot & PROT_WRITE) && (flags & MAP_SHARED) && fd >= 0)
-		ct_image_hold(fd, p, len, off);
+		ct_image_hold(fd, NULL, p, len, off);
 	return p;
 }
 

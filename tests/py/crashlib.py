@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """What crashtest's test files share: the launcher, the programs, the
-checkers, the directories they start from, and one way to run it."""
+checkers, the directories they start from, one way to run it and to read
+its report."""
 import json
 import subprocess
 import sys
@@ -12,8 +13,8 @@ from conftest import BUILD, ROOT, TESTS, cmdline, require
 CRASHTEST = BUILD / "bin" / "crashtest"
 CRASHY = TESTS / "crashy"
 CRASH = ROOT / "tests" / "py" / "crash"
-# The interpreter itself, not a version manager's shell shim: crash points
-# run the command again and again.
+SCHEMA = ROOT / "doc" / "crashtest.schema.json"
+# The interpreter itself, not a version manager's shell shim.
 PYTHON = sys.executable
 
 # The file holds the old text or the new one, and the new one once the
@@ -29,18 +30,33 @@ SQL_CHECK = ('test "$(sqlite3 db "PRAGMA integrity_check")" = ok || exit 3; '
              'test "$(sqlite3 db "SELECT count(*) FROM t WHERE k=$k")" = 1 || exit 4; done')
 
 
-def crash_report(*args, env=None, timeout=300):
+class Report(dict):
+    """crashtest's JSON report, and what the tests ask of it."""
+
+    @property
+    def points(self):
+        return self["points"]
+
+    def verdicts(self):
+        """(the call each point followed, its verdict), in order."""
+        return [(p["after"], p["verdict"]) for p in self.points]
+
+    def statuses(self):
+        """Every checker exit status of every state."""
+        return {s["check_status"] for p in self.points for s in p["states"]}
+
+    def failed(self):
+        """The states that failed, with their point's call."""
+        return [(p["after"], s) for p in self.points for s in p["states"]
+                if s["verdict"] == "failed"]
+
+
+def crash_report(*args, env=None, timeout=300, cwd=None):
     """crashtest --json ARGS: its exit status and its whole report."""
     cmd = [CRASHTEST, "--json", *map(str, args)]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-    assert r.returncode in (0, 1, 2), f"\nrerun: {cmdline(cmd)}\n{r.stdout}{r.stderr}"
-    return r.returncode, json.loads(r.stdout)
-
-
-def crash_points(*args, env=None):
-    """crashtest --json ARGS: its exit status and the points reported."""
-    status, report = crash_report(*args, env=env)
-    return status, report["points"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
+    assert r.returncode in (0, 1, 2, 3), f"\nrerun: {cmdline(cmd)}\n{r.stdout}{r.stderr}"
+    return r.returncode, Report(json.loads(r.stdout))
 
 
 @pytest.fixture
