@@ -87,9 +87,9 @@ $(B)/obj32/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) -m32 $(CPPFLAGS) $(LIB_CFLAGS) $(LIB_INC) -c $< -o $@
 
-# hirestimes and crashtest wrap no exec: preload/exec_list.c is for the others.
+# hirestimes wraps no exec: preload/exec_list.c is for the others.
 define preload_library
-$(1)_SRC = $$(filter-out $$(if $$(filter hirestimes crashtest,$(1)),preload/exec_list.c),\
+$(1)_SRC = $$(filter-out $$(if $$(filter hirestimes,$(1)),preload/exec_list.c),\
 	$$(wildcard lib$(1)/*.c preload/*.c))
 LIBS += $(LIBDIR64)/lib$(1).so $(if $(LIB32),$(LIBDIR32)/lib$(1).so)
 

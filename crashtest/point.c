@@ -32,14 +32,15 @@ static char *after(const struct run *run, uint32_t rec)
 						 h->flags & CT_F_DATA ? "fdatasync" : "fsync")
 			   : h->kind == CT_SYNC_ALL ? (h->flags & CT_F_OUTSIDE ? "syncfs of another file system" : "sync")
 			   : h->kind == CT_CLAIM ? (h->ino ? "a write to a pipe or socket" : "output")
-			   : "O_SYNC write";
+			   : "a change";
 	char *text;
 	int r;
 
-	if (h->kind == CT_WRITE && !(h->flags & (CT_F_DSYNC | CT_F_SYNC)))
+	if (h->kind == CT_WRITE && (h->flags & (CT_F_DSYNC | CT_F_SYNC)))
+		r = asprintf(&text, "%s %s", h->flags & CT_F_SYNC ? "O_SYNC" : "O_DSYNC",
+			     m->text[rec] ? m->text[rec] : "write");
+	else if (h->kind != CT_CLAIM && (m->flags[rec] & R_CHANGE))
 		r = asprintf(&text, "%s", m->text[rec] ? m->text[rec] : "a change");
-	else if (h->kind != CT_CLAIM && (h->kind == CT_WRITE || (m->flags[rec] & R_CHANGE)) && m->text[rec])
-		r = asprintf(&text, "%s%s", m->text[rec], failed);
 	else
 		r = p ? asprintf(&text, "%s(%s)%s", call, *p ? p : ".", failed)
 		      : asprintf(&text, "%s%s", call, failed);
@@ -57,8 +58,8 @@ static void counts(const struct run *run, uint32_t rec, struct point_result *p)
 		if (h->kind == CT_SYNC || h->kind == CT_SYNC_ALL ||
 		    (h->kind == CT_WRITE && (h->flags & (CT_F_DSYNC | CT_F_SYNC))))
 			p->syncs++;
-		else if (run->m.flags[i] & R_CHANGE)
-			p->changes++;
+		else if ((run->m.flags[i] & R_CHANGE) && h->kind != CT_IMAGE)
+			p->changes++; /* a picture is no call of the program's */
 	}
 }
 

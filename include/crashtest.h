@@ -88,6 +88,9 @@ enum {
 	CT_F_OUTSIDE = 256,  /* CT_SYNC_ALL: syncfs of another file system */
 	CT_F_RANGE = 512,    /* CT_SYNC: msync, which makes durable only the
 	                      * images it took, just before it */
+	CT_F_UNUSED = 1024,  /* CT_FREE: the stream was never written through
+	                      * (a shell's redirection it did not use): it
+	                      * was never held */
 };
 
 /* What every process of the tree counts, in the points file. */

@@ -180,3 +180,30 @@ PL_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	return claimed(fd, REAL(sendmsg)(fd, msg, flags));
 }
+
+/* A shell's redirection of standard output or error to a file of the copy:
+ * what it then prints through stdio is held. */
+static int duplicated(int r, int newfd)
+{
+	int saved = errno;
+
+	if (r >= 0 && newfd >= STDOUT_FILENO && newfd <= STDERR_FILENO && ct_active())
+		ct_hold_std(newfd);
+	errno = saved;
+	return r;
+}
+
+/* What stream was on newfd is let go first: a shell restores its own
+ * standard output so once the command it redirected ran. */
+PL_EXPORT int dup2(int fd, int newfd)
+{
+	if (fd != newfd)
+		ct_image_free_fd(newfd);
+	return duplicated(REAL(dup2)(fd, newfd), newfd);
+}
+
+PL_EXPORT int dup3(int fd, int newfd, int flags)
+{
+	ct_image_free_fd(newfd);
+	return duplicated(REAL(dup3)(fd, newfd, flags), newfd);
+}

@@ -36,7 +36,8 @@
 	X(mkstemps64) X(mkostemps) X(mkostemps64) X(mkdtemp)                    \
 	X(sync_file_range) X(pwritev2) X(pwritev64v2) X(copy_file_range)        \
 	X(sendfile) X(sendfile64) X(fallocate) X(fallocate64) X(posix_fallocate) \
-	X(posix_fallocate64) X(send) X(sendto) X(sendmsg) X(syscall)
+	X(posix_fallocate64) X(send) X(sendto) X(sendmsg) X(dup2) X(dup3) X(execve)     \
+	X(execvpe) X(fexecve) X(execveat) X(syscall)
 enum { REAL_SYMBOLS(PL_ID) CT_NREAL };
 extern void *ct_real_fn[CT_NREAL];
 extern const char *const ct_real_name[CT_NREAL];
@@ -59,6 +60,7 @@ int ct_active(void);
 /* Serialises the library's records in this process: a change and its
  * record, a durability call and the images it takes. */
 void ct_lock(void);
+int ct_trylock(void); /* 1 if taken */
 void ct_unlock(void);
 
 /* Append one record (magic, pid, len filled in) with a payload of n iovecs;
@@ -127,6 +129,14 @@ int ct_made(int r, int dirfd, const char *path, enum ct_kind kind, const char *t
  * [addr, addr + len) of its bytes from off. */
 void ct_image_hold(int fd, FILE *stream, void *addr, size_t len, long long off);
 void ct_image_free_fd(int fd);
+
+/* image.c: the process is about to exec (failed 0), or the exec failed (1):
+ * what it holds is pictured and let go, or held again. */
+void ct_image_exec(int failed);
+
+/* image.c: standard output or error (fd, or both when fd < 0) held if it is
+ * a file of the copy open for writing. */
+void ct_hold_std(int fd);
 void ct_image_free_range(void *addr, size_t len);
 
 /* image.c: what a durability call found of the files held: file st covered

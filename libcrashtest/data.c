@@ -159,16 +159,17 @@ static void begin_write(int fd, struct write_call *w)
 	errno = saved;
 }
 
-/* Where the write of r bytes began: off, or else where the file offset
- * (or with O_APPEND, the end) now is, less r. */
-static long long began_at(int fd, const struct write_call *w, long long off, ssize_t r)
+/* Where the write of r bytes began: at the end, less r, for an append
+ * (O_APPEND, RWF_APPEND: pwrite too appends then); else at off, or where
+ * the file offset now is, less r. */
+static long long began_at(int fd, const struct write_call *w, long long off, ssize_t r, int rwf)
 {
 	struct stat st;
 
-	if (off >= 0 && !(w->fl & O_APPEND))
-		return off;
-	if (off >= 0 || (w->fl & O_APPEND))
+	if ((w->fl & O_APPEND) || (rwf & RWF_APPEND))
 		return fstat(fd, &st) == 0 ? st.st_size - r : -1;
+	if (off >= 0)
+		return off;
 	off = lseek64(fd, 0, SEEK_CUR);
 	return off < 0 ? -1 : off - r;
 }
@@ -188,7 +189,7 @@ static ssize_t end_write(int fd, struct write_call *w, long long off, const stru
 	}
 	if (w->where != CT_FILE)
 		return errno = saved, r;
-	if (r > 0 && (at = began_at(fd, w, (rwf & RWF_APPEND) ? -1 : off, r)) >= 0) {
+	if (r > 0 && (at = began_at(fd, w, off, r, rwf)) >= 0) {
 		flags |= (w->fl & O_DSYNC) || (rwf & (RWF_DSYNC | RWF_SYNC)) ? CT_F_DSYNC : 0;
 		flags |= ((w->fl & O_SYNC) == O_SYNC) || (rwf & RWF_SYNC) ? CT_F_SYNC : 0;
 		ct_wrote(&w->st, at, iov, cnt, (size_t)r, flags);

@@ -32,6 +32,7 @@ static struct held {
 	uint64_t dev, ino;
 	int fd;               /* the stream's descriptor, or -1 for a mapping */
 	FILE *stream;
+	int std;              /* standard output or error, a shell's redirection */
 	int rfd;              /* read (stream) or O_PATH (mapping): ours */
 	uintptr_t start, end; /* the mapping, of the file's bytes from off */
 	long long off;
@@ -46,10 +47,17 @@ static struct held *find_held(uint64_t dev, uint64_t ino)
 	return NULL;
 }
 
+/* A stream glibc never wrote through has no buffer yet. */
+static int unused(const struct held *e)
+{
+	return e->std && e->stream && !e->stream->_IO_write_base;
+}
+
 static void mark(const struct held *e, enum ct_kind kind)
 {
 	struct ct_record h = {.kind = (uint16_t)kind, .dev = e->dev, .ino = e->ino,
-			      .flags = e->fd < 0 ? CT_F_MAPPED : 0};
+			      .flags = (e->fd < 0 ? CT_F_MAPPED : 0) |
+				       (kind == CT_FREE && unused(e) ? CT_F_UNUSED : 0)};
 
 	ct_record(&h, NULL, 0);
 }
@@ -121,7 +129,7 @@ static struct held *slot(const struct stat *st)
 		ct_note(CT_UNKNOWN, st, "too many files changed past the library");
 		return NULL;
 	}
-	*e = (struct held){1, st->st_dev, st->st_ino, -1, NULL, -1, 0, 0, 0};
+	*e = (struct held){1, st->st_dev, st->st_ino, -1, NULL, 0, -1, 0, 0, 0};
 	__atomic_add_fetch(&nheld, 1, __ATOMIC_RELAXED);
 	e->used = first ? 2 : 1; /* 2: say so once filled in */
 	return e;
@@ -216,15 +224,22 @@ void ct_image_free_range(void *addr, size_t len)
 }
 
 /* Standard output or error may be a file of the copy that a shell opened
- * and the program writes through stdio: held from the first durability call. */
-static void hold_std(void)
+ * and the program writes through stdio: held from the process's first
+ * record, from a dup2 onto it, and at each durability call. */
+void ct_hold_std(int fd)
 {
 	struct stat now;
+	struct held *e;
 
-	for (int fd = STDOUT_FILENO; fd <= STDERR_FILENO; fd++)
-		if (fstat(fd, &now) == 0 && S_ISREG(now.st_mode) &&
-		    !find_held(now.st_dev, now.st_ino) && (fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDONLY)
-			ct_image_hold(fd, fd == STDOUT_FILENO ? stdout : stderr, NULL, 0, 0);
+	for (int i = STDOUT_FILENO; i <= STDERR_FILENO; i++)
+		if ((fd < 0 || fd == i) && fstat(i, &now) == 0 && S_ISREG(now.st_mode) &&
+		    !find_held(now.st_dev, now.st_ino) && (fcntl(i, F_GETFL) & O_ACCMODE) != O_RDONLY) {
+			ct_image_hold(i, i == STDOUT_FILENO ? stdout : stderr, NULL, 0, 0);
+			ct_lock();
+			if ((e = find_held(now.st_dev, now.st_ino)))
+				e->std = 1;
+			ct_unlock();
+		}
 }
 
 /* A durability call covering file st (all with st NULL) returned: every
@@ -234,7 +249,7 @@ void ct_image_synced(const struct stat *st)
 	int saved = errno;
 
 	ct_lock();
-	hold_std();
+	ct_hold_std(-1);
 	for (int i = 0; i < HELD; i++) {
 		const struct held *e = &held[i];
 		int covered = !st || (e->dev == st->st_dev && e->ino == st->st_ino);
@@ -283,8 +298,31 @@ __attribute__((destructor)) static void at_exit(void)
 			fflush_unlocked(e->stream);
 			funlockfile(e->stream);
 		}
-		if (find_held(e->dev, e->ino) == e)
+		if (find_held(e->dev, e->ino) == e) {
 			take(e, 0, 0, 0);
+			mark(e, CT_FREE);
+		}
+	}
+	ct_unlock();
+	errno = saved;
+}
+
+/* Not in a vfork child that finds the lock taken by its parent's thread:
+ * such a child shares the parent's memory, and must not wait. */
+void ct_image_exec(int failed)
+{
+	int saved = errno;
+
+	if (!__atomic_load_n(&nheld, __ATOMIC_RELAXED) || !ct_trylock())
+		return;
+	for (int i = 0; i < HELD; i++) {
+		struct held *e = &held[i];
+
+		if (!e->used || find_held(e->dev, e->ino) != e)
+			continue;
+		if (!failed && e->rfd >= 0)
+			take(e, 0, 0, 0);
+		mark(e, failed ? CT_HOLD : CT_FREE);
 	}
 	ct_unlock();
 	errno = saved;

@@ -170,9 +170,14 @@ static void read_run(void)
 
 int ct_active(void)
 {
+	static int std_held;
 	int saved = errno;
 
 	pthread_once(&once, read_run);
+	/* Once the run is read: what the process inherited as its standard
+	 * output may be a file of the copy it writes through stdio. */
+	if (run.on && !__atomic_exchange_n(&std_held, 1, __ATOMIC_SEQ_CST))
+		ct_hold_std(-1);
 	errno = saved;
 	return run.on;
 }
@@ -185,6 +190,11 @@ int ct_writes_are_points(void)
 void ct_lock(void)
 {
 	pthread_mutex_lock(&lock);
+}
+
+int ct_trylock(void)
+{
+	return pthread_mutex_trylock(&lock) == 0;
 }
 
 void ct_unlock(void)
