@@ -97,11 +97,15 @@ static void image(const struct held *e, long long off, long long n, long long si
 
 /* e's file as it is now: a stream's whole, a mapping's bytes within the
  * file; the range [lo, hi) of the mapping only, when hi > lo. */
+static int unused(const struct held *e);
+
 static void take(const struct held *e, int flags, uintptr_t lo, uintptr_t hi)
 {
 	struct stat st;
 	long long from = e->off, n;
 
+	if (unused(e))
+		return; /* nothing written past the library yet */
 	if (fstat(e->rfd, &st) != 0 || st.st_dev != e->dev || st.st_ino != e->ino) {
 		ct_note(CT_UNKNOWN, NULL, "a file changed past the library cannot be read back");
 		return;
