@@ -182,10 +182,63 @@ static int seen_before(uint64_t (**seen)[2], size_t *n, const uint64_t h[2])
 	return 0;
 }
 
+/* The same state checked at an earlier point with the same output: its
+ * verdict holds here too. */
+static const struct checked *checked_before(const struct run *run, const uint64_t h[2],
+					    uint64_t out, uint64_t err)
+{
+	for (size_t i = 0; i < run->nchecked; i++) {
+		const struct checked *c = &run->checked[i];
+
+		if (c->h[0] == h[0] && c->h[1] == h[1] && c->out == out && c->err == err)
+			return c;
+	}
+	return NULL;
+}
+
+static void remember(struct run *run, const uint64_t h[2], const struct point_result *p,
+		     uint64_t err, const struct state_result *r)
+{
+	struct checked *c;
+
+	if (run->nchecked == run->capchecked &&
+	    !(run->checked = realloc(run->checked, (run->capchecked = run->capchecked ?
+						    2 * run->capchecked : 64) * sizeof(*c))))
+		die("out of memory");
+	c = &run->checked[run->nchecked++];
+	*c = (struct checked){{h[0], h[1]}, p->output, err, p->number, r->v, r->status,
+			      strdup(r->output ? r->output : "")};
+	if (!c->output)
+		die("out of memory");
+}
+
+/* The verdict of state r: checked now, or as it was at an earlier point. */
+static void verdict_of(struct run *run, const struct options *o, const struct built *b,
+		       const uint64_t h[2], uint64_t err, struct point_result *p,
+		       struct state_result *r)
+{
+	const struct checked *c = checked_before(run, h, p->output, err);
+
+	if (c) {
+		r->v = c->v;
+		r->status = c->status;
+		r->same_as = c->point;
+		r->checked_before = 1;
+		if (!(r->output = strdup(c->output)))
+			die("out of memory");
+		return;
+	}
+	state_build(b, run->fd, "work");
+	check(run, o, p->number, r);
+	remove_tree_at(run->fd, "work");
+	p->checked++;
+	remember(run, h, p, err, r);
+}
+
 /* State s of the point: built, checked, its result in p (unless it is one
  * already there). */
 static int one_state(struct run *run, const struct options *o, const struct point_states *ps,
-		     size_t i, struct point_result *p, uint64_t (**seen)[2])
+		     size_t i, struct point_result *p, uint64_t (**seen)[2], uint64_t err)
 {
 	struct listing l;
 	uint64_t h[2];
@@ -200,11 +253,8 @@ static int one_state(struct run *run, const struct options *o, const struct poin
 	state_hash(&b, h);
 	r->status = -1;
 	r->v = UNCHECKED;
-	if ((fresh = !seen_before(seen, &p->distinct, h)) && o->check) {
-		state_build(&b, run->fd, "work");
-		check(run, o, p->number, r);
-		remove_tree_at(run->fd, "work");
-	}
+	if ((fresh = !seen_before(seen, &p->distinct, h)) && o->check)
+		verdict_of(run, o, &b, h, err, p, r);
 	listing_free(&l);
 	tree_undo(&run->t, run->base_mark);
 	return fresh;
@@ -249,7 +299,7 @@ void run_point(struct run *run, const struct options *o, long number, struct poi
 {
 	struct run_model *m = &run->m;
 	uint32_t rec = number ? m->point_rec[number - 1] : run->j.n ? (uint32_t)run->j.n - 1 : NEVER;
-	uint64_t (*seen)[2] = NULL;
+	uint64_t (*seen)[2] = NULL, err;
 	struct point_states ps;
 
 	*p = (struct point_result){.number = number};
@@ -263,10 +313,11 @@ void run_point(struct run *run, const struct options *o, long number, struct poi
 	p->unsynced = ps.nu;
 	p->allowed = ps.candidates;
 	p->cut = ps.cut;
+	err = number ? run->j.r[rec].h.err : run->err_size;
 	prefix(run, CT_OUT, "output", p->output);
-	prefix(run, CT_ERR, "errors", number ? run->j.r[rec].h.err : run->err_size);
+	prefix(run, CT_ERR, "errors", err);
 	for (size_t i = 0; i < ps.ns; i++)
-		if (one_state(run, o, &ps, i, p, &seen))
+		if (one_state(run, o, &ps, i, p, &seen, err))
 			p->s[p->ns++] = p->s[i];
 		else
 			drop_result(&p->s[i]);

@@ -16,7 +16,7 @@ static const char *const verdict_name[] = {"ok", "FAILED", "unknown", "unchecked
 
 static struct {
 	struct report_head h;
-	size_t points, states, distinct, count[4];
+	size_t points, states, distinct, checked, count[4];
 } r;
 
 static const char *plural(size_t n, const char *one, const char *many)
@@ -50,6 +50,8 @@ void report_start(const struct report_head *h)
 static void state_text(const struct state_result *s)
 {
 	shown("  state: %s\n", s->what);
+	if (s->checked_before)
+		printf("    (as at point %ld: the same files and output)\n", s->same_as);
 	for (size_t i = 0; i < s->nlost; i++) {
 		printf("%s", i ? ", " : "    lost: ");
 		shown("%s", s->lost[i].file);
@@ -77,6 +79,8 @@ static void point_text(const struct point_result *p)
 	       p->distinct, plural(p->distinct, "", "s"));
 	if (p->built > p->distinct)
 		printf(" (%zu alike)", p->built - p->distinct);
+	if (p->v != UNCHECKED && p->distinct > p->checked)
+		printf(", %zu as at earlier points", p->distinct - p->checked);
 	if (p->cut)
 		printf(", %zu of %zu the model allows", p->built, p->allowed);
 	printf(": %s\n", verdict_name[p->v]);
@@ -92,6 +96,7 @@ void report_point(const struct point_result *p)
 	r.points++;
 	r.states += p->built;
 	r.distinct += p->distinct;
+	r.checked += p->checked;
 	r.count[p->v]++;
 	if (r.h.json)
 		json_point(p);
@@ -102,10 +107,8 @@ void report_point(const struct point_result *p)
 
 int report_end(double seconds)
 {
-	size_t checked = r.distinct;
+	size_t checked = r.checked;
 
-	if (r.count[UNCHECKED] == r.points)
-		checked = 0;
 	if (r.h.json) {
 		json_end(r.points, r.states, r.distinct, checked, r.count, seconds);
 	} else {

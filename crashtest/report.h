@@ -24,6 +24,8 @@ struct state_result {
 	enum verdict v;
 	int status;   /* the checker's exit status, 128 + its signal; -1: none */
 	char *output; /* what it printed (its end, if long), escaped */
+	long same_as; /* checked already at this earlier point (0: the end) */
+	int checked_before;
 	struct lost *lost;
 	size_t nlost;
 };
@@ -33,7 +35,7 @@ struct point_result {
 	char *after;  /* the call it followed */
 	long syncs, changes; /* before it */
 	uint64_t output; /* bytes the command had printed */
-	size_t unsynced, allowed, built, distinct;
+	size_t unsynced, allowed, built, distinct, checked;
 	int cut;
 	enum verdict v;
 	struct problems unknown;

@@ -80,6 +80,7 @@ static json_t *state_json(const struct state_result *s)
 	set(o, "verdict", json_string(verdict_name[s->v]));
 	set(o, "check_status", s->status >= 0 ? json_integer(s->status) : json_null());
 	set(o, "check_output", json_string(s->output ? s->output : ""));
+	set(o, "same_as_point", s->checked_before ? json_integer(s->same_as) : json_null());
 	set(o, "lost", lost);
 	return o;
 }
@@ -97,6 +98,7 @@ void json_point(const struct point_result *p)
 	set(o, "states_allowed", json_integer((json_int_t)p->allowed));
 	set(o, "states_built", json_integer((json_int_t)p->built));
 	set(o, "states_distinct", json_integer((json_int_t)p->distinct));
+	set(o, "states_checked", json_integer((json_int_t)p->checked));
 	set(o, "cut", json_boolean(p->cut));
 	set(o, "verdict", json_string(verdict_name[p->v]));
 	set(o, "unknown", texts(&p->unknown));

@@ -369,6 +369,9 @@ void run_analyse(struct run *run, const struct options *o)
 
 void run_free(struct run *run)
 {
+	for (size_t i = 0; i < run->nchecked; i++)
+		free(run->checked[i].output);
+	free(run->checked);
 	model_free(&run->m);
 	journal_free(&run->j);
 	tree_free(&run->t);

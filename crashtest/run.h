@@ -27,6 +27,16 @@ struct options {
 	char **cmd;
 };
 
+/* A state checked, by its hash and the output the checker was given: the
+ * same state at a later point is not checked again. */
+struct checked {
+	uint64_t h[2], out, err;
+	long point;
+	enum verdict v;
+	int status;
+	char *output;
+};
+
 struct run {
 	char dir[PATH_MAX]; /* the run directory */
 	int fd;
@@ -41,6 +51,8 @@ struct run {
 	struct ct_counters count;
 	uint64_t out_size, err_size; /* what the command printed in all */
 	int status;          /* the command's wait status */
+	struct checked *checked;
+	size_t nchecked, capchecked;
 };
 
 /* The run directory, the base and the copy the command runs in. */
