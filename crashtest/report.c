@@ -39,10 +39,8 @@ void report_start(const struct report_head *h)
 	if (h->json)
 		return json_start(h);
 	printf("crashtest: %s model, crash points after durability calls and claims%s; "
-	       "at most %zu states each\n", h->model,
-	       h->writes ? " and every change" : "", h->bound);
-	if (h->seed)
-		printf("random crash points, seed %llu\n", *h->seed);
+	       "at most %zu states each; seed %llu\n", h->model,
+	       h->writes ? " and every change" : "", h->bound, *h->seed);
 }
 
 /* A state that failed or is unknown: what it was, what it lost, what the

@@ -47,7 +47,7 @@ struct report_head {
 	char **command;
 	const char *dir, *model;
 	int writes, json;
-	const unsigned long long *seed; /* with --random */
+	const unsigned long long *seed; /* of --random and of the states' sample */
 	size_t bound;
 	struct problems *unexplored;
 };

@@ -283,7 +283,7 @@ int main(int argc, char **argv)
 	exit_if_not_run(&run);
 	run_show_errors(&run);
 	report_start(&(struct report_head){o.cmd, o.dir, model_names[o.model], o.writes, o.json,
-					   o.random ? &o.seed : NULL, o.states, &run.m.unexplored});
+					   &o.seed, o.states, &run.m.unexplored});
 	points(&run, &o, start);
 	run_free(&run);
 	run_remove();

@@ -142,7 +142,7 @@ def test_random_points_are_reproducible(database):
     assert [p["point"] for p in other.points] != points
     r = subprocess.run([CRASHTEST, "--random=2", *map(str, args)], capture_output=True,
                        text=True, timeout=120)
-    seed = r.stdout.splitlines()[1].split()[-1]
+    seed = r.stdout.splitlines()[0].split()[-1]
     _, same = crashtest("--random=2", f"--seed={seed}", *args)
     assert [f"point {p['point']}" for p in same.points[:-1]] == \
         [line.split(" after")[0] for line in r.stdout.splitlines() if line.startswith("point")]
