@@ -250,7 +250,7 @@ def test_a_reused_inode_number_is_another_file(old):
     bulk-checkin removes its temporary object directory, then fsyncs new
     files.)  Nothing of t was durable, so it must not come back."""
     prog = ("import os\n"
-            "for i in range(50):\n"  # another process may take the number first
+            "for i in range(2000):\n"  # another process may take the number first
             "    t = f't{i}'; os.mkdir(t); os.mkdir(t + '/a'); ino = os.stat(t).st_ino\n"
             "    os.close(os.open(t + '/a/x', os.O_CREAT | os.O_WRONLY)); os.unlink(t + '/a/x')\n"
             "    os.rmdir(t + '/a'); os.rmdir(t)\n"
