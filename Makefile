@@ -8,6 +8,7 @@ PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+DATADIR ?= $(PREFIX)/share/eatmydata
 CC ?= cc
 CFLAGS ?= -O2 -g
 PYTHON ?= python3
@@ -127,6 +128,7 @@ TEST_BINS = $(TEST_C:tests/c/%.c=$(B)/tests/%) \
 	$(if $(LIB32),$(B)/tests/entry32-static $(B)/tests/probe32-static)
 
 all: $(BINS) $(LIBS)
+libs: $(LIBS)
 
 $(B)/cli/%.o: %.c
 	@mkdir -p $(@D)
@@ -143,13 +145,19 @@ $(B)/cli/launch/common.o: launch/common.c $(B)/embedded
 
 $(B)/cli/libeatmydata/%.o: CLI_INC += -Ipreload
 
+# The libraries the launchers use: jansson for JSON (every launcher may:
+# #include <jansson.h>; linked only where used), elfutils' libdw to name
+# call sites (the report's).
+JSON_LIBS ?= -ljansson
+DW_LIBS ?= -ldw -lelf
+LAUNCH_LIBS = -Wl,--as-needed $(JSON_LIBS)
 $(B)/bin/eatmydata: $(B)/cli/launch/sync_on_exit.o $(REPORT_OBJS) $(SECCOMP_OBJS)
 $(B)/bin/syncstat: $(REPORT_OBJS)
+$(B)/bin/eatmydata $(B)/bin/syncstat: LAUNCH_LIBS += $(DW_LIBS)
 $(B)/bin/crashtest: $(CRASHTEST_OBJS)
-$(B)/bin/crashtest: LIBS_OF = -ljansson
 $(B)/bin/%: $(B)/cli/launch/%.o $(LAUNCH_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) $(SAN) -o $@ $^ $(LIBS_OF)
+	$(CC) $(LDFLAGS) $(SAN) -o $@ $^ $(LAUNCH_LIBS)
 
 # Test programs: plain, fortified (open becomes __open_2) and 32-bit.
 $(B)/tests/%: tests/c/%.c
@@ -235,11 +243,15 @@ define install_libs
 			"$(DESTDIR)$(PREFIX)/$(3)/lib$$t.so"; } || exit; done
 endef
 
+# The JSON schemas of the reports, installed beside the manual.
+SCHEMAS = syncstat.schema.json crashtest.schema.json
+
 # What install adds, relative to DESTDIR, one a line (uninstall and the
 # packages read it).
 installed:
 	@for t in $(LAUNCHERS); do echo "$(BINDIR)/$$t"; \
 		echo "$(MANDIR)/man1/$$t.1"; echo "$(BASHCOMPDIR)/$$t"; done
+	@for s in $(SCHEMAS); do echo "$(DATADIR)/$$s"; done
 	@for t in $(TOOLS); do for d in $(MULTI64) $(MULTI32); do \
 		echo "$(PREFIX)/$$d/lib$$t.so"; echo "$(PREFIX)/$$d/lib$$t.so.$(SONAME)"; done; \
 		for d in $(filter-out $(MULTI64) $(MULTI32),$(LIB64) $(LIB32)); do \
@@ -263,13 +275,22 @@ OWNED = if [ -z "$(DESTDIR)" ] && command -v dpkg-query >/dev/null; then \
 	[ -z "$$owned" ] || { echo "$$owned" >&2; echo "$@: remove those packages first," \
 		"install make deb's packages instead, or choose another PREFIX" >&2; exit 1; }; fi
 
+# The libraries alone: the i386 libeatmydata1 (debian/rules).
+install-libs: libs
+	@$(OWNED)
+	$(call install_libs,$(LIBDIR64),$(MULTI64),$(LIB64))
+	$(if $(LIB32),$(call install_libs,$(LIBDIR32),$(MULTI32),$(LIB32)))
+	@$(LDCONFIG)
+
 install: all
 	@$(OWNED)
-	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(BASHCOMPDIR)"
+	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(BASHCOMPDIR)" \
+		"$(DESTDIR)$(DATADIR)"
 	install -m 755 $(BINS) "$(DESTDIR)$(BINDIR)/"
 	$(call install_libs,$(LIBDIR64),$(MULTI64),$(LIB64))
 	$(if $(LIB32),$(call install_libs,$(LIBDIR32),$(MULTI32),$(LIB32)))
 	install -m 644 $(LAUNCHERS:%=doc/%.1) "$(DESTDIR)$(MANDIR)/man1/"
+	install -m 644 $(SCHEMAS:%=doc/%) "$(DESTDIR)$(DATADIR)/"
 	for t in $(LAUNCHERS); do \
 		install -m 644 doc/completion.bash "$(DESTDIR)$(BASHCOMPDIR)/$$t" || exit; done
 	@$(LDCONFIG)
@@ -280,23 +301,29 @@ uninstall:
 		rm -f "$(DESTDIR)$$f" || exit; done
 	@$(LDCONFIG)
 
-# make deb: the Debian packages (eatmydata, eatmydata-tools, libeatmydata1
-# for each class built, nocache) in $(B)/deb, built with Debian's build
-# flags from an install with PREFIX=/usr.  build-aux/mkdeb lays them out.
+# make deb: the Debian packages (eatmydata, eatmydata-tools, libeatmydata1,
+# nocache, and their -dbgsym) in $(B)/deb, by dpkg-buildpackage on a copy of
+# the tree (its by-products stay out of the checkout); on amd64 with a
+# working gcc -m32, the i386 libeatmydata1 too, by a second run for that
+# architecture (debian/rules says how).
 DEB_DIR = $(B)/deb
+DEB_SRC = $(B)/deb-src/eatmydata
+DEB_BUILD = dpkg-buildpackage -us -uc --no-sign
 deb:
-	rm -rf $(B)/deb-stage $(DEB_DIR)
-	$(MAKE) --no-print-directory B=$(B)/deb-build PREFIX=/usr SANITIZE= \
-		CFLAGS="$$(dpkg-buildflags --get CFLAGS)" \
-		CPPFLAGS="$$(dpkg-buildflags --get CPPFLAGS)" \
-		LDFLAGS="$$(DEB_BUILD_MAINT_OPTIONS=hardening=+bindnow dpkg-buildflags --get LDFLAGS)" \
-		DESTDIR=$(abspath $(B))/deb-stage install
-	STAGE=$(B)/deb-stage OUT=$(DEB_DIR) VERSION=$(VERSION) LAUNCHERS="$(LAUNCHERS)" \
-		TOOLS="$(TOOLS)" MULTI64=$(MULTI64) MULTI32=$(MULTI32) build-aux/mkdeb
+	rm -rf $(B)/deb-src $(DEB_DIR)
+	mkdir -p $(DEB_SRC) $(DEB_DIR)
+	tar -c --exclude=./build --exclude=./build-san --exclude=./.git \
+		--exclude=./config.mak . | tar -x -C $(DEB_SRC)
+	cd $(DEB_SRC) && $(DEB_BUILD) -b
+	if [ -n "$(LIB32)" ] && [ "$$(dpkg --print-architecture)" = amd64 ]; then \
+		cd $(DEB_SRC) && DEB_BUILD_OPTIONS=nocheck $(DEB_BUILD) -B -ai386 -d \
+			-Pcross,nocheck,pkg.eatmydata.libonly; fi
+	cp $(B)/deb-src/*.deb $(DEB_DIR)/
+	ls $(DEB_DIR)
 
 clean:
 	rm -rf build build-san
 
-.PHONY: all deps tests check demo bench install installed print-multiarch uninstall deb clean
+.PHONY: all libs deps tests check demo bench install install-libs installed print-multiarch uninstall deb clean
 .SECONDARY:
--include $(shell find $(B) -name '*.d' 2>/dev/null)
+-include $(shell find $(B) -name deb-src -prune -o -name '*.d' -print 2>/dev/null)

@@ -19,9 +19,10 @@
 /* The magic names the family; the version changes with any change of the
  * header's or a slot's layout or meaning, and a reader refuses a version it
  * does not read.  Version 1 files exist with two slot layouts (before and
- * after the audit's fields), so neither is read. */
+ * after the audit's fields), so neither is read; version 3 added the call
+ * site's build id and address, and the module records. */
 #define EMD_REC_MAGIC "EMDREC01"
-#define EMD_REC_VERSION 2
+#define EMD_REC_VERSION 3
 #define EMD_REC_HEADER 4096
 #define EMD_REC_SLOTS_DEFAULT (1u << 20)
 #define EMD_REC_SLOTS_MAX (1u << 24) /* 8 GiB of records */
@@ -42,10 +43,14 @@
 	X(WRITE_DSYNC, "write(O_DSYNC)")                                       \
 	X(CREATE, "create")                                                    \
 	X(RENAME, "rename")                                                    \
-	X(LINK, "link")
+	X(LINK, "link")                                                        \
+	X(MODULE, "module")
 
 /* Kinds from EMD_K_CREATE on are not durability calls but the events
- * syncstat --audit needs: a directory entry made, a file renamed. */
+ * syncstat --audit needs: a directory entry made, a file renamed; and a
+ * module (a program or library) first seen at a call site in a process:
+ * its path, as /proc/PID/maps names it, and build id, so that the report
+ * can find its debug information. */
 #define EMD_K_FIRST_EVENT EMD_K_CREATE
 
 #define EMD_REC_KIND_ID(id, name) EMD_K_##id,
@@ -92,7 +97,11 @@ struct emd_rec_slot {
 	uint64_t dir_dev, dir_ino; /* events: the directory of the entry */
 	char program[32];
 	char path[256];
-	char site[112];
+	char site[80];        /* "module+0xoffset symbol", as dladdr names it */
+	uint8_t build_id[20]; /* the module's GNU build id (its first 20 bytes) */
+	uint32_t build_id_len;   /* 0: none */
+	uint64_t site_addr;   /* the call's return address in the module's ELF
+			       * (as linked: the load bias taken off) */
 };
 
 #define EMD_REC_EXISTED 1

@@ -16,8 +16,9 @@
 
 static const char usage[] =
 	"Usage: syncstat [OPTION]... [--] COMMAND [ARG]...\n"
-	"       syncstat report [--json] [--html=FILE] [--output=FILE] DIR\n"
+	"       syncstat report [--json[=FILE]] [--html=FILE] [--output=FILE] DIR\n"
 	"       syncstat compare [--max-calls-increase=N|P%] [--max-time-increase=T|P%]\n"
+	"                        [--group-files=GLOB]... [--skip-files=GLOB]...\n"
 	"                        [--output=FILE] OLD NEW\n"
 	"Run COMMAND with real durability and report every durability call of\n"
 	"its process tree (fsync, fdatasync, syncfs, sync, sync_file_range,\n"
@@ -29,7 +30,9 @@ static const char usage[] =
 	"their time grew past a limit.\n"
 	"\n"
 	"  -o, --output=FILE  write the report to FILE instead of stderr\n"
-	"  -j, --json         the report as JSON (schema eatmydata.syncstat/2)\n"
+	"  -j, --json         the report as JSON (schema eatmydata.syncstat/3,\n"
+	"                     /usr/share/eatmydata/syncstat.schema.json)\n"
+	"      --json=FILE    the JSON report to FILE, and the text report too\n"
 	"      --html=FILE    write the report as one self-contained HTML page\n"
 	"                     (charts, no script) to FILE, instead of the text\n"
 	"                     report unless --json or --output asks for it too\n"
@@ -40,6 +43,9 @@ static const char usage[] =
 	"  --max-calls-increase=N|P%   compare: the most the calls may grow, in\n"
 	"                     calls or percent (whole run, each program and kind)\n"
 	"  --max-time-increase=T|P%    compare: the same for their time (20ms, 1s...)\n"
+	"  --group-files=GLOB compare: the files GLOB matches as one row named GLOB\n"
+	"                     ('/tmp/tmp.*': temporary names); '*' matches '/' too\n"
+	"  --skip-files=GLOB  compare: leave the files GLOB matches out\n"
 	"  -h, --help         show this help and exit\n"
 	"  -V, --version      show the version and exit\n"
 	"\n"
@@ -56,12 +62,14 @@ struct options {
 
 static const struct option longopts[] = {
 	{"output", required_argument, NULL, 'o'},
-	{"json", no_argument, NULL, 'j'},
+	{"json", optional_argument, NULL, 'j'},
 	{"html", required_argument, NULL, 'H'},
 	{"keep", required_argument, NULL, 'k'},
 	{"audit", no_argument, NULL, 'a'},
 	{"max-calls-increase", required_argument, NULL, 'C'},
 	{"max-time-increase", required_argument, NULL, 'T'},
+	{"group-files", required_argument, NULL, 'G'},
+	{"skip-files", required_argument, NULL, 'S'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -78,7 +86,10 @@ static int parse_options(int argc, char **argv, struct options *opt)
 			opt->report.output = optarg;
 			break;
 		case 'j':
-			opt->report.json = 1;
+			if (optarg)
+				opt->report.json_file = optarg;
+			else
+				opt->report.json = 1;
 			break;
 		case 'H':
 			opt->report.html = optarg;
@@ -96,6 +107,14 @@ static int parse_options(int argc, char **argv, struct options *opt)
 					    optarg, c == 'T',
 					    c == 'C' ? &opt->compare.calls : &opt->compare.time);
 			break;
+		case 'G':
+			compare_add_pattern("--group-files", optarg, opt->compare.group,
+					    &opt->compare.ngroup);
+			break;
+		case 'S':
+			compare_add_pattern("--skip-files", optarg, opt->compare.skip,
+					    &opt->compare.nskip);
+			break;
 		default:
 			common_option(c, argv, usage);
 		}
@@ -111,17 +130,19 @@ static void subcommand(int argc, char **argv, struct options *opt)
 
 	if (argc > 1 && strcmp(argv[1], "report") == 0) {
 		first = parse_options(argc - 1, argv + 1, opt) + 1;
-		if (first != argc - 1 || opt->keep || opt->audit)
-			die("usage: syncstat report [--json] [--html=FILE] [--output=FILE] DIR");
+		if (first != argc - 1 || opt->keep || opt->audit || opt->compare.ngroup ||
+		    opt->compare.nskip)
+			die("usage: syncstat report [--json[=FILE]] [--html=FILE] [--output=FILE] DIR");
 		report_dir(argv[first], &opt->report);
 		exit(0);
 	}
 	if (argc > 1 && strcmp(argv[1], "compare") == 0) {
 		first = parse_options(argc - 1, argv + 1, opt) + 1;
 		if (first != argc - 2 || opt->keep || opt->audit || opt->report.json ||
-		    opt->report.html)
+		    opt->report.json_file || opt->report.html)
 			die("usage: syncstat compare [--max-calls-increase=N|P%%] "
-			    "[--max-time-increase=T|P%%] [--output=FILE] OLD NEW");
+			    "[--max-time-increase=T|P%%] [--group-files=GLOB]... "
+			    "[--skip-files=GLOB]... [--output=FILE] OLD NEW");
 		opt->compare.output = opt->report.output;
 		exit(compare_runs(argv[first], argv[first + 1], &opt->compare));
 	}

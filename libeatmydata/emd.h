@@ -130,6 +130,12 @@ void emd_rec_claim(struct emd_rec *rec, int kind, int fd, const void *addr,
 		  const void *site);
 void emd_rec_complete(struct emd_rec *rec, long result);
 
+/* site.c: a call site's text, module build id and address into slot s;
+ * record.c: the MODULE record of the module at pc, the first time. */
+struct emd_rec_slot;
+void emd_site(const void *pc, struct emd_rec_slot *s);
+void emd_rec_module(const void *pc, const struct emd_rec_slot *call);
+
 /* `fd` names the file, or for msync (fd -1) the mapping at `addr` does. */
 static inline void emd_rec_start(struct emd_rec *rec, int kind, int fd,
 				 const void *addr, const void *site)

@@ -175,12 +175,12 @@ static void cache_put(struct cache_entry *e, const unsigned long long key[3],
 						      __ATOMIC_RELAXED))
 		return;
 	memcpy(e->key, key, sizeof(e->key));
-	strncpy(e->val, val, sizeof(e->val) - 1);
+	snprintf(e->val, sizeof(e->val), "%s", val);
 	__atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
 #define CACHE_SLOTS 64
-static struct cache_entry path_cache[CACHE_SLOTS], site_cache[CACHE_SLOTS];
+static struct cache_entry path_cache[CACHE_SLOTS];
 
 /* The modification time only for the audit: asking for it makes the
  * kernel's next write take a fine-grained timestamp (multigrain times,
@@ -261,27 +261,6 @@ static void map_path(const void *addr, char *out, size_t size)
 		emd_maps_each(fd, path_at, &q);
 		close(fd);
 	}
-}
-
-/* "library+0xoffset symbol" for a code address. */
-static void site_name(const void *site, char *out, size_t size)
-{
-	unsigned long long key[3] = {(unsigned long long)(uintptr_t)site, 0, 0};
-	struct cache_entry *e = &site_cache[(key[0] >> 4) % CACHE_SLOTS];
-	const char *lib;
-	Dl_info info;
-
-	if (cache_get(e, key, out, size))
-		return;
-	if (dladdr(site, &info) && info.dli_fname) {
-		lib = strrchr(info.dli_fname, '/');
-		snprintf(out, size, "%s+%#lx%s%s", lib ? lib + 1 : info.dli_fname,
-			 (unsigned long)((const char *)site - (const char *)info.dli_fbase),
-			 info.dli_sname ? " " : "", info.dli_sname ? info.dli_sname : "");
-	} else {
-		snprintf(out, size, "%p", site);
-	}
-	cache_put(e, key, out);
 }
 
 /* Slots are used a chunk at a time, and a chunk's pages are reserved before
@@ -368,12 +347,35 @@ void emd_rec_claim(struct emd_rec *rec, int kind, int fd, const void *addr,
 		map_path(addr, s->path, sizeof(s->path));
 	else
 		fd_path(fd, &s->file, s->path, sizeof(s->path));
-	site_name(site, s->site, sizeof(s->site));
+	emd_site(site, s);
 	rec->slot = s;
 	rec->fd = fd;
 	s->start_ns = rec->start = now_ns();
 	__atomic_store_n(&s->state, EMD_REC_STARTED, __ATOMIC_RELEASE);
 	errno = saved;
+}
+
+/* The module that holds a call site, named by the file /proc/self/maps
+ * shows at pc (the file, not a link to it), with the call's build id. */
+void emd_rec_module(const void *pc, const struct emd_rec_slot *call)
+{
+	struct emd_rec_header *h = __atomic_load_n(&rec_file, __ATOMIC_ACQUIRE);
+	struct emd_rec_slot *s = claim_slot(h);
+	const char *end;
+
+	if (!s)
+		return;
+	s->kind = EMD_K_MODULE;
+	s->pid = getpid();
+	s->ppid = cached_ppid;
+	snprintf(s->program, sizeof(s->program), "%s",
+		 program_invocation_short_name ? program_invocation_short_name : "?");
+	map_path(pc, s->path, sizeof(s->path));
+	end = strchr(call->site, '+');
+	snprintf(s->site, sizeof(s->site), "%.*s", end ? (int)(end - call->site) : 0, call->site);
+	memcpy(s->build_id, call->build_id, sizeof(s->build_id));
+	s->build_id_len = call->build_id_len;
+	__atomic_store_n(&s->state, EMD_REC_DONE, __ATOMIC_RELEASE);
 }
 
 void emd_rec_event(int kind, const struct emd_rec_event *ev, const void *site)

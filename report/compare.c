@@ -16,6 +16,7 @@
 #include "run.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -68,6 +69,37 @@ static void add_row(struct table *t, int kind, const char *name, int side,
 	t->r[*place - 1].s[side].ns = add_sat(t->r[*place - 1].s[side].ns, ns);
 }
 
+static const struct compare_options *patterns;
+
+void compare_add_pattern(const char *option, const char *glob, const char **list, int *n)
+{
+	if (*n == COMPARE_PATTERNS)
+		die("%s=%s: at most %d of them", option, glob, COMPARE_PATTERNS);
+	if (!*glob)
+		die("%s: expected a pattern such as '/tmp/tmp.*'", option);
+	list[(*n)++] = glob;
+}
+
+/* A file's row: its name, the first --group-files glob that matches it,
+ * or NULL for one --skip-files leaves out. */
+static const char *file_row(const char *name)
+{
+	for (int i = 0; i < patterns->nskip; i++)
+		if (fnmatch(patterns->skip[i], name, 0) == 0)
+			return NULL;
+	for (int i = 0; i < patterns->ngroup; i++)
+		if (fnmatch(patterns->group[i], name, 0) == 0)
+			return patterns->group[i];
+	return name;
+}
+
+static void add_file(struct table *t, const char *name, int side,
+		     unsigned long long calls, unsigned long long ns)
+{
+	if ((name = file_row(name)))
+		add_row(t, EMD_K_COUNT, name, side, calls, ns);
+}
+
 /* A kept directory, loaded as the report loads it. */
 static void load_dir(struct table *t, const char *dir, int side)
 {
@@ -79,8 +111,8 @@ static void load_dir(struct table *t, const char *dir, int side)
 		add_row(t, run.by_kind.g[i].kind, run.by_kind.g[i].key, side,
 			run.by_kind.g[i].count, run.by_kind.g[i].total);
 	for (size_t i = 0; i < run.by_file.n; i++)
-		add_row(t, EMD_K_COUNT, run.by_file.g[i].key, side,
-			run.by_file.g[i].count, run.by_file.g[i].total);
+		add_file(t, run.by_file.g[i].key, side, run.by_file.g[i].count,
+			 run.by_file.g[i].total);
 }
 
 static const char *json_file;
@@ -90,32 +122,30 @@ static noreturn void bad(const char *what)
 	die("%s: not a syncstat report: %s", json_file, what);
 }
 
-/* A member that must be a count: a whole number, 0 to 2^63. */
-static unsigned long long count(const struct json *obj, const char *key)
+/* A member that must be a count: a whole number, 0 to 2^63 - 1. */
+static unsigned long long count(const json_t *obj, const char *key)
 {
-	const struct json *v = json_get(obj, key);
+	const json_t *v = json_object_get(obj, key);
 
-	if (!v || v->type != JSON_NUMBER || !(v->number >= 0) ||
-	    v->number >= 9223372036854775808.0 ||
-	    v->number != (double)(unsigned long long)v->number)
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
 		bad(key);
-	return (unsigned long long)v->number;
+	return (unsigned long long)json_integer_value(v);
 }
 
-static const char *string(const struct json *obj, const char *key)
+static const char *string(const json_t *obj, const char *key)
 {
-	const struct json *v = json_get(obj, key);
+	const json_t *v = json_object_get(obj, key);
 
-	if (!v || v->type != JSON_STRING)
+	if (!json_is_string(v))
 		bad(key);
-	return v->string;
+	return json_string_value(v);
 }
 
-static const struct json *array(const struct json *obj, const char *key)
+static const json_t *array(const json_t *obj, const char *key)
 {
-	const struct json *v = json_get(obj, key);
+	const json_t *v = json_object_get(obj, key);
 
-	if (!v || v->type != JSON_ARRAY)
+	if (!json_is_array(v))
 		bad(key);
 	return v;
 }
@@ -130,40 +160,42 @@ static int kind_named(const char *name)
 
 /* The report's own schema, and no other: a field's meaning may change
  * with its number. */
-static void check_schema(const struct json *doc)
+static void check_schema(const json_t *doc)
 {
-	const struct json *v = json_get(doc, "schema");
+	const json_t *v = json_object_get(doc, "schema");
 
-	if (!doc || doc->type != JSON_OBJECT || !v || v->type != JSON_STRING)
+	if (!json_is_object(doc) || !json_is_string(v))
 		bad("no \"schema\"");
-	if (strcmp(v->string, REPORT_SCHEMA) != 0)
+	if (strcmp(json_string_value(v), REPORT_SCHEMA) != 0)
 		die("%s: a report of schema %s; this syncstat compares %s", json_file,
-		    v->string, REPORT_SCHEMA);
+		    report_one_line(json_string_value(v)), REPORT_SCHEMA);
 }
 
 static void load_json(struct table *t, const char *file, int side)
 {
-	const struct json *doc, *groups, *files;
-	size_t len;
+	const json_t *groups, *files;
+	json_t *doc;
+	size_t len, i;
 	char *text = records_read_input(file, (size_t)1 << 30, &len);
 
 	json_file = file;
 	if (!text)
 		die("%s: %s", file, strerror(ENOENT));
-	if (strlen(text) != len)
-		bad("a NUL byte");
-	doc = json_parse(file, text);
+	doc = json_read(file, text, len);
 	check_schema(doc);
 	t->total[side] = (struct side){count(doc, "calls"), count(doc, "total_ns")};
 	groups = array(doc, "groups");
-	for (size_t i = 0; i < groups->n; i++)
-		add_row(t, kind_named(string(&groups->items[i], "kind")),
-			string(&groups->items[i], "program"), side,
-			count(&groups->items[i], "count"), count(&groups->items[i], "total_ns"));
+	for (i = 0; i < json_array_size(groups); i++)
+		add_row(t, kind_named(string(json_array_get(groups, i), "kind")),
+			string(json_array_get(groups, i), "program"), side,
+			count(json_array_get(groups, i), "count"),
+			count(json_array_get(groups, i), "total_ns"));
 	files = array(doc, "files");
-	for (size_t i = 0; i < files->n; i++)
-		add_row(t, EMD_K_COUNT, string(&files->items[i], "path"), side,
-			count(&files->items[i], "count"), count(&files->items[i], "total_ns"));
+	for (i = 0; i < json_array_size(files); i++)
+		add_file(t, string(json_array_get(files, i), "path"), side,
+			 count(json_array_get(files, i), "count"),
+			 count(json_array_get(files, i), "total_ns"));
+	json_decref(doc);
 	free(text);
 }
 
@@ -328,6 +360,7 @@ int compare_runs(const char *old, const char *new_, const struct compare_options
 	FILE *out = stdout;
 	int failed;
 
+	patterns = opt;
 	load(&t, old, 0);
 	load(&t, new_, 1);
 	if (t.n > 1)

@@ -14,10 +14,21 @@ struct compare_limit {
 	unsigned long long amount; /* calls, or ns */
 };
 
+#define COMPARE_PATTERNS 32
+
 struct compare_options {
 	struct compare_limit calls, time;
 	const char *output; /* --output FILE, else stdout */
+	/* --group-files=GLOB: the files a glob matches (fnmatch(3), '*' across
+	 * '/'), counted as one row named by it (temporary names with random
+	 * suffixes); --skip-files=GLOB: left out of the file rows. */
+	const char *group[COMPARE_PATTERNS], *skip[COMPARE_PATTERNS];
+	int ngroup, nskip;
 };
+
+/* Add GLOB to a list of --group-files or --skip-files; dies (125) naming
+ * the option when there are too many. */
+void compare_add_pattern(const char *option, const char *glob, const char **list, int *n);
 
 /* "10%", or an amount: calls ("50") or a duration ("20ms", "1.5s", "300us",
  * "100ns"); dies (125) naming the option if it is neither. */

@@ -268,14 +268,18 @@ unsigned long long device_flush_ns(const struct disk *d)
 	return device_ns(d->delta[DEV_FLUSH_MS]);
 }
 
-/* The device's flushes could account for at most all of the tree's time on
- * it; more means others flushed too (the counters are device-wide). */
-double device_flush_share(const struct disk *d)
+/* The time the disk spent writing and flushing could account for at most
+ * all of the tree's time in durability calls on it: the calls wait for the
+ * writes they start and the flush that makes them durable.  More means
+ * others used the disk too (the counters are device-wide). */
+double device_share(const struct disk *d)
 {
+	unsigned long long ms = add_sat(d->delta[DEV_WRITE_MS],
+					 d->fields < 17 ? 0 : d->delta[DEV_FLUSH_MS]);
 	double share;
 
-	if (d->fields < 17 || d->total_ns == 0 || !d->from_start)
+	if (d->total_ns == 0 || !d->from_start)
 		return -1;
-	share = 100.0 * (double)device_flush_ns(d) / (double)d->total_ns;
+	share = 100.0 * (double)device_ns(ms) / (double)d->total_ns;
 	return share > 100 ? 100 : share;
 }

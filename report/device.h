@@ -78,8 +78,9 @@ void device_count(struct devices *ds, const struct emd_rec_slot *s);
 unsigned long long device_ns(unsigned long long ms);
 
 /* A disk's flush time in ns, and the share (0 to 100) of the tree's time
- * in calls on its files that its flushes could account for; -1 if none. */
+ * in calls on its files that its writes and flushes could account for; -1
+ * if none. */
 unsigned long long device_flush_ns(const struct disk *d);
-double device_flush_share(const struct disk *d);
+double device_share(const struct disk *d);
 
 #endif

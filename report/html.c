@@ -77,18 +77,19 @@ static void summary(FILE *out, const struct run *run)
 		fprintf(out, "<li>exit status %d, wall time %.3f s</li>\n", run->status, run->wall);
 	else
 		fprintf(out, "<li class=\"warn\">the run did not finish (no exit status)</li>\n");
-	fprintf(out, "<li id=\"calls\">%llu durability calls%s", run->calls,
+	fprintf(out, "<li id=\"calls\">%s%s",
+		report_n(run->calls, "durability call", "durability calls"),
 		run->eaten ? ", all eaten" : "");
 	if (!run->eaten)
 		fprintf(out, "; the process tree spent %s in them (summed over its threads)",
 			report_duration(run->total));
 	fprintf(out, "</li>\n");
+	if (!run->eaten)
+		fprintf(out, "<li id=\"save\">%s</li>\n", report_would_save(run));
 	if (run->incomplete)
-		fprintf(out, "<li>%llu calls had not returned when their process ended</li>\n",
-			run->incomplete);
+		fprintf(out, "<li>%s</li>\n", report_incomplete(run));
 	if (run->lost)
-		fprintf(out, "<li class=\"warn\">%llu calls were not recorded: the record file "
-			"was full</li>\n", run->lost);
+		fprintf(out, "<li class=\"warn\">%s</li>\n", report_lost(run));
 	fprintf(out, "</ul>\n");
 }
 
@@ -121,11 +122,12 @@ static void groups(FILE *out, const struct run *run)
 
 		fprintf(out, "<section class=\"group\"><h3>");
 		html_text(out, g->key, sizeof(g->key));
-		fprintf(out, " %s: %llu calls", report_kind_names[g->kind], g->count);
+		fprintf(out, " %s: %s", report_kind_names[g->kind], report_n(g->count, "call", "calls"));
 		if (g->errors)
 			fprintf(out, ", %llu failed", g->errors);
 		if (g->timed && !run->eaten)
-			fprintf(out, ", total %s, median %s, p99 %s, max %s", report_duration(g->total),
+			fprintf(out, ", total %s, min %s, median %s, p99 %s, max %s",
+				report_duration(g->total), report_duration(g->lat[0]),
 				report_duration(report_percentile(g, 50)),
 				report_duration(report_percentile(g, 99)),
 				report_duration(g->lat[g->timed - 1]));
@@ -139,14 +141,24 @@ static void groups(FILE *out, const struct run *run)
 			"and JSON reports)</p>\n", run->by_kind.n - GROUPS_DRAWN);
 }
 
-static void top(FILE *out, const char *title, const char *id, const struct groups *gs)
+/* A top list; the call sites' with where each is, when known. */
+static void top(FILE *out, const char *title, const char *id, const struct run *run,
+		const struct groups *gs)
 {
+	int sites = gs == &run->by_site;
+
 	fprintf(out, "<h2>%s</h2>\n<table id=\"%s\"><tr><th>time</th><th>calls</th>"
-		"<th>name</th></tr>\n", title, id);
+		"<th>name</th>%s</tr>\n", title, id, sites ? "<th>where</th>" : "");
 	for (size_t i = 0; i < gs->n && i < TOP_ROWS; i++) {
+		const char *where = sites ? report_site_where(run, &gs->g[i]) : NULL;
+
 		fprintf(out, "<tr><td class=\"n\">%s</td><td class=\"n\">%llu</td><td>",
 			report_duration(gs->g[i].total), gs->g[i].count);
 		html_text(out, gs->g[i].key, sizeof(gs->g[i].key));
+		if (sites) {
+			fprintf(out, "</td><td>");
+			html_text(out, where ? where : "", 600);
+		}
 		fprintf(out, "</td></tr>\n");
 	}
 	fprintf(out, "</table>\n");
@@ -154,40 +166,45 @@ static void top(FILE *out, const char *title, const char *id, const struct group
 		fprintf(out, "<p class=\"note\">and %zu more</p>\n", gs->n - TOP_ROWS);
 }
 
-static void findings(FILE *out, const struct findings *fs)
+static void findings(FILE *out, const struct run *run)
 {
-	fprintf(out, "<h2>Audit: %zu finding%s</h2>\n<table id=\"findings\">"
+	const struct findings *fs = &run->findings;
+
+	if (!run->calls)
+		fprintf(out, "<h2>Audit</h2>\n<p id=\"audit\">%s</p>\n", report_audit_nothing(run));
+	if (!run->calls && !fs->n)
+		return;
+	fprintf(out, "<h2>Audit: %s</h2>\n<table id=\"findings\">"
 		"<tr><th>pattern</th><th>program</th><th>site</th><th>times</th>"
-		"<th>example</th></tr>\n", fs->n, fs->n == 1 ? "" : "s");
+		"<th>example</th><th>what it means</th></tr>\n",
+		report_n(fs->n, "finding", "findings"));
 	for (size_t i = 0; i < fs->n; i++) {
 		const struct finding *f = &fs->f[i];
 
-		fprintf(out, "<tr title=\"%s\"><td>%s</td><td>", audit_explanations[f->pattern],
-			audit_names[f->pattern]);
+		fprintf(out, "<tr><td>%s</td><td>", audit_names[f->pattern]);
 		html_text(out, f->program, sizeof(f->program));
 		fprintf(out, "</td><td>");
 		html_text(out, f->site, sizeof(f->site));
 		fprintf(out, "</td><td class=\"n\">%llu</td><td>", f->count);
 		html_text(out, f->example, sizeof(f->example));
-		fprintf(out, "</td></tr>\n");
+		fprintf(out, "</td><td>%s</td></tr>\n", audit_explanations[f->pattern]);
 	}
 	fprintf(out, "</table>\n");
 }
 
 static void disk_row(FILE *out, const struct disk *d)
 {
-	unsigned long long flushes = d->delta[DEV_FLUSHES], flush_ns = device_flush_ns(d);
-	double share = device_flush_share(d);
+	double share = device_share(d);
 
 	fprintf(out, "<tr><td>%s</td><td>%s, FUA %s%s</td><td class=\"n\">%llu</td>"
-		"<td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%llu</td>"
+		"<td class=\"n\">%s</td><td class=\"n\">%llu</td><td class=\"n\">%s</td>"
 		"<td class=\"n\">%s</td><td class=\"n\">%llu</td><td class=\"n\">%s</td><td>",
 		d->name, d->write_cache < 0 ? "?" : d->write_cache ? "write back" : "write through",
 		d->fua < 0 ? "?" : d->fua ? "yes" : "no",
-		d->from_start ? "" : " (sampled from its mount on)", flushes,
-		report_duration(flushes ? flush_ns / flushes : 0), report_duration(flush_ns),
-		d->delta[DEV_WRITES], report_duration(device_ns(d->delta[DEV_BUSY_MS])),
-		d->calls, report_duration(d->total_ns));
+		d->from_start ? "" : " (sampled from its mount on)",
+		d->fields < 17 ? 0 : d->delta[DEV_FLUSHES], report_ms(d->delta[DEV_FLUSH_MS]),
+		d->delta[DEV_WRITES], report_ms(d->delta[DEV_WRITE_MS]),
+		report_ms(d->delta[DEV_BUSY_MS]), d->calls, report_duration(d->total_ns));
 	if (share >= 0)
 		fprintf(out, "<span class=\"bar\" style=\"width:%.0fpx\"></span> %s%.0f%%",
 			share, share >= 100 ? "up to " : "", share);
@@ -201,27 +218,27 @@ static void disk_sentence(FILE *out, const struct disk *d)
 {
 	const char *share = report_share(d);
 
-	fprintf(out, "<li>%s %s; ", d->name, report_flushes(d));
-	fprintf(out, "the tree spent %s in %llu durability calls on its files%s%s.</li>\n",
-		report_duration(d->total_ns), d->calls, share ? ": " : "", share ? share : "");
+	fprintf(out, "<li>%s %s; %s (%.1f MiB) taking %s; ", d->name, report_flushes(d),
+		report_n(d->delta[DEV_WRITES], "write", "writes"),
+		d->delta[DEV_WRITE_SECTORS] / 2048.0, report_ms(d->delta[DEV_WRITE_MS]));
+	fprintf(out, "the tree spent %s in %s on its files%s%s.</li>\n",
+		report_duration(d->total_ns),
+		report_n(d->calls, "durability call", "durability calls"),
+		share ? ": " : "", share ? share : "");
 }
 
 static void other_devices(FILE *out, const struct devices *ds)
 {
 	for (size_t i = 0; i < ds->nm; i++)
-		if (ds->m[i].calls && ds->m[i].nleaves == 0) {
-			fprintf(out, "<li>no block device: %llu calls (%s) on ", ds->m[i].calls,
-				report_duration(ds->m[i].total_ns));
-			html_text(out, ds->m[i].fstype, sizeof(ds->m[i].fstype));
-			fprintf(out, " (%llu:%llu)</li>\n", ds->m[i].dev >> 32,
-				ds->m[i].dev & 0xffffffff);
+		if (ds->m[i].calls && report_mount_line(ds, &ds->m[i])) {
+			fprintf(out, "<li>");
+			html_text(out, report_mount_line(ds, &ds->m[i]), 300);
+			fprintf(out, "</li>\n");
 		}
 	if (ds->nofile_calls)
-		fprintf(out, "<li>no file: %llu calls (%s) named none (sync)</li>\n",
-			ds->nofile_calls, report_duration(ds->nofile_ns));
+		fprintf(out, "<li>%s</li>\n", report_nofile_line(ds));
 	if (ds->unknown_calls)
-		fprintf(out, "<li>unknown device: %llu calls on file systems mounted after the "
-			"run started</li>\n", ds->unknown_calls);
+		fprintf(out, "<li>%s</li>\n", report_unknown_line(ds));
 }
 
 static void devices(FILE *out, const struct run *run)
@@ -237,11 +254,12 @@ static void devices(FILE *out, const struct run *run)
 	fprintf(out, "<p class=\"note\">Each disk's own counters (/sys/block/DEV/stat) over "
 		"the %.3f s of the run: they are device-wide, and what others did with the disk "
 		"is in them too.  The share is the part of the tree's time in durability calls "
-		"on the disk's files that its cache flushes could account for; the rest went "
-		"in the kernel (journal commits, waiting for writeback).</p>\n"
-		"<table><tr><th>disk</th><th>cache</th><th>flushes</th><th>each</th>"
-		"<th>in all</th><th>writes</th><th>busy</th><th>tree's calls</th>"
-		"<th>tree's time</th><th>share in flushes</th></tr>\n",
+		"on the disk's files that its writes and cache flushes could account for; the "
+		"rest went in the kernel (journal commits, queueing).  The disk counts "
+		"milliseconds.</p>\n"
+		"<table><tr><th>disk</th><th>cache</th><th>flushes</th><th>flushing</th>"
+		"<th>writes</th><th>writing</th><th>busy</th><th>tree's calls</th>"
+		"<th>tree's time</th><th>device's share</th></tr>\n",
 		(ds->t1_ns - ds->t0_ns) / 1e9);
 	for (size_t i = 0; i < ds->nd; i++)
 		if (ds->d[i].calls)
@@ -260,12 +278,12 @@ void report_html(FILE *out, const struct run *run)
 	summary(out, run);
 	groups(out, run);
 	if (run->calls) {
-		top(out, "Top files", "files", &run->by_file);
-		top(out, "Top call sites", "sites", &run->by_site);
+		top(out, "Top files", "files", run, &run->by_file);
+		top(out, "Top call sites", "sites", run, &run->by_site);
 	}
 	if (run->devices.present && !run->eaten)
 		devices(out, run);
 	if (run->audit)
-		findings(out, &run->findings);
+		findings(out, run);
 	fprintf(out, "<p class=\"note\">Made by syncstat.</p>\n</body></html>\n");
 }

@@ -108,6 +108,7 @@ static const struct emd_rec_header *map_records(const char *file)
 /* Count one call in every grouping. */
 static void tally(struct run *run, const struct emd_rec_slot *s)
 {
+	struct group *site;
 	char key[16];
 
 	run->calls++;
@@ -115,7 +116,9 @@ static void tally(struct run *run, const struct emd_rec_slot *s)
 	run->total = sum(run->total, s->state == EMD_REC_DONE ? s->latency_ns : 0);
 	add(group_of(&run->by_kind, s->program, s->kind), s);
 	add(group_of(&run->by_file, s->path, 0), s);
-	add(group_of(&run->by_site, s->site, 0), s);
+	site = group_of(&run->by_site, s->site, 0);
+	site->slot = site->slot ? site->slot : s;
+	add(site, s);
 	snprintf(key, sizeof(key), "%d", s->pid);
 	add_process(group_of(&run->by_process, key, 0), s);
 	if (run->devices.present)
@@ -277,8 +280,27 @@ int report_histogram(const struct group *g, unsigned long long counts[66],
 	return 1;
 }
 
+/* What the user named must be a record directory: say so in those words,
+ * not with the name of a file inside it. */
+static void check_dir(const char *dir)
+{
+	char file[PATH_MAX + 16];
+	struct stat st;
+
+	if (stat(dir, &st) != 0)
+		die("%s: %s", dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		die("%s: not a record directory (one kept with syncstat --keep): "
+		    "not a directory", dir);
+	snprintf(file, sizeof(file), "%s/records", dir);
+	if (lstat(file, &st) != 0 && errno == ENOENT)
+		die("%s: not a record directory (one kept with syncstat --keep): "
+		    "it holds no records", dir);
+}
+
 void report_load(const char *dir, struct run *run)
 {
+	check_dir(dir);
 	*run = (struct run){.dir = dir};
 	device_load(dir, &run->devices);
 	load_records(run);
@@ -290,15 +312,16 @@ void report_load(const char *dir, struct run *run)
 	}
 }
 
-/* --html FILE: never through a symbolic link (a shared /tmp). */
-static void write_html(const char *file, const struct run *run)
+/* --html FILE, --json=FILE: never through a symbolic link (a shared /tmp). */
+static void write_file(const char *file, const struct run *run,
+		       void (*report)(FILE *, const struct run *))
 {
 	int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
 	FILE *out = fd < 0 ? NULL : fdopen(fd, "w");
 
 	if (!out)
 		die("cannot write %s: %s", file, strerror(errno));
-	report_html(out, run);
+	report(out, run);
 	if (fclose(out) != 0)
 		die("cannot write %s: %s", file, strerror(errno));
 }
@@ -310,7 +333,9 @@ void report_dir(const char *dir, const struct report_options *opt)
 
 	report_load(dir, &run);
 	if (opt->html)
-		write_html(opt->html, &run);
+		write_file(opt->html, &run, report_html);
+	if (opt->json_file)
+		write_file(opt->json_file, &run, report_json);
 	if (opt->html && !opt->json && !opt->output)
 		return;
 	if (opt->output && !(out = fopen(opt->output, "we")))

@@ -5,7 +5,8 @@
 #define EMD_REPORT_H
 
 struct report_options {
-	int json;           /* --json */
+	int json;           /* --json: the report as JSON */
+	const char *json_file; /* --json=FILE: JSON to FILE, the text as well */
 	const char *output; /* --output FILE, else stderr */
 	const char *html;   /* --html FILE: the page, instead of the text
 			     * report unless --json or --output asks too */

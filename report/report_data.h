@@ -13,7 +13,7 @@
 
 /* The JSON report's schema (doc/syncstat.schema.json): its number changes
  * with any change of the JSON's fields or their meaning. */
-#define REPORT_SCHEMA "eatmydata.syncstat/2"
+#define REPORT_SCHEMA "eatmydata.syncstat/3"
 
 /* What an eaten call costs: the one validating system call. */
 #define EATEN_NS 200
@@ -25,6 +25,7 @@ struct group {
 	char program[32];
 	unsigned long long count, timed, errors, total;
 	unsigned long long *lat; /* the timed calls' latencies */
+	const struct emd_rec_slot *slot; /* its first call (a site's module) */
 };
 
 /* A group's key in the index: its kind and key, zero-padded. */
@@ -73,6 +74,30 @@ void report_load(const char *dir, struct run *run);
 /* Why there is no device attribution, or NULL if there is one. */
 const char *report_devices_missing(const struct run *run);
 
+/* "1 call", "2 calls": n and the word that goes with it; lasts until the
+ * eighth call after. */
+const char *report_n(unsigned long long n, const char *one, const char *many);
+
+/* A figure from a millisecond counter, at its resolution: "under 1 ms",
+ * "12 ms", "12.35 s"; lasts until the fourth call after. */
+const char *report_ms(unsigned long long ms);
+
+/* The sentences the text and HTML share (words.c); each lasts until the
+ * next call of the same function; report_mount_line is NULL for a file
+ * system with nothing to say. */
+const char *report_would_save(const struct run *run);
+const char *report_incomplete(const struct run *run);
+const char *report_lost(const struct run *run);
+const char *report_audit_nothing(const struct run *run);
+const char *report_mount_line(const struct devices *ds, const struct dev_mount *m);
+const char *report_nofile_line(const struct devices *ds);
+const char *report_unknown_line(const struct devices *ds);
+
+/* Where a call site is, from the debug information of its module (by
+ * build id, symbols.c): "unixSync at src/sqlite3.c:38544", or NULL if
+ * nothing names it; lasts until the next call. */
+const char *report_site_where(const struct run *run, const struct group *site);
+
 /* "12 ns", "3.4 us", "5.6 ms", "7.89 s"; lasts until the eighth call after. */
 const char *report_duration(unsigned long long ns);
 
@@ -83,13 +108,22 @@ int report_utf8_length(const unsigned char *s);
  * escaped as in C.  The result lasts until the fourth call after. */
 const char *report_one_line(const char *name);
 
-/* A disk's flushes during the run ("completed 200 cache flushes, 60.0 us
- * each on average, 12.0 ms in all"), and the share of the tree's time they
- * could account for ("39% in the device's flushes, the rest in the
- * kernel..."; NULL if there is none to give).  Each lasts until its next
- * call. */
+/* A disk's flushes during the run ("completed 200 cache flushes, 12 ms in
+ * all (0.06 ms each on average)"), and the share of the tree's time its
+ * writes and flushes could account for ("39% in the device (its writes and
+ * cache flushes), the rest in the kernel..."; NULL if there is none to
+ * give).  Each lasts until its next call. */
 const char *report_flushes(const struct disk *d);
 const char *report_share(const struct disk *d);
+
+/* JSON values for report_json.c and symbols.c (die if out of memory):
+ * a name (bytes outside UTF-8 as U+FFFD), a count (at most 2^63 - 1), and
+ * obj[key] = v, which takes v; the sites with where each is. */
+#include <jansson.h>
+json_t *report_json_string(const char *s);
+json_t *report_json_count(unsigned long long v);
+void report_json_set(json_t *obj, const char *key, json_t *v);
+json_t *report_json_sites(const struct run *run);
 
 void report_text(FILE *out, const struct run *run);
 void report_json(FILE *out, const struct run *run);

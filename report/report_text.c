@@ -8,6 +8,31 @@
 
 #define TOP 10
 
+const char *report_n(unsigned long long n, const char *one, const char *many)
+{
+	static char buf[8][64];
+	static int next;
+	char *b = buf[next++ % 8];
+
+	snprintf(b, 64, "%llu %s", n, n == 1 ? one : many);
+	return b;
+}
+
+const char *report_ms(unsigned long long ms)
+{
+	static char buf[4][32];
+	static int next;
+	char *b = buf[next++ % 4];
+
+	if (ms == 0)
+		snprintf(b, 32, "under 1 ms");
+	else if (ms < 10000)
+		snprintf(b, 32, "%llu ms", ms);
+	else
+		snprintf(b, 32, "%.2f s", ms / 1e3);
+	return b;
+}
+
 const char *report_duration(unsigned long long ns)
 {
 	static char buf[8][32];
@@ -68,26 +93,22 @@ static void summary(FILE *out, const struct run *run, int eaten)
 			run->wall);
 	else
 		fprintf(out, "  the run did not finish (no exit status recorded)\n");
-	fprintf(out, "  %llu durability calls", run->calls);
+	fprintf(out, "  %s", report_n(run->calls, "durability call", "durability calls"));
 	if (eaten) {
 		fprintf(out, ", all eaten\n");
 	} else {
-		fprintf(out, "; the process tree spent %.3f s in them", run->total / 1e9);
+		fprintf(out, "; the process tree spent %.3f s in %s", run->total / 1e9,
+			run->calls == 1 ? "it" : "them");
 		/* A sum over every thread: parallel calls add up past 100%. */
 		if (run->wall > 0)
 			fprintf(out, " (summed over its threads: %.1f%% of the wall time)",
 				100 * run->total / 1e9 / run->wall);
-		fprintf(out, "\n  eatmydata would answer them in about %s: %.3f s saved\n",
-			report_duration(run->calls * EATEN_NS),
-			run->total > run->calls * EATEN_NS
-				? (run->total - run->calls * EATEN_NS) / 1e9 : 0.0);
+		fprintf(out, "\n  %s\n", report_would_save(run));
 	}
 	if (run->incomplete)
-		fprintf(out, "  %llu calls had not returned when their process ended\n",
-			run->incomplete);
+		fprintf(out, "  %s\n", report_incomplete(run));
 	if (run->lost)
-		fprintf(out, "  %llu calls were not recorded: the record file was full\n",
-			run->lost);
+		fprintf(out, "  %s\n", report_lost(run));
 }
 
 static void quantize(FILE *out, const struct group *g)
@@ -134,8 +155,8 @@ static void kind_groups(FILE *out, const struct groups *gs, int eaten)
 	for (size_t i = 0; i < gs->n; i++) {
 		const struct group *g = &gs->g[i];
 
-		fprintf(out, "\n%s %s: %llu calls", report_one_line(g->key), report_kind_names[g->kind],
-			g->count);
+		fprintf(out, "\n%s %s: %s", report_one_line(g->key), report_kind_names[g->kind],
+			report_n(g->count, "call", "calls"));
 		if (g->errors)
 			fprintf(out, ", %llu failed", g->errors);
 		if (eaten || !g->timed) {
@@ -163,15 +184,37 @@ static void top(FILE *out, const char *title, const char *what,
 			report_one_line(gs->g[i].key));
 }
 
-static void findings(FILE *out, const struct findings *fs)
+/* The call sites, each with its function and source line where the
+ * debug information names them. */
+static void sites(FILE *out, const struct run *run)
 {
-	fprintf(out, "\nAudit: %zu finding%s\n", fs->n, fs->n == 1 ? "" : "s");
+	const struct groups *gs = &run->by_site;
+
+	top(out, "call sites", "site", gs, run->eaten);
+	for (size_t i = 0; i < gs->n && i < TOP; i++) {
+		const char *where = report_site_where(run, &gs->g[i]);
+
+		if (where)
+			fprintf(out, "%s%s: %s\n", i ? "" : "\n", report_one_line(gs->g[i].key),
+				report_one_line(where));
+	}
+}
+
+static void findings(FILE *out, const struct run *run)
+{
+	const struct findings *fs = &run->findings;
+
+	if (!run->calls)
+		fprintf(out, "\nAudit: %s\n", report_audit_nothing(run));
+	if (!run->calls && !fs->n)
+		return;
+	fprintf(out, "\nAudit: %s\n", report_n(fs->n, "finding", "findings"));
 	for (size_t i = 0; i < fs->n; i++) {
 		const struct finding *f = &fs->f[i];
 
-		fprintf(out, "  [%s] %s at %s: %llu time%s, e.g. %s\n    %s\n",
+		fprintf(out, "  [%s] %s at %s: %s, e.g. %s\n    %s\n",
 			audit_names[f->pattern], report_one_line(f->program), report_one_line(f->site),
-			f->count, f->count == 1 ? "" : "s", report_one_line(f->example),
+			report_n(f->count, "time", "times"), report_one_line(f->example),
 			audit_explanations[f->pattern]);
 	}
 }
@@ -186,28 +229,31 @@ static const char *cache_setting(const struct disk *d)
 	return b;
 }
 
+/* The counters count milliseconds: so do the figures made of them. */
 const char *report_flushes(const struct disk *d)
 {
-	static char b[160];
-	unsigned long long flushes = d->delta[DEV_FLUSHES], flush_ns = device_flush_ns(d);
+	static char b[200];
+	unsigned long long flushes = d->delta[DEV_FLUSHES], ms = d->delta[DEV_FLUSH_MS];
 
 	if (d->fields < 17)
 		return "counted no flushes (a kernel before Linux 5.5)";
-	snprintf(b, sizeof(b), "completed %llu cache flushes, %s each on average, %s in all",
-		 flushes, report_duration(flushes ? flush_ns / flushes : 0),
-		 report_duration(flush_ns));
+	snprintf(b, sizeof(b), "completed %s, %s in all", report_n(flushes, "cache flush",
+		 "cache flushes"), report_ms(ms));
+	if (flushes > 1 && ms >= 10)
+		snprintf(b + strlen(b), sizeof(b) - strlen(b), " (%.2f ms each on average)",
+			 (double)ms / (double)flushes);
 	return b;
 }
 
 const char *report_share(const struct disk *d)
 {
-	static char b[160];
-	double share = device_flush_share(d);
+	static char b[200];
+	double share = device_share(d);
 
 	if (share < 0)
 		return NULL;
-	snprintf(b, sizeof(b), "%s%.0f%% in the device's flushes, the rest in the kernel "
-		 "(journal commits, waiting for writeback)", share >= 100 ? "up to " : "", share);
+	snprintf(b, sizeof(b), "%s%.0f%% in the device (its writes and cache flushes), the rest "
+		 "in the kernel (journal commits, queueing)", share >= 100 ? "up to " : "", share);
 	return b;
 }
 
@@ -219,12 +265,13 @@ static void disk(FILE *out, const struct disk *d)
 	fprintf(out, "  %s (%u:%u, %s)%s:\n    %s\n", d->name, d->major, d->minor,
 		cache_setting(d), d->from_start ? "" :
 		" [not sampled from the start: mounted during the run]", report_flushes(d));
-	fprintf(out, "    %llu writes (%.1f MiB) taking %s; busy %s of the run\n",
-		d->delta[DEV_WRITES], d->delta[DEV_WRITE_SECTORS] / 2048.0,
-		report_duration(device_ns(d->delta[DEV_WRITE_MS])),
-		report_duration(device_ns(d->delta[DEV_BUSY_MS])));
-	fprintf(out, "    the tree spent %s in %llu durability calls on files here%s\n",
-		report_duration(d->total_ns), d->calls, share ? ":" : "");
+	fprintf(out, "    %s (%.1f MiB) taking %s; busy %s of the run\n",
+		report_n(d->delta[DEV_WRITES], "write", "writes"),
+		d->delta[DEV_WRITE_SECTORS] / 2048.0, report_ms(d->delta[DEV_WRITE_MS]),
+		report_ms(d->delta[DEV_BUSY_MS]));
+	fprintf(out, "    the tree spent %s in %s on files here%s\n",
+		report_duration(d->total_ns),
+		report_n(d->calls, "durability call", "durability calls"), share ? ":" : "");
 	if (share)
 		fprintf(out, "    %s\n", share);
 }
@@ -245,19 +292,12 @@ static void devices(FILE *out, const struct run *run)
 		if (ds->d[i].calls)
 			disk(out, &ds->d[i]);
 	for (size_t i = 0; i < ds->nm; i++)
-		if (ds->m[i].calls && ds->m[i].nleaves == 0)
-			fprintf(out, "  no block device: %llu calls (%s) on %s (%llu:%llu)\n",
-				ds->m[i].calls, report_duration(ds->m[i].total_ns),
-				report_one_line(ds->m[i].fstype), ds->m[i].dev >> 32, ds->m[i].dev & 0xffffffff);
-		else if (ds->m[i].calls && ds->m[i].via[0])
-			fprintf(out, "  (%llu calls on files on %s, counted on the disks under it)\n",
-				ds->m[i].calls, ds->m[i].via);
+		if (ds->m[i].calls && report_mount_line(ds, &ds->m[i]))
+			fprintf(out, "  %s\n", report_mount_line(ds, &ds->m[i]));
 	if (ds->nofile_calls)
-		fprintf(out, "  no file: %llu call%s (%s) named none (sync)\n", ds->nofile_calls,
-			ds->nofile_calls == 1 ? "" : "s", report_duration(ds->nofile_ns));
+		fprintf(out, "  %s\n", report_nofile_line(ds));
 	if (ds->unknown_calls)
-		fprintf(out, "  unknown device: %llu calls (%s) on file systems mounted after the "
-			"run started\n", ds->unknown_calls, report_duration(ds->unknown_ns));
+		fprintf(out, "  %s\n", report_unknown_line(ds));
 }
 
 void report_text(FILE *out, const struct run *run)
@@ -266,10 +306,10 @@ void report_text(FILE *out, const struct run *run)
 	kind_groups(out, &run->by_kind, run->eaten);
 	if (run->calls) {
 		top(out, "files", "file", &run->by_file, run->eaten);
-		top(out, "call sites", "site", &run->by_site, run->eaten);
+		sites(out, run);
 	}
 	if (run->devices.present && !run->eaten)
 		devices(out, run);
 	if (run->audit)
-		findings(out, &run->findings);
+		findings(out, run);
 }

@@ -199,6 +199,21 @@ no_sanitizer = pytest.mark.skipif(SANITIZED, reason="ASan and valgrind exclude e
 
 
 @pytest.fixture(scope="session")
+def debs():
+    """make deb, once a session (dpkg-buildpackage takes half a minute):
+    {"package_arch": path} of what it built in BUILD/deb."""
+    require("dpkg-buildpackage"), require("dh"), require("dpkg-architecture")
+    r = subprocess.run(["make", "-s", "-C", str(ROOT), "deb"], capture_output=True,
+                       text=True, timeout=900)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    out = Path(os.environ.get("EATMYDATA_BUILD", ROOT / "build")) / "deb"
+    found = {p.name.split("_")[0] + "_" + p.name.split("_")[2][:-4]: p
+             for p in out.glob("*.deb")}
+    assert found, "make deb built nothing"
+    return found
+
+
+@pytest.fixture(scope="session")
 def go_program(tmp_path_factory):
     """tests/go/fsync.go, built once for the session: a Go program that
     fsyncs its own way."""

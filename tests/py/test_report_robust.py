@@ -34,7 +34,7 @@ def test_a_slot_count_that_wraps_is_refused(tmp_path):
     d = tmp_path / "r"
     write_records(d, [slot(1000)])
     data = bytearray((d / "records").read_bytes())
-    HEADER.pack_into(data, 0, b"EMDREC01", 2, 512, (1 << 64) // 512 + 1, 1 << 40, 0)
+    HEADER.pack_into(data, 0, b"EMDREC01", 3, 512, (1 << 64) // 512 + 1, 1 << 40, 0)
     (d / "records").write_bytes(bytes(data))
     r = report(d)
     assert r.returncode == 125
@@ -113,7 +113,7 @@ def million_records(d, audit):
     audit, each file created, synced and renamed over an existing name."""
     n, files = 1_000_000, 200_000
     data = bytearray(4096 + n * 512)
-    HEADER.pack_into(data, 0, b"EMDREC01", 2, 512, n, n, 2 if audit else 0)
+    HEADER.pack_into(data, 0, b"EMDREC01", 3, 512, n, n, 2 if audit else 0)
     kinds = [12, 0, 13, 1, 0] if audit else [0, 1, 0, 1, 0]  # create fsync rename ...
     for i in range(n):
         f = i % files

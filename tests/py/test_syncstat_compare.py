@@ -100,8 +100,8 @@ def test_bad_input_is_125_with_a_message(runs, tmp_path):
     old["schema"] = "eatmydata.syncstat/1"
     (tmp_path / "old.json").write_text(json.dumps(old))
     assert "a report of schema eatmydata.syncstat/1; this syncstat compares " \
-           "eatmydata.syncstat/2" in bad(tmp_path, tmp_path / "old.json", good)
-    for garbage in [b"", b"{", b"\xff\xfe", b"[1, 2]", b'{"schema": "eatmydata.syncstat/2"}',
+           "eatmydata.syncstat/3" in bad(tmp_path, tmp_path / "old.json", good)
+    for garbage in [b"", b"{", b"\xff\xfe", b"[1, 2]", b'{"schema": "eatmydata.syncstat/3"}',
                     good.read_bytes()[:-20], good.read_bytes() + b"x",
                     good.read_bytes().replace(b'"count": ', b'"count": -', 1),
                     good.read_bytes().replace(b'"fdatasync"', b'"fork"', 1),
@@ -109,7 +109,7 @@ def test_bad_input_is_125_with_a_message(runs, tmp_path):
         (tmp_path / "garbage.json").write_bytes(garbage)
         assert "garbage.json: not a" in bad(tmp_path, good, tmp_path / "garbage.json")
     (tmp_path / "empty").mkdir()
-    assert "empty/records" in bad(tmp_path, tmp_path / "empty", good)
+    assert "empty: not a record directory" in bad(tmp_path, tmp_path / "empty", good)
     assert "expected a percentage" in bad(tmp_path, "--max-calls-increase=ten", good, good)
     assert "expected a percentage" in bad(tmp_path, "--max-time-increase=5", good, good)
     assert "usage: syncstat compare" in bad(tmp_path, good)
