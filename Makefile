@@ -165,7 +165,7 @@ $(B)/tests/%: tests/c/%.c
 	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) -o $@ $< -lpthread -lrt $(TEST_LIBS)
 
 $(B)/tests/uring-sync $(B)/tests/uring-rings: TEST_LIBS = -luring
-$(B)/tests/requests: CPPFLAGS += -Iinclude
+$(B)/tests/requests $(B)/tests/ctcalls: CPPFLAGS += -Iinclude
 
 $(B)/tests/%-fortify: tests/c/%.c
 	@mkdir -p $(@D)

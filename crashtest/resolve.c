@@ -14,6 +14,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 const char *const model_names[NMODELS] = {"posix", "ext4-ordered", "xfs"};
 
@@ -130,7 +131,8 @@ static void made(struct resolving *r, uint32_t i, const struct rec *x)
 	static const uint8_t type[] = {[CT_CREATE] = NODE_FILE, [CT_MKDIR] = NODE_DIR,
 				       [CT_SYMLINK] = NODE_LINK, [CT_MKNOD] = NODE_SPECIAL};
 	struct run_model *m = r->m;
-	struct node n = {.type = type[x->h.kind], .mode = (mode_t)x->h.off,
+	struct node n = {.type = x->h.kind == CT_MKNOD && S_ISREG((mode_t)x->h.off) ? NODE_FILE :
+				 type[x->h.kind], .mode = (mode_t)x->h.off,
 			 .uid = (uid_t)((uint64_t)x->h.size >> 32), .gid = (gid_t)x->h.size,
 			 .target = x->target};
 

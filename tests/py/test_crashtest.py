@@ -341,3 +341,30 @@ def test_ext4_rename_of_a_mapped_file_is_unknown(old):
     assert status == 2 and report.points[0]["verdict"] == "unknown", report
     status, report = crashtest("--check=true", old, "--", PYTHON, "-c", RENAMED_MAPPED)
     assert status == 0 and report.points[0]["verdict"] == "ok", report
+
+
+CTCALLS = TESTS / "ctcalls"
+ROUTES = [line.split() for line in subprocess.run(
+    [CTCALLS, "--list"], capture_output=True, text=True, check=True).stdout.splitlines()]
+# What libcrashtest leaves to the kernel on purpose (include/crashtest_routes.h
+# says why): what they change is found unseen, and the run is unknown.
+UNROUTED = {"open_by_handle_at", "io_uring_enter", "io_uring_setup", "io_submit"}
+DURABLE = {"fsync", "fdatasync", "syncfs", "sync", "msync", "pwritev2"}
+
+
+@pytest.mark.parametrize("name", [n for n, nr in ROUTES if n not in UNROUTED and int(nr) >= 0])
+def test_every_call_routed_by_number_is_journaled(old, name):
+    """Each row of the routing tables, called by number through libc's
+    syscall(): journaled as the function of that name, so the run is all
+    seen (not unknown), a durability call is a crash point, a send a claim.
+    A row whose route is removed fails here."""
+    (old / "src").write_text("src\n")
+    status, report = crashtest("--writes", "--each", "--check=true", old, "--", CTCALLS, name)
+    end, afters = report.points[-1], [a for a, _ in report.verdicts()]
+    assert not end["unknown"] and status == 0, report.verdicts()
+    if name in DURABLE:
+        assert end["durability_calls"] == 1, afters
+    elif name in ("sendto", "sendmsg"):
+        assert "a write to a pipe or socket" in afters, afters
+    elif name != "sync_file_range":
+        assert end["changes"] >= 1, afters
