@@ -204,6 +204,10 @@ void run_prepare(struct run *run, const struct options *o)
 	if (write(fd, &zero, sizeof(zero)) != sizeof(zero))
 		die("cannot write %s/%s: %s", run->dir, CT_POINTS, strerror(errno));
 	close(fd);
+	/* The kernel-reference tests copy the device at each crash point: the
+	 * copy the command starts from must be on it. */
+	if (getenv(CT_ENV_HOOK) && syncfs(run->fd) != 0)
+		die("cannot sync %s: %s", run->dir, strerror(errno));
 }
 
 static void set_env(const char *name, const char *value)

@@ -262,8 +262,8 @@ static void count(const struct ct_record *h)
  * on. */
 static void passed(uint64_t point)
 {
-	char msg[32], c;
-	int n = snprintf(msg, sizeof(msg), "%llu\n", (unsigned long long)point);
+	char msg[48], c;
+	int n = snprintf(msg, sizeof(msg), "%llu %ld\n", (unsigned long long)point, (long)run.pgid);
 
 	if (run.hook_w >= 0 && ct_sys(SYS_write, run.hook_w, msg, n) == n)
 		ct_sys(SYS_read, run.hook_r, &c, 1);

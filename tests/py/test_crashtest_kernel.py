@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: MIT
+"""The models checked against the kernel (tests/py/kernel.py): real
+programs run on loop-mounted ext4 and xfs, the device copied at every crash
+point (some after the program was held stopped while the journal committed),
+each copy mounted and checked.  Every verdict the kernel gave at a point is
+among the verdicts crashtest's model gave there; the models are honest where
+the kernel can show them wrong.  A failing copy is a state the kernel really
+left."""
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import require
+from crashlib import CRASHY, REPLACED, SQL, SQL_CHECK
+from kernel import host, kernel_verdicts, model_statuses, run_case, writeback
+
+pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="loop devices and mounts need root"),
+              pytest.mark.root, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def hostdir(tmp_path_factory):
+    for tool in ("mkfs.xfs", "mkfs.ext4", "xfs_repair", "e2fsck"):
+        require(tool)
+    with host(tmp_path_factory.mktemp("kernel")) as where:
+        yield where
+
+
+def old_data(d):
+    d.mkdir()
+    (d / "data").write_text("old\n")
+
+
+def database(d):
+    d.mkdir()
+    subprocess.run([require("sqlite3"), d / "db", "CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB);"
+                    "INSERT INTO t VALUES(0, randomblob(5000));"], check=True)
+
+
+def repository(d):
+    git = require("git")
+    d.mkdir()
+    for cmd in (["init", "-q"], ["config", "user.email", "t@t"], ["config", "user.name", "t"]):
+        subprocess.run([git, *cmd], cwd=d, check=True)
+    for i in range(3):
+        (d / f"f{i}").write_text(f"{i}\n")
+    subprocess.run([git, "add", "-A"], cwd=d, check=True)
+    subprocess.run([git, "commit", "-qm", "one"], cwd=d, check=True)
+
+
+GIT = ("echo b > g && echo c >> f1 && git -c core.fsync=all -c gc.auto=0 add -A && "
+       "git -c core.fsync=all -c gc.auto=0 commit -qm two && echo committed")
+GIT_CHECK = ('git fsck --no-progress --strict >/dev/null 2>&1 || exit 3; '
+             'if grep -q committed "$CRASHTEST_OUTPUT"; then '
+             'test "$(git log -1 --format=%s)" = two || exit 4; fi')
+
+CASES = {
+    "crashy-bad": (old_data, [CRASHY, "bad", "data", "expected"], REPLACED),
+    "crashy-dironly": (old_data, [CRASHY, "dironly", "data", "expected"], REPLACED),
+    "crashy-good": (old_data, [CRASHY, "good", "data", "expected"], REPLACED),
+    "crashy-truncate": (old_data, [CRASHY, "truncate", "data", "expected"],
+                        "grep -qx -e old -e expected data"),
+    "sqlite-full": (database, ["sh", "-c", SQL, "sql", "FULL"], SQL_CHECK),
+    "sqlite-extra": (database, ["sh", "-c", SQL, "sql", "EXTRA"], SQL_CHECK),
+    "sqlite-wal": (database, ["sh", "-c", SQL.replace("DELETE", "WAL"), "sql", "FULL"],
+                   SQL_CHECK),
+    "git-all": (repository, ["sh", "-c", GIT], GIT_CHECK),
+}
+
+
+@pytest.mark.parametrize("fs", ["ext4", "xfs"])
+@pytest.mark.parametrize("name", CASES)
+def test_the_kernels_verdicts_are_the_models(hostdir, tmp_path, fs, name):
+    """Each crash point's kernel copy checked; its exit status is one of
+    those of the model's states there (none was cut by a bound).  With the
+    kernel writing back every 50 ms, unsynced data reaches the disk between
+    the program's calls, as it does on a busy machine."""
+    setup, command, check = CASES[name]
+    with writeback(5):
+        case = run_case(tmp_path, hostdir, fs, setup, command, check)
+    statuses = model_statuses(case.report)
+    assert not [p for p in case.report["points"] if p["cut"]], "a bound cut the states"
+    kernel = kernel_verdicts(case, tmp_path, check)
+    assert len(kernel) == len(statuses) > 0, (len(kernel), len(statuses))
+    wrong = [(point, status, held, sorted(statuses[point])) for point, status, held in kernel
+             if status not in statuses[point]]
+    assert not wrong, f"the kernel left states the model did not build: {wrong}"
