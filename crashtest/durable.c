@@ -23,6 +23,11 @@
  * sync_file_range wrote and waited for is on the disk, and durable at the
  * next cache flush (any fsync) -- a write past the end only once a commit
  * covers it.
+ *
+ * ext4's auto_da_alloc starts writing a file's data back when a rename makes
+ * it replace another, but the rename's commit does not wait for that write:
+ * the kernel-reference test saw a directory fsynced after the rename hold
+ * the new name and an empty file.  No rule here counts on it.
  */
 #define _GNU_SOURCE 1
 #include "crashtest/model.h"
@@ -114,8 +119,6 @@ static void commit(struct sweep *s, uint32_t upto, uint32_t at)
 		uint32_t rec = q->v[q->head++];
 
 		make_durable(s, rec, at);
-		if (m->model == MODEL_EXT4_ORDERED && (m->flags[rec] & R_CARRY))
-			flush_node(s, m->node[rec], at, rec, 1);
 	}
 	/* Writeouts it covers: what they wrote past the end was allocated
 	 * then, and is on the disk. */
@@ -307,8 +310,7 @@ static void hold(struct holders *h, const struct run_model *m, uint32_t i)
 
 /* Does record i make a held file durable without a picture of it?  A sync
  * by a process that does not hold it (each holder pictures what it holds
- * at its own syncs); under a journaling model, a rename that carries its
- * data or a writeout of it. */
+ * at its own syncs); under a journaling model, a writeout of it. */
 static int unpictured(const struct holders *h, const struct run_model *m, uint32_t i)
 {
 	const struct ct_record *r = &m->j->r[i].h;
@@ -320,8 +322,6 @@ static int unpictured(const struct holders *h, const struct run_model *m, uint32
 		return held_by_other(h, 0, r->pid);
 	if (m->model == MODEL_POSIX || !m->node[i])
 		return 0;
-	if ((m->flags[i] & R_CARRY) && m->model == MODEL_EXT4_ORDERED)
-		return held_by_other(h, m->node[i], 0);
 	return r->kind == CT_WRITEOUT && held_by_other(h, m->node[i], 0);
 }
 

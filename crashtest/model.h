@@ -28,7 +28,6 @@ enum {
 	R_CHANGE = 1,  /* changes the tree: a write, a name... */
 	R_META = 2,    /* journaled metadata: names, truncations (ext4, xfs) */
 	R_APPEND = 4,  /* a write past the file's end */
-	R_CARRY = 8,   /* ext4's replacing rename: carries the file's data */
 	R_PAGE = 16,   /* a write of more than one page: it may tear */
 };
 

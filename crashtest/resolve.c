@@ -174,8 +174,6 @@ static void renamed(struct resolving *r, uint32_t i, const struct rec *x)
 		return model_unknown_at(m, i, "an entry the run did not see made was renamed");
 	m->other[i] = x->h.off ? file_of(r, x->h.dev, (uint64_t)x->h.off) : 0;
 	m->flags[i] |= R_CHANGE | R_META;
-	if (m->other[i] && !(x->h.flags & CT_F_EXCHANGE) && m->t->node[m->node[i]].type == NODE_FILE)
-		m->flags[i] |= R_CARRY;
 	m->maker[i] = tree_get(&r->entries, m->dir[i], x->name);
 	tree_set(&r->entries, m->dir[i], x->name, x->h.flags & CT_F_EXCHANGE ? i + 1 : 0);
 	tree_set(&r->entries, m->dir2[i], x->name2, i + 1);

@@ -9,8 +9,7 @@
  * without the unsynced data.  Each subset is closed under what the model
  * says cannot happen apart: a name is removed or moved only after it was
  * made; a journal commits its metadata in order, and a write past a file's
- * end lands with the metadata before it; ext4 writes a file's data before
- * the rename that makes it replace another.  Past `bound` subsets, a seeded
+ * end lands with the metadata before it.  Past `bound` subsets, a seeded
  * sample is built, always with all lost and all kept.
  */
 #define _GNU_SOURCE 1
@@ -129,21 +128,6 @@ static void subset(const struct building *b, const struct candidate *c, struct s
 	}
 }
 
-/* ext4: a rename that replaces a file carries the data written to the file
- * it moves (auto_da_alloc). */
-static void carry(const struct building *b, struct state *s)
-{
-	const struct run_model *m = b->m;
-	const struct point_states *ps = b->ps;
-
-	for (size_t u = ps->nu; u-- > 0;)
-		if (s->in[u] && (m->flags[ps->u[u]] & R_CARRY))
-			for (size_t v = 0; v < u; v++)
-				if (m->node[ps->u[v]] == m->node[ps->u[u]] &&
-				    kind_is_data(m->j->r[ps->u[v]].h.kind))
-					s->in[v] = 1;
-}
-
 /* A journal commits its metadata in order: a metadata change kept keeps
  * those before it, and a write past a file's end (allocated, its size
  * updated, in some later commit) keeps the metadata before it. */
@@ -180,8 +164,6 @@ static void makers(const struct building *b, struct state *s)
 
 static void closure(const struct building *b, struct state *s)
 {
-	if (b->m->model == MODEL_EXT4_ORDERED)
-		carry(b, s);
 	if (b->m->model != MODEL_POSIX)
 		in_order(b, s);
 	makers(b, s);

@@ -29,7 +29,8 @@
 #define CT_ENV_WRITES "CRASHTEST_WRITES" /* "1": every change is a crash point */
 #define CT_ENV_POINTS "CRASHTEST_POINTS_FD" /* an inherited descriptor of points */
 /* For the kernel-reference tests only: "W:R", descriptors on which the
- * library says "N PGID\n" after crash point N and waits for a byte back. */
+ * library says "N PGID KIND\n" after crash point N (a record of that kind)
+ * and waits for a byte back. */
 #define CT_ENV_HOOK "CRASHTEST_HOOK_FD"
 
 #define CT_JOURNAL "journal"

@@ -260,10 +260,11 @@ static void count(const struct ct_record *h)
 /* The crash point asked for was passed: for the kernel-reference tests,
  * wait for their word; else the power fails and nothing of the tree runs
  * on. */
-static void passed(uint64_t point)
+static void passed(uint64_t point, unsigned kind)
 {
-	char msg[48], c;
-	int n = snprintf(msg, sizeof(msg), "%llu %ld\n", (unsigned long long)point, (long)run.pgid);
+	char msg[64], c;
+	int n = snprintf(msg, sizeof(msg), "%llu %ld %u\n", (unsigned long long)point,
+			 (long)run.pgid, kind);
 
 	if (run.hook_w >= 0 && ct_sys(SYS_write, run.hook_w, msg, n) == n)
 		ct_sys(SYS_read, run.hook_r, &c, 1);
@@ -297,7 +298,7 @@ void ct_record(struct ct_record *h, const struct iovec *payload, int n)
 	append(iov, 1 + (n < IOV_MAX / 2 ? n : IOV_MAX / 2), total);
 	ct_unlock();
 	if (point)
-		passed(h->point);
+		passed(h->point, h->kind);
 	errno = saved;
 }
 
