@@ -244,6 +244,19 @@ static void command_env(const struct run *run, const struct options *o, long at)
 	preload_prepend(o->preload);
 }
 
+/* For the kernel-reference tests: the command's tree is gone, and what it
+ * left is the end's state: the hook (CT_ENV_HOOK) hears "0 0 0". */
+static void hook_at_end(void)
+{
+	const char *hook = getenv(CT_ENV_HOOK);
+	int w, r;
+	char c;
+
+	if (hook && sscanf(hook, "%d:%d", &w, &r) == 2 && write(w, "0 0 0\n", 6) == 6 &&
+	    read(r, &c, 1) != 1)
+		warn("the test hook did not answer");
+}
+
 void run_command(struct run *run, const struct options *o, long at)
 {
 	int out = create_in(run, CT_OUT, O_WRONLY), err = create_in(run, CT_ERR, O_WRONLY);
@@ -265,6 +278,7 @@ void run_command(struct run *run, const struct options *o, long at)
 	run->status = wait_for(pid);
 	power_off(pid);
 	stop_if_caught();
+	hook_at_end();
 }
 
 /* A regular file of the run directory, opened as untrusted input: no link

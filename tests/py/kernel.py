@@ -113,8 +113,9 @@ def stop_group(pgid):
     raise AssertionError("the command's group would not stop")
 
 
-# A snapshot at each durability call and claim (CT_SYNC, CT_SYNC_ALL,
-# CT_CLAIM in include/crashtest.h) and, drawn, at a part of the others.
+# A snapshot at the end, at each durability call and claim (CT_SYNC,
+# CT_SYNC_ALL, CT_CLAIM in include/crashtest.h), at the first changes and,
+# drawn, at a part of the others.
 DURABLE_OR_CLAIM = {13, 14, 16}
 STEPS = 0.2
 
@@ -172,7 +173,9 @@ def hook(case, p, reader, writer, image, hostdir, guest, rng, holds):
         while b"\n" in buf:
             line, buf = buf.split(b"\n", 1)
             point, pgid, kind = map(int, line.split())
-            if kind in DURABLE_OR_CLAIM or rng.random() < STEPS:
+            if not point:  # the end: crashtest waited for the whole tree
+                case.snapshots.append(snapshot(case, 0, image, hostdir, guest, 0))
+            elif kind in DURABLE_OR_CLAIM or point <= 4 or rng.random() < STEPS:
                 stop_group(pgid)
                 held = 1.1 if rng.random() < holds else 0
                 time.sleep(held)
@@ -210,6 +213,6 @@ def kernel_verdicts(case, tmp, check):
 
 
 def model_statuses(report):
-    """Per crash point, the checker's exit statuses over its states."""
-    return {p["point"]: {s["check_status"] for s in p["states"]}
-            for p in report["points"] if p["point"]}
+    """Per crash point (0: the end), the checker's exit statuses over its
+    states."""
+    return {p["point"] or 0: {s["check_status"] for s in p["states"]} for p in report["points"]}
