@@ -63,10 +63,25 @@ static void counts(const struct run *run, uint32_t rec, struct point_result *p)
 	}
 }
 
+/* The changes a state lost, named, when there are three at most. */
+static void lost_changes(const struct run *run, const struct point_states *ps,
+			 const struct state *s, struct state_result *r)
+{
+	size_t n = 0;
+
+	for (size_t u = 0; u < ps->nu; u++)
+		n += !s->in[u] || s->torn == ps->u[u];
+	for (size_t u = 0, k = 0; n <= 3 && u < ps->nu; u++)
+		if ((!s->in[u] || s->torn == ps->u[u]) &&
+		    !(r->changes[k++] = strdup(run->m.text[ps->u[u]] ? run->m.text[ps->u[u]] : "?")))
+			die("out of memory");
+}
+
 /* Per state, the files whose unsynced changes it lost, with how many. */
 static void lost(const struct run *run, const struct point_states *ps, const struct state *s,
 		 struct state_result *r)
 {
+	lost_changes(run, ps, s, r);
 	for (size_t u = 0; u < ps->nu; u++) {
 		char *f;
 		size_t k;
@@ -262,6 +277,8 @@ static int one_state(struct run *run, const struct options *o, const struct poin
 
 static void drop_result(struct state_result *r)
 {
+	for (int k = 0; k < 3; k++)
+		free(r->changes[k]);
 	free(r->what);
 	free(r->output);
 	for (size_t k = 0; k < r->nlost; k++)

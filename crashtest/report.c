@@ -50,7 +50,9 @@ static void state_text(const struct state_result *s)
 	shown("  state: %s\n", s->what);
 	if (s->checked_before)
 		printf("    (as at point %ld: the same files and output)\n", s->same_as);
-	for (size_t i = 0; i < s->nlost; i++) {
+	for (int k = 0; k < 3 && s->changes[k]; k++)
+		shown(k ? ", %s" : "    lost: %s", s->changes[k]);
+	for (size_t i = 0; !s->changes[0] && i < s->nlost; i++) {
 		printf("%s", i ? ", " : "    lost: ");
 		shown("%s", s->lost[i].file);
 		printf(" (%u change%s)", s->lost[i].changes, plural(s->lost[i].changes, "", "s"));
@@ -78,7 +80,7 @@ static void point_text(const struct point_result *p)
 	if (p->built > p->distinct)
 		printf(" (%zu alike)", p->built - p->distinct);
 	if (p->v != UNCHECKED && p->distinct > p->checked)
-		printf(", %zu as at earlier points", p->distinct - p->checked);
+		printf(", %zu seen at earlier points", p->distinct - p->checked);
 	if (p->cut)
 		printf(", %zu of %zu the model allows", p->built, p->allowed);
 	printf(": %s\n", verdict_name[p->v]);
@@ -127,6 +129,8 @@ int report_end(double seconds)
 void point_result_free(struct point_result *p)
 {
 	for (size_t i = 0; i < p->ns; i++) {
+		for (int k = 0; k < 3; k++)
+			free(p->s[i].changes[k]);
 		free(p->s[i].what);
 		free(p->s[i].output);
 		for (size_t k = 0; k < p->s[i].nlost; k++)

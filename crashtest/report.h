@@ -24,10 +24,11 @@ struct state_result {
 	enum verdict v;
 	int status;   /* the checker's exit status, 128 + its signal; -1: none */
 	char *output; /* what it printed (its end, if long), escaped */
-	long same_as; /* checked already at this earlier point (0: the end) */
+	long same_as; /* checked already at this earlier point */
 	int checked_before;
 	struct lost *lost;
 	size_t nlost;
+	char *changes[3]; /* the changes it lost, when no more than three */
 };
 
 struct point_result {

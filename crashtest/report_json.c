@@ -67,7 +67,7 @@ void json_start(const struct report_head *h)
 
 static json_t *state_json(const struct state_result *s)
 {
-	json_t *o = json_object(), *lost = json_array();
+	json_t *o = json_object(), *lost = json_array(), *changes = json_array();
 
 	for (size_t i = 0; i < s->nlost; i++) {
 		json_t *f = json_object();
@@ -76,7 +76,10 @@ static json_t *state_json(const struct state_result *s)
 		set(f, "changes", json_integer(s->lost[i].changes));
 		json_array_append_new(lost, f);
 	}
+	for (int k = 0; k < 3 && s->changes[k]; k++)
+		json_array_append_new(changes, text(s->changes[k]));
 	set(o, "what", text(s->what));
+	set(o, "lost_changes", changes);
 	set(o, "verdict", json_string(verdict_name[s->v]));
 	set(o, "check_status", s->status >= 0 ? json_integer(s->status) : json_null());
 	set(o, "check_output", json_string(s->output ? s->output : ""));
