@@ -217,12 +217,28 @@ static void pending(struct sweep *s, uint32_t i, const struct rec *r)
 	}
 }
 
-/* Durable at once: a write with O_DSYNC or RWF_DSYNC (its own range), an
- * image a durability call took of a file it covered. */
+/* Durable at once: a write with O_DSYNC or RWF_DSYNC (its own range). */
 static int durable_itself(const struct rec *r)
 {
-	return (r->h.kind == CT_WRITE && (r->h.flags & (CT_F_DSYNC | CT_F_SYNC))) ||
-	       (r->h.kind == CT_IMAGE && (r->h.flags & CT_F_DURABLE));
+	return r->h.kind == CT_WRITE && (r->h.flags & (CT_F_DSYNC | CT_F_SYNC));
+}
+
+/* A picture a durability call took of a file it covers is durable once the
+ * call's record follows (the call writes it while it runs: CT_DURING comes
+ * between); a failed call makes nothing durable. */
+static void pictured(struct sweep *s, uint32_t i)
+{
+	const struct journal *j = s->m->j;
+
+	for (uint32_t k = i + 1; k < j->n; k++) {
+		const struct ct_record *h = &j->r[k].h;
+
+		if (h->pid != j->r[i].h.pid || (h->kind != CT_SYNC && h->kind != CT_SYNC_ALL))
+			continue;
+		if (!(h->flags & CT_F_FAILED))
+			make_durable(s, i, k);
+		return;
+	}
 }
 
 /* A write with O_SYNC or O_DSYNC: its own range is flushed, and what its
@@ -261,7 +277,9 @@ void model_durability(struct run_model *m, enum model model)
 	for (uint32_t i = 0; i < j->n; i++) {
 		const struct rec *r = &j->r[i];
 
-		if (m->flags[i] & R_CHANGE)
+		if (r->h.kind == CT_IMAGE && (r->h.flags & CT_F_DURABLE))
+			pictured(&s, i);
+		else if (m->flags[i] & R_CHANGE)
 			durable_itself(r) ? dsynced(&s, i, r) : pending(&s, i, r);
 		if (r->h.kind == CT_SYNC || r->h.kind == CT_SYNC_ALL)
 			synced(&s, i, r);

@@ -32,6 +32,7 @@ static char *after(const struct run *run, uint32_t rec)
 						 h->flags & CT_F_DATA ? "fdatasync" : "fsync")
 			   : h->kind == CT_SYNC_ALL ? (h->flags & CT_F_OUTSIDE ? "syncfs of another file system" : "sync")
 			   : h->kind == CT_CLAIM ? (h->ino ? "a write to a pipe or socket" : "output")
+			   : h->kind == CT_DURING ? (h->flags & CT_F_RANGE ? "during msync" : "during fsync")
 			   : "a change";
 	char *text;
 	int r;

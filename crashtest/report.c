@@ -70,7 +70,7 @@ static void state_text(const struct state_result *s)
 static void point_text(const struct point_result *p)
 {
 	if (p->number) {
-		printf("point %ld after ", p->number);
+		printf("point %ld %s", p->number, strncmp(p->after, "during ", 7) ? "after " : "");
 		shown("%s", p->after);
 	} else
 		printf("end");

@@ -361,8 +361,8 @@ static void unexplored(struct run *run)
 
 	for (size_t i = 0; i < run->j.n; i++)
 		if (run->j.r[i].h.kind == CT_HOLD && (run->j.r[i].h.flags & CT_F_MAPPED) && m->node[i])
-			problem(&m->unexplored, "%s, written through a shared mapping: between two "
-				"durability calls, its writes are in each state all or none",
+			problem(&m->unexplored, "%s, written through a shared mapping: its writes are "
+				"seen only at durability calls (then page by page), not between",
 				m->file[i] ? m->file[i] : "a file");
 }
 

@@ -73,6 +73,9 @@ enum ct_kind {
 	              * (CT_F_MAPPED: through a shared mapping) */
 	CT_FREE,     /* ... no longer */
 	CT_UNKNOWN,  /* something the library could not follow; payload: why */
+	CT_DURING,   /* a crash point while a durability call (CT_F_RANGE:
+	              * msync) writes the pages just pictured: any part of
+	              * them may be on the disk */
 	CT_KINDS
 };
 

@@ -266,6 +266,7 @@ int main(int argc, char **argv)
 	struct options o = {.states = 64, .classes = CLASS_ALL};
 	struct run run = {.fd = -1};
 	double start = monotonic_seconds();
+	int status;
 
 	tool_name = "crashtest";
 	atexit(run_remove); /* die() after the run directory was made */
@@ -285,7 +286,8 @@ int main(int argc, char **argv)
 	report_start(&(struct report_head){o.cmd, o.dir, model_names[o.model], o.writes, o.json,
 					   &o.seed, o.states, &run.m.unexplored});
 	points(&run, &o, start);
+	status = report_end(monotonic_seconds() - start);
 	run_free(&run);
 	run_remove();
-	return report_end(monotonic_seconds() - start);
+	return status;
 }

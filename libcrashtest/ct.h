@@ -141,8 +141,9 @@ void ct_image_free_range(void *addr, size_t len);
 
 /* image.c: what a durability call found of the files held: file st covered
  * (NULL: all, a sync), the rest as the cache held them; the mapped range
- * [addr, addr + len) (msync). */
-void ct_image_synced(const struct stat *st);
-void ct_image_range(void *addr, size_t len);
+ * [addr, addr + len) (msync).  How many pictures of what it covered: it
+ * writes them while it runs, in any order (a crash point, CT_DURING). */
+int ct_image_synced(const struct stat *st);
+int ct_image_range(void *addr, size_t len);
 
 #endif

@@ -36,6 +36,9 @@ static struct held {
 	int rfd;              /* read (stream) or O_PATH (mapping): ours */
 	uintptr_t start, end; /* the mapping, of the file's bytes from off */
 	long long off;
+	uint64_t *hash; /* a mapping's pages as last pictured: only those that
+	                 * changed are pictured again, each alone */
+	size_t npages;
 } held[HELD];
 static int nheld; /* so that munmap and fclose cost nothing when none is held */
 
@@ -73,7 +76,7 @@ static ssize_t bytes(const struct held *e, char *buf, size_t n, long long off)
 
 /* An image of [off, off + n) of e's file, in records of CT_CHUNK bytes;
  * size: the file's size for an image of it whole, else -1. */
-static void image(const struct held *e, long long off, long long n, long long size, int flags)
+static void image(struct held *e, long long off, long long n, long long size, int flags)
 {
 	static char buf[CT_CHUNK]; /* under ct_lock */
 	struct ct_record h = {.kind = CT_IMAGE, .flags = (uint16_t)flags, .dev = e->dev,
@@ -95,29 +98,82 @@ static void image(const struct held *e, long long off, long long n, long long si
 	} while (n > 0);
 }
 
-/* e's file as it is now: a stream's whole, a mapping's bytes within the
- * file; the range [lo, hi) of the mapping only, when hi > lo. */
-static int unused(const struct held *e);
+#define PAGE 4096
+/* Past this, a mapping is pictured whole, not page by page. */
+#define DIFFED (256u << 20)
 
-static void take(const struct held *e, int flags, uintptr_t lo, uintptr_t hi)
+static uint64_t page_hash(const char *p, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
+	return h | 1; /* never 0: a page not hashed yet */
+}
+
+/* The pages of mapping e in [lo, hi) whose bytes changed since its last
+ * picture, each pictured alone; how many. */
+static int take_pages(struct held *e, int flags, uintptr_t lo, uintptr_t hi, long long size)
+{
+	int n = 0;
+
+	for (size_t k = (lo - e->start) / PAGE; k < e->npages && e->start + k * PAGE < hi; k++) {
+		long long at = e->off + (long long)(k * PAGE);
+		size_t valid = size - at >= PAGE ? PAGE : size > at ? (size_t)(size - at) : 0;
+		uint64_t h = valid ? page_hash((const char *)e->start + k * PAGE, valid) : 0;
+
+		if (h && h != e->hash[k]) {
+			image(e, at, (long long)valid, -1, flags);
+			e->hash[k] = h;
+			n++;
+		}
+	}
+	return n;
+}
+
+/* e's file as it is now: a stream's whole, a mapping's bytes within the
+ * file (the range [lo, hi) of the mapping only, when hi > lo); how many
+ * pictures it took. */
+static int take(struct held *e, int flags, uintptr_t lo, uintptr_t hi)
 {
 	struct stat st;
 	long long from = e->off, n;
 
 	if (unused(e))
-		return; /* nothing written past the library yet */
+		return 0; /* nothing written past the library yet */
 	if (fstat(e->rfd, &st) != 0 || st.st_dev != e->dev || st.st_ino != e->ino) {
 		ct_note(CT_UNKNOWN, NULL, "a file changed past the library cannot be read back");
-		return;
+		return 0;
 	}
 	if (e->fd >= 0)
-		return image(e, 0, st.st_size, st.st_size, flags);
+		return image(e, 0, st.st_size, st.st_size, flags), 1;
+	if (e->hash)
+		return take_pages(e, flags, hi > lo ? lo : e->start, hi > lo ? hi : e->end, st.st_size);
 	if (hi > lo)
 		from = e->off + (long long)(lo - e->start);
 	n = (long long)((hi > lo ? hi : e->end) - (hi > lo ? lo : e->start));
 	if (from + n > st.st_size)
 		n = st.st_size > from ? st.st_size - from : 0;
 	image(e, from, n, from == 0 && n == st.st_size && hi <= lo ? st.st_size : -1, flags);
+	return 1;
+}
+
+/* A mapping's pages hashed as they are when it is first held. */
+static void hash_pages(struct held *e)
+{
+	struct stat st;
+
+	e->npages = (e->end - e->start + PAGE - 1) / PAGE;
+	if (e->end - e->start > DIFFED || fstat(e->rfd, &st) != 0 ||
+	    !(e->hash = calloc(e->npages, sizeof(*e->hash))))
+		return;
+	for (size_t k = 0; k < e->npages; k++) {
+		long long at = e->off + (long long)(k * PAGE);
+
+		if (at < st.st_size)
+			e->hash[k] = page_hash((const char *)e->start + k * PAGE,
+					       st.st_size - at >= PAGE ? PAGE : (size_t)(st.st_size - at));
+	}
 }
 
 /* A free slot for (dev, ino); the first for this file says so. */
@@ -133,7 +189,7 @@ static struct held *slot(const struct stat *st)
 		ct_note(CT_UNKNOWN, st, "too many files changed past the library");
 		return NULL;
 	}
-	*e = (struct held){1, st->st_dev, st->st_ino, -1, NULL, 0, -1, 0, 0, 0};
+	*e = (struct held){1, st->st_dev, st->st_ino, -1, NULL, 0, -1, 0, 0, 0, NULL, 0};
 	__atomic_add_fetch(&nheld, 1, __ATOMIC_RELAXED);
 	e->used = first ? 2 : 1; /* 2: say so once filled in */
 	return e;
@@ -178,6 +234,8 @@ void ct_image_hold(int fd, FILE *stream, void *addr, size_t len, long long off)
 		e->used = 1;
 		if (e->rfd < 0)
 			ct_note(CT_UNKNOWN, &st, "a file changed past the library cannot be read back");
+		else if (addr)
+			hash_pages(e);
 	}
 	ct_unlock();
 	errno = saved;
@@ -191,6 +249,8 @@ static void drop(struct held *e)
 		take(e, 0, 0, 0);
 		close(e->rfd);
 	}
+	free(e->hash);
+	e->hash = NULL;
 	e->used = 0;
 	__atomic_sub_fetch(&nheld, 1, __ATOMIC_RELAXED);
 	if (!find_held(e->dev, e->ino))
@@ -247,40 +307,43 @@ void ct_hold_std(int fd)
 }
 
 /* A durability call covering file st (all with st NULL) returned: every
- * file held, once, durable if covered. */
-void ct_image_synced(const struct stat *st)
+ * file held, once, durable if covered; how many durable pictures. */
+int ct_image_synced(const struct stat *st)
 {
-	int saved = errno;
+	int saved = errno, n = 0;
 
 	ct_lock();
 	ct_hold_std(-1);
 	for (int i = 0; i < HELD; i++) {
-		const struct held *e = &held[i];
+		struct held *e = &held[i];
 		int covered = !st || (e->dev == st->st_dev && e->ino == st->st_ino);
 
 		if (e->used && e->rfd >= 0 && find_held(e->dev, e->ino) == e)
-			take(e, covered ? CT_F_DURABLE : 0, 0, 0);
+			n += covered * take(e, covered ? CT_F_DURABLE : 0, 0, 0);
 	}
 	ct_unlock();
 	errno = saved;
+	return n;
 }
 
-/* msync: only the bytes of the range, wherever a mapping held covers it. */
-void ct_image_range(void *addr, size_t len)
+/* msync: only the bytes of the range, wherever a mapping held covers it;
+ * how many pictures. */
+int ct_image_range(void *addr, size_t len)
 {
 	uintptr_t a = (uintptr_t)addr, b = a + len;
-	int saved = errno;
+	int saved = errno, n = 0;
 
 	ct_lock();
 	for (int i = 0; i < HELD; i++) {
-		const struct held *e = &held[i];
+		struct held *e = &held[i];
 		uintptr_t lo = e->start > a ? e->start : a, hi = e->end < b ? e->end : b;
 
 		if (e->used && e->fd < 0 && e->rfd >= 0 && lo < hi)
-			take(e, CT_F_DURABLE, lo, hi);
+			n += take(e, CT_F_DURABLE, lo, hi);
 	}
 	ct_unlock();
 	errno = saved;
+	return n;
 }
 
 /* The process exits: its streams' buffers flushed now (unless another

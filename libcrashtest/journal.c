@@ -233,6 +233,7 @@ static int is_point(const struct ct_record *h)
 	case CT_SYNC:
 	case CT_SYNC_ALL:
 	case CT_CLAIM:
+	case CT_DURING:
 		return 1;
 	case CT_WRITE:
 		return run.writes || (h->flags & (CT_F_DSYNC | CT_F_SYNC));

@@ -36,6 +36,14 @@ static void note_sync(enum ct_kind kind, const struct stat *st, uint64_t begin, 
 	ct_record(&h, NULL, 0);
 }
 
+/* The pages a durability call pictured are written while it runs: a crash
+ * point where any part of them is on the disk. */
+static void during(int pictured, const struct stat *st, int flags)
+{
+	if (pictured)
+		note_sync(CT_DURING, st, 0, flags);
+}
+
 /* After fsync or fdatasync of fd returned r. */
 static void synced(int r, int fd, int flags, uint64_t begin)
 {
@@ -48,7 +56,7 @@ static void synced(int r, int fd, int flags, uint64_t begin)
 		st = (struct stat){0};
 	ct_lock();
 	if (r == 0)
-		ct_image_synced(&st);
+		during(ct_image_synced(&st), &st, 0);
 	note_sync(CT_SYNC, &st, begin, flags | (r ? CT_F_FAILED : 0));
 	ct_unlock();
 	errno = saved;
@@ -82,7 +90,7 @@ static void synced_all(int r, int fd, uint64_t begin)
 		return;
 	ct_lock();
 	if (r == 0 && !outside)
-		ct_image_synced(NULL);
+		during(ct_image_synced(NULL), NULL, 0);
 	note_sync(CT_SYNC_ALL, NULL, begin, (r ? CT_F_FAILED : 0) | (outside ? CT_F_OUTSIDE : 0));
 	ct_unlock();
 	errno = saved;
@@ -114,7 +122,7 @@ PL_EXPORT int msync(void *addr, size_t len, int flags)
 	if (begin) {
 		ct_lock();
 		if (r == 0)
-			ct_image_range(addr, len);
+			during(ct_image_range(addr, len), NULL, CT_F_RANGE);
 		note_sync(CT_SYNC, NULL, begin, CT_F_RANGE | (r ? CT_F_FAILED : 0));
 		ct_unlock();
 	}
