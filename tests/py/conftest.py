@@ -19,6 +19,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def pytest_configure(config):
+    for marker in ("slow: takes more than a few seconds (make check-quick leaves it out)",
+                   "root: needs root (mounts, loop devices, other users)"):
+        config.addinivalue_line("markers", marker)
+
+
 def reachable_by_all(path):
     """Can any user reach path (every directory on the way searchable)?"""
     return all(p.stat().st_mode & 0o001 for p in [path, *path.parents])
