@@ -52,7 +52,8 @@ int read_names(int fd, struct names *out)
 			die("out of memory");
 	}
 	closedir(d);
-	qsort(out->v, out->n, sizeof(*out->v), by_name);
+	if (out->n)
+		qsort(out->v, out->n, sizeof(*out->v), by_name);
 	return 0;
 }
 

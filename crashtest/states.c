@@ -267,7 +267,8 @@ static void sample(struct building *b, size_t bound, uint64_t seed)
 	b->ps->cut = b->nc > bound;
 	if (b->nc > bound)
 		b->nc = bound;
-	qsort(b->c, b->nc, sizeof(*b->c), by_order);
+	if (b->nc)
+		qsort(b->c, b->nc, sizeof(*b->c), by_order);
 }
 
 /* U: the changes up to record `rec` that are not durable there; and the
