@@ -124,8 +124,12 @@ EXPORTS = {"eatmydata": set(ENTRY_POINTS) | set(NEW_ENTRIES) | RECORDED_ONLY, "n
                "mkostemps", "mkostemps64", "mkdtemp",
                "sync_file_range", "pwritev2", "pwritev64v2", "copy_file_range", "sendfile",
                "sendfile64", "fallocate", "fallocate64", "posix_fallocate", "posix_fallocate64",
-               "utime", "utimes", "lutimes", "futimes", "futimesat", "futimens", "utimensat",
-               "syscall"}}
+               "mknod", "mknodat", "mkfifo", "mkfifoat", "bind", "syscall",
+               # claims: what a program tells the world, and the descriptors that carry it
+               "send", "sendto", "sendmsg", "dup2", "dup3",
+               # the picture of stdio buffers and mappings before an exec replaces the image
+               "execve", "execv", "execvp", "execvpe", "fexecve", "execveat", "execl",
+               "execlp", "execle"}}
 
 
 # Every library of both ELF classes; an empty list must fail, not skip.
