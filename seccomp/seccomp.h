@@ -51,4 +51,8 @@ noreturn void seccomp_exec(const char *sock_id, char **argv);
  * (and no server): the launcher filters the whole tree. */
 noreturn void supervise(int sock, int ready, int server, const char *dir, const char *only);
 
+/* The supervisor's way out, also before it could start: DIR and its
+ * socket are removed (DIR may be NULL), and the process exits. */
+noreturn void supervisor_leave(const char *dir);
+
 #endif

@@ -312,8 +312,9 @@ static nfds_t watch(struct pollfd *pfd, int sock, int server, struct pool **pool
 	return (nfds_t)n + 2;
 }
 
-/* The private directory of the socket to connect to goes with us. */
-static noreturn void leave(const char *dir)
+/* The private directory of the socket to connect to goes with us, on
+ * every way out. */
+noreturn void supervisor_leave(const char *dir)
 {
 	char path[4096];
 
@@ -335,9 +336,11 @@ void supervise(int sock, int ready, int server, const char *dir, const char *onl
 	only_globs = only;
 	/* landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) */
 	landlock_enabled = syscall(SYS_landlock_create_ruleset, NULL, 0, 1UL) > 0;
+	/* A tree that has ended already (a command that exits at once) cannot
+	 * be told: nothing to serve, and the directory goes all the same. */
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0 ||
 	    !supervisor_table_agrees() || write(ready, "", 1) != 1)
-		_exit(1);
+		supervisor_leave(dir);
 	if (ready != sock)
 		close(ready);
 	while (open_sock || n) {
@@ -355,5 +358,5 @@ void supervise(int sock, int ready, int server, const char *dir, const char *onl
 		else if (open_sock && (pfd[0].revents & (POLLHUP | POLLERR)))
 			open_sock = 0;
 	}
-	leave(dir);
+	supervisor_leave(dir);
 }

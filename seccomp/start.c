@@ -100,11 +100,11 @@ static int start_supervisor(int sock, const char *dir, const char *path, const c
 		_exit(grandchild < 0);
 	setsid();
 	if (dup2(sock, 3) < 0)
-		_exit(1);
+		supervisor_leave(dir);
 	close_range(sync_on_exit_keep(4), ~0U, 0);
 	null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
-		_exit(1);
+		supervisor_leave(dir);
 	if (null > 3)
 		close(null);
 	supervise(3, 3, path ? listen_at(path) : -1, dir, only);

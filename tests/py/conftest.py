@@ -11,6 +11,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +41,39 @@ def public_build(build):
         if not p.is_symlink():
             p.chmod(p.stat().st_mode | 0o555 if p.is_dir() else p.stat().st_mode | 0o444)
     return copy
+
+
+# Every program the tests run gets a TMPDIR of the session's own, as
+# shared as /tmp (sticky, anyone writes): whatever a run leaves there (a
+# supervisor's directory, a sync-on-exit notes directory) fails the session
+# at its end (pytest_sessionfinish).  pytest's own directories, and the
+# tests' tempfile calls, stay where they were.
+tempfile.gettempdir()
+SESSION_TMPDIR = Path(tempfile.mkdtemp(prefix="emd-tmpdir-"))
+SESSION_TMPDIR.chmod(0o1777)
+os.environ["TMPDIR"] = str(SESSION_TMPDIR)
+# How long a supervisor may take to leave after its tree (it answers its
+# last notification, sees the socket hang up, removes its directory).
+LEAVE_TIMEOUT = 10
+
+
+def litter(directory, timeout=LEAVE_TIMEOUT):
+    """What is still in directory once `timeout` seconds have passed, or
+    earlier once it is empty."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = sorted(p.name for p in Path(directory).iterdir())
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    left = litter(SESSION_TMPDIR)
+    shutil.rmtree(SESSION_TMPDIR, ignore_errors=True)
+    if left:
+        print(f"\nthe runs left in TMPDIR: {' '.join(left)}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 # make check SANITIZE=1 names its own build directory.

@@ -14,7 +14,7 @@ import uuid
 
 import pytest
 
-from conftest import EATMYDATA, TESTS, cmdline, eaten, run
+from conftest import EATMYDATA, TESTS, cmdline, eaten, litter, run
 
 HOSTILE = TESTS / "hostile-static"
 SYNCS = [("ext4:ext4_sync_file_enter", None)]
@@ -161,9 +161,11 @@ def start_tagged(scratch):
     """fsync-twice under eatmydata, with a tag in its environment that finds
     its supervisor among those of other test runs on the machine."""
     tag = f"EMD_TEST_TAG={uuid.uuid4().hex}"
+    # A supervisor killed cannot remove its directory: in the test's own.
     p = subprocess.Popen([EATMYDATA, HOSTILE, "fsync-twice", scratch / "f"], text=True,
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         env=dict(os.environ, EMD_TEST_TAG=tag.split("=")[1]))
+                         env=dict(os.environ, EMD_TEST_TAG=tag.split("=")[1],
+                                  TMPDIR=str(scratch)))
     return p, tag
 
 
@@ -220,6 +222,19 @@ def test_supervisor_leaves_with_the_tree(scratch):
             return
         time.sleep(0.05)
     raise AssertionError(f"supervisor {sup} outlived its tree")
+
+
+def test_short_runs_leave_nothing_in_tmpdir(tmp_path, scratch):
+    """Forty runs of a command that ends at once (before its supervisor has
+    said it is ready, often) and ten of a static program: every
+    supervisor's directory goes, whatever the timing."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmp))
+    for cmd in [["true"]] * 40 + [[TESTS / "entry-static", "fsync", scratch]] * 10:
+        r = subprocess.run([EATMYDATA, *cmd], env=env, capture_output=True, timeout=30)
+        assert r.returncode == 0, cmdline([EATMYDATA, *cmd], {"TMPDIR": tmp})
+    assert litter(tmp) == [], f"for i in $(seq 40); do TMPDIR={tmp} {EATMYDATA} true; done"
 
 
 def test_disable_read_past_8k_of_environment(scratch):

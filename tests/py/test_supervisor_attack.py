@@ -99,8 +99,9 @@ def test_no_worker_can_start(scratch, pids_cgroup):
         script = (f"echo $$ > {pids_cgroup}/cgroup.procs && "
                   f"exec {prefix} {HOSTILE} pids-full {scratch / 'f'}")
         try:
+            # What empty() kills cannot remove its directory: in the test's own.
             r = subprocess.run(["sh", "-c", script], capture_output=True, text=True,
-                               timeout=20)
+                               timeout=20, env=dict(os.environ, TMPDIR=str(scratch)))
         except subprocess.TimeoutExpired:
             pytest.fail("hangs: " + cmdline(["sh", "-c", script]))
         empty(pids_cgroup)
@@ -116,7 +117,8 @@ def test_supervisor_cannot_start(scratch, pids_cgroup, tasks):
         f.write(str(tasks))
     script = (f"echo $$ > {pids_cgroup}/cgroup.procs && "
               f"exec {EATMYDATA} --seccomp=on {TESTS / 'entry-static'} fsync {scratch}")
-    r = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=20)
+    r = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=20,
+                       env=dict(os.environ, TMPDIR=str(scratch)))
     rerun = cmdline(["sh", "-c", script]) + r.stderr
     assert r.returncode in (0, 125), rerun
     assert r.returncode == 0 or r.stderr.startswith("eatmydata: cannot "), rerun
