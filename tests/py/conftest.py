@@ -163,7 +163,7 @@ class Run:
 
 
 def run(cmd, *, env=None, cwd=None, events=SYNC_EVENTS, check=True, input=None,
-        system_wide=False):
+        system_wide=False, timeout=TIMEOUT):
     """Run cmd under `perf stat`, counting events over its whole tree (or,
     system_wide, on every CPU while it runs: work the kernel does for it in
     its own threads, then to be filtered to its files)."""
@@ -174,7 +174,7 @@ def run(cmd, *, env=None, cwd=None, events=SYNC_EVENTS, check=True, input=None,
             perf += ["-e", name] + (["--filter", flt] if flt else [])
         proc = subprocess.run(perf + ["--"] + cmd, capture_output=True, text=True,
                               env=dict(os.environ, **(env or {})), cwd=cwd,
-                              input=input, timeout=TIMEOUT)
+                              input=input, timeout=timeout)
         out, err = proc.stdout, proc.stderr
         stats = stats.read()
     counts = {}

@@ -266,6 +266,77 @@ def test_another_users_supervisor_gets_no_listener(public):
     assert out in ("nothing\n", "got 0\n"), out
 
 
+# A socket at the path a stale environment names, made again by someone:
+# with its backlog full ("full"), where a blocking connect would wait for
+# ever, or accepting connections and counting them, printed at the end.
+SQUATTER = """import os, socket, sys
+os.mkdir(sys.argv[1])
+os.chmod(sys.argv[1], int(sys.argv[2], 8))
+path = os.path.join(sys.argv[1], "socket")
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind(path); s.listen(0); os.chmod(path, 0o777)
+if sys.argv[3] == "full":
+    fill = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    fill.connect(path)
+print("ready", flush=True)
+s.setblocking(False)
+accepted = []
+while not sys.stdin.readline():
+    pass
+try:
+    while True:
+        accepted.append(s.accept())
+except BlockingIOError:
+    pass
+print(len(accepted) - (sys.argv[3] == "full"))
+"""
+
+
+@pytest.mark.parametrize("victim,squatter,mode,backlog", [
+    ("root", "nobody", "700", "full"), ("root", "nobody", "777", "full"),
+    ("12345", "nobody", "777", "full"), ("root", "nobody", "700", "open"),
+    ("12345", "nobody", "777", "open"), ("root", "root", "777", "open"),
+    # The victim's own directory, reached through a link another user made
+    # (and may point elsewhere the next moment).
+    ("root", "root", "link", "open"),
+    # The victim's own directory passes: the deadline gives up.
+    ("root", "root", "700", "full"),
+])
+def test_stale_socket_path(public, victim, squatter, mode, backlog):
+    """A process that outlived its run (EATMYDATA_* in its environment, its
+    supervisor gone) execs a static program, and someone has made the
+    socket path again: the program runs, unfiltered (it syncs), without
+    waiting for ever, and connects to no socket another user could have
+    made (in a directory of theirs, or one they may write in)."""
+    d = os.path.join(public, "w", "eatmydata-seccomp.stale")
+    ours = squatter == victim and mode == "700"
+    real = d + ".real" if mode == "link" else d
+    squatter = subprocess.Popen([*(NOBODY if squatter == "nobody" else []), "python3", "-c",
+                                 SQUATTER, real, "700" if mode == "link" else mode, backlog],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert squatter.stdout.readline() == "ready\n"
+        if mode == "link":
+            subprocess.run([*NOBODY, "ln", "-s", real, d], check=True)
+        lib = next(EATMYDATA.parent.parent.glob("lib*/**/libeatmydata.so"))
+        env = {"LD_PRELOAD": str(lib), "EATMYDATA_SECCOMP": "1:2:3",
+               "EATMYDATA_SECCOMP_PATH": os.path.join(d, "socket")}
+        who = [] if victim == "root" else ["setpriv", f"--reuid={victim}", f"--regid={victim}",
+                                           "--clear-groups", "--"]
+        cmd = [*who, "sh", "-c", f"{STATIC['static']} fsync {public}/w && echo ran"]
+        try:
+            r = run(cmd, env=env, events=SYNCS, timeout=30)
+        except subprocess.TimeoutExpired:
+            pytest.fail("hangs: " + cmdline(cmd, env))
+        assert r.stdout == "ran\n" and r.syncs > 0, r.why()
+        connections, _ = squatter.communicate("\n", timeout=30)
+        if not ours:
+            assert connections == "0\n", r.why()
+    finally:
+        squatter.kill()
+        squatter.wait()
+
+
 def test_landlock_before_the_filter_is_kept():
     """A dynamic process enters a Landlock domain, unseen by any filter, then
     execs a static program: that program's filter is the tree's, not the
