@@ -5,6 +5,8 @@
 #ifndef EMD_ELF_KIND_H
 #define EMD_ELF_KIND_H
 
+#include <sys/stat.h>
+
 /* Does the program open at fd make durability requests where no preloaded
  * library sees them: statically linked (no ELF interpreter, 64- or 32-bit),
  * built by Go (a Go build ID note), or dynamic and naming liburing or
@@ -12,9 +14,11 @@
  * unreadable.  Uses pread(2) alone. */
 int emd_elf_unreachable(int fd);
 
-/* The same, for a program about to be run: a regular file, not set-user-ID
- * or set-group-ID (no_new_privs would take its privilege).  fd must have
- * been opened O_NONBLOCK | O_NOCTTY: a FIFO or a device is no program. */
-int emd_program_unreachable(int fd);
+/* Could the file at fd (O_PATH will do: nothing of it is read) be a
+ * program to put under the filter: a regular file, not set-user-ID or
+ * set-group-ID (no_new_privs would take its privilege)?  *st is its stat.
+ * Only then is it opened for emd_elf_unreachable: a FIFO or a device is
+ * never opened (a writer blocked on the FIFO let go, a tape rewound). */
+int emd_program_file(int fd, struct stat *st);
 
 #endif

@@ -189,14 +189,10 @@ int emd_elf_unreachable(int fd)
 	return im.go || !im.interp || names_unseen(&im);
 }
 
-int emd_program_unreachable(int fd)
+int emd_program_file(int fd, struct stat *st)
 {
-	struct stat st;
-
-	/* Only a regular file is an ELF program (nothing else is opened with
-	 * effects: the open was non-blocking); a set-user-ID or set-group-ID
-	 * one keeps its privilege, which no_new_privs would take, and runs
-	 * unfiltered, as natively. */
-	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	       !(st.st_mode & (S_ISUID | S_ISGID)) && emd_elf_unreachable(fd);
+	/* Only a regular file is an ELF program; a set-user-ID or
+	 * set-group-ID one keeps its privilege, which no_new_privs would take,
+	 * and runs unfiltered, as natively. */
+	return fstat(fd, st) == 0 && S_ISREG(st->st_mode) && !(st->st_mode & (S_ISUID | S_ISGID));
 }

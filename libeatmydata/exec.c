@@ -29,16 +29,39 @@
  * program as it is (the kernel's own limit is near 2^21 bytes anyway). */
 #define MAX_ARGS 32768
 
+#define READ_FLAGS (O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+
+/* The program at dirfd/path (or dirfd itself, path ""), opened for reading
+ * only once it is known to be a regular file (emd_program_file): through
+ * its O_PATH descriptor's own link in /proc, so that the file opened is the
+ * file looked at; without /proc (a chroot), by name. */
+static int open_program(int dirfd, const char *path)
+{
+	char self[32];
+	struct stat st;
+	int look = *path ? (int)emd_syscall(SYS_openat, dirfd, (long)path, O_PATH | O_CLOEXEC, 0,
+					    0, 0)
+			 : dirfd;
+	int fd = -1;
+
+	if (look >= 0 && emd_program_file(look, &st)) {
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", look);
+		fd = (int)emd_syscall(SYS_openat, AT_FDCWD, (long)self, READ_FLAGS, 0, 0, 0);
+		if (fd < 0 && *path)
+			fd = (int)emd_syscall(SYS_openat, dirfd, (long)path, READ_FLAGS, 0, 0, 0);
+	}
+	if (look >= 0 && look != dirfd)
+		close(look);
+	return fd;
+}
+
 /* Is the program at dirfd/path (or dirfd itself, path "") one the library
  * cannot reach? */
 static int unreachable_at(int dirfd, const char *path)
 {
-	int fd = *path ? (int)emd_syscall(SYS_openat, dirfd, (long)path,
-					  O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0, 0, 0)
-		       : dirfd;
-	int r = fd >= 0 && emd_program_unreachable(fd);
+	int fd = open_program(dirfd, path), r = fd >= 0 && emd_elf_unreachable(fd);
 
-	if (fd >= 0 && fd != dirfd)
+	if (fd >= 0)
 		close(fd);
 	return r;
 }

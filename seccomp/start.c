@@ -138,15 +138,25 @@ static void name_socket(int sock, const char *path, const struct seccomp_options
 		die("cannot set up the seccomp supervisor: %s", strerror(errno));
 }
 
-/* Does the program need the filter (elf_kind.c)? */
+/* Does the program need the filter (elf_kind.c)?  It is opened only once
+ * it is known to be a regular file, through the very descriptor looked at
+ * (by name without /proc). */
 static int unreachable(const char *file)
 {
-	int fd = file ? open(file, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC) : -1, r;
+	int look = file ? open(file, O_PATH | O_CLOEXEC) : -1, fd = -1, r = 0;
+	char self[32];
+	struct stat st;
 
-	if (fd < 0)
-		return 0;
-	r = emd_program_unreachable(fd);
-	close(fd);
+	if (look >= 0 && emd_program_file(look, &st)) {
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", look);
+		if ((fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0)
+			fd = open(file, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		r = fd >= 0 && emd_elf_unreachable(fd);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (look >= 0)
+		close(look);
 	return r;
 }
 

@@ -4,8 +4,11 @@
 process) and whatever it is (static, Go, 32- or 64-bit); only those pay for
 the seccomp filter, and a set-user-ID program beside them keeps its
 privilege."""
+import contextlib
+import ctypes
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 import textwrap
@@ -335,6 +338,71 @@ def test_stale_socket_path(public, victim, squatter, mode, backlog):
     finally:
         squatter.kill()
         squatter.wait()
+
+
+@contextlib.contextmanager
+def opens_of(path):
+    """A function counting the opens of path since it was last called
+    (inotify's IN_OPEN, queued as each open is made)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+    assert fd >= 0 and libc.inotify_add_watch(fd, str(path).encode(), 0x20) >= 0
+
+    def count():
+        n = 0
+        while True:
+            try:
+                buf = os.read(fd, 4096)
+            except BlockingIOError:
+                return n
+            while buf:  # struct inotify_event: wd, mask, cookie, len, name
+                n += 1
+                buf = buf[16 + int.from_bytes(buf[12:16], "little"):]
+    try:
+        yield count
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+@pytest.mark.parametrize("how", ["launcher", "sh", "python-posix_spawn", "fexecve"])
+def test_exec_of_a_fifo_or_device_opens_nothing(tmp_path, kind, how):
+    """A FIFO or a device named as a program (executable bits and all): the
+    exec fails as natively, and nothing opens it (a writer blocked on the
+    FIFO would be let go, a tape rewound)."""
+    node = tmp_path / kind
+    if kind == "fifo":
+        os.mkfifo(node, 0o755)
+    else:
+        os.mknod(node, 0o755 | stat.S_IFCHR, os.makedev(1, 3))  # /dev/null's numbers
+    py = ("import os, sys\ntry:\n    os.waitpid(os.posix_spawn(sys.argv[1], sys.argv[1:], "
+          "os.environ), 0)\nexcept OSError as e:\n    print(e.strerror)\n")
+    cmd = {"launcher": ["env", node], "sh": ["sh", "-c", f"{node}; true"],
+           "python-posix_spawn": ["python3", "-c", py, node],
+           "fexecve": [TESTS / "execs", "fexecve-opath", node]}[how]
+    with opens_of(node) as opens:
+        os.close(os.open(node, os.O_RDONLY | os.O_NONBLOCK))
+        assert opens() == 1, "inotify sees an open"
+        native = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        assert opens() == 0, cmdline(cmd)
+        eaten_cmd = [EATMYDATA, *(cmd[1:] if how == "launcher" else cmd)]  # not env's exec
+        under = subprocess.run(eaten_cmd, capture_output=True, text=True, timeout=60)
+        assert opens() == 0, cmdline(eaten_cmd)
+    assert (under.returncode, under.stdout) == (native.returncode, native.stdout), \
+        cmdline(eaten_cmd) + under.stderr
+
+
+def test_static_program_in_a_chroot_without_proc(tmp_path):
+    """A chroot with no /proc yet (a debootstrap's first stage): the program
+    is looked at by name, and still eaten."""
+    jail = tmp_path / "jail"
+    (jail / "w").mkdir(parents=True)
+    shutil.copy(STATIC["static"], jail / "static")
+    cmd = ["chroot", jail, "/static", "fsync", "/w"]
+    native = run(cmd, events=SYNCS)
+    assert native.syncs > 0, native.why()
+    under = eaten(cmd, events=SYNCS)
+    assert under.syncs == 0, under.why()
 
 
 def test_landlock_before_the_filter_is_kept():
