@@ -10,9 +10,17 @@
 /* Does the program open at fd make durability requests where no preloaded
  * library sees them: statically linked (no ELF interpreter, 64- or 32-bit),
  * built by Go (a Go build ID note), or dynamic and naming liburing or
- * aio_fsync?  0 for scripts, other dynamic programs and anything
- * unreadable.  Uses pread(2) alone. */
+ * aio_fsync?  0 for scripts, other dynamic programs, anything unreadable,
+ * and what the kernel would not load here (another machine, an
+ * interpreter missing or not allowed to run): an exec that is to fail
+ * must fail in a process left as it was.  Uses pread(2) alone, and
+ * emd_exec_allowed for the interpreter. */
 int emd_elf_unreachable(int fd);
+
+/* Would the kernel let this process exec dirfd itself (path "") or the
+ * file at path: execute permission for its effective ids, no noexec
+ * mount? */
+int emd_exec_allowed(int dirfd, const char *path);
 
 /* Could the file at fd (O_PATH will do: nothing of it is read) be a
  * program to put under the filter: a regular file, not set-user-ID or

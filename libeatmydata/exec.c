@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 /* The stand-in's arguments are on the stack: a longer list runs the
@@ -34,13 +35,14 @@
 /* The program at dirfd/path (or dirfd itself, path ""), opened for reading
  * only once it is known to be a regular file (emd_program_file): through
  * its O_PATH descriptor's own link in /proc, so that the file opened is the
- * file looked at; without /proc (a chroot), by name. */
-static int open_program(int dirfd, const char *path)
+ * file looked at; without /proc (a chroot), by name.  `nofollow`: a final
+ * symlink is none (execveat's AT_SYMLINK_NOFOLLOW, ELOOP). */
+static int open_program(int dirfd, const char *path, int nofollow)
 {
 	char self[32];
 	struct stat st;
-	int look = *path ? (int)emd_syscall(SYS_openat, dirfd, (long)path, O_PATH | O_CLOEXEC, 0,
-					    0, 0)
+	int look = *path ? (int)emd_syscall(SYS_openat, dirfd, (long)path,
+					    O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0), 0, 0, 0)
 			 : dirfd;
 	int fd = -1;
 
@@ -55,12 +57,53 @@ static int open_program(int dirfd, const char *path)
 	return fd;
 }
 
-/* Is the program at dirfd/path (or dirfd itself, path "") one the library
- * cannot reach? */
-static int unreachable_at(int dirfd, const char *path)
-{
-	int fd = open_program(dirfd, path), r = fd >= 0 && emd_elf_unreachable(fd);
+/* The kernel's limits on what an exec copies (fs/exec.c): 128 KiB for any
+ * one string; all of them, the file's name first, with a pointer for each,
+ * within three quarters of 8 MiB or a quarter of the stack limit if less,
+ * but never less than 128 KiB.  A few pages are kept for the stand-in's
+ * own arguments (exec_stand_in). */
+#define ARG_STRLEN_MAX (32 * 4096UL)
+#define ARG_MARGIN (3 * 4096UL)
 
+static int strings_fit(char *const list[], size_t *used, size_t *count)
+{
+	for (size_t i = 0; list && list[i]; i++, (*count)++) {
+		size_t len = strlen(list[i]) + 1;
+
+		if (len > ARG_STRLEN_MAX)
+			return 0;
+		*used += len;
+	}
+	return 1;
+}
+
+static int args_fit(const char *path, char *const argv[], char *const envp[])
+{
+	struct rlimit stack;
+	size_t limit = 6UL << 20, used = strlen(path) + 1 + ARG_MARGIN, count = 1;
+
+	if (getrlimit(RLIMIT_STACK, &stack) == 0 && stack.rlim_cur / 4 < limit)
+		limit = stack.rlim_cur / 4;
+	if (limit < ARG_STRLEN_MAX)
+		limit = ARG_STRLEN_MAX;
+	if (!strings_fit(argv, &used, &count) || !strings_fit(envp, &used, &count))
+		return 0;
+	return used + count * sizeof(void *) < limit;
+}
+
+/* Is the program at dirfd/path (or dirfd itself, path "") one the library
+ * cannot reach, and one the kernel will run with these arguments?  A
+ * filter put on for an exec that then fails could not be taken off, and
+ * no_new_privs neither: every check the kernel makes that can be made
+ * beforehand is made (the rest, a file opened for writing meanwhile,
+ * ETXTBSY, is a known limit). */
+static int needs_filter(int dirfd, const char *path, int nofollow, char *const argv[],
+			char *const envp[])
+{
+	int fd = open_program(dirfd, path, nofollow), r;
+
+	r = fd >= 0 && emd_exec_allowed(fd, "") && args_fit(path, argv, envp) &&
+	    emd_elf_unreachable(fd);
 	if (fd >= 0)
 		close(fd);
 	return r;
@@ -69,12 +112,13 @@ static int unreachable_at(int dirfd, const char *path)
 /* Before the exec of dirfd/path: under the filter, if that program needs
  * it and there is a supervisor to hand it to.  1 when this process cannot
  * build the filter (exec_stand_in, below, then). */
-static int before_exec(int dirfd, const char *path)
+static int before_exec(int dirfd, const char *path, int nofollow, char *const argv[],
+		       char *const envp[])
 {
 	const char *id = secure_getenv(EMD_ENV_SECCOMP);
 	int sock, opened, r = 0;
 
-	if (!id || !path || !unreachable_at(dirfd, path))
+	if (!id || !path || !needs_filter(dirfd, path, nofollow, argv, envp))
 		return 0;
 	sock = emd_supervisor(id, secure_getenv(EMD_ENV_SECCOMP_PATH), &opened);
 	if (sock >= 0)
@@ -172,7 +216,7 @@ static void exec_stand_in(const char *found, char *const argv[], char *const env
 
 EMD_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-	if (before_exec(AT_FDCWD, path))
+	if (before_exec(AT_FDCWD, path, 0, argv, envp))
 		exec_stand_in(path, argv, envp);
 	return EMD_REAL(execve)(path, argv, envp);
 }
@@ -196,7 +240,9 @@ EMD_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *c
 {
 	char buf[PATH_MAX];
 
-	if (before_exec(dirfd, path))
+	/* "" names dirfd itself only with AT_EMPTY_PATH (else ENOENT). */
+	if ((*path || (flags & AT_EMPTY_PATH)) &&
+	    before_exec(dirfd, path, flags & AT_SYMLINK_NOFOLLOW, argv, envp))
 		exec_stand_in(fd_path(dirfd, path, buf, sizeof(buf)), argv, envp);
 	return EMD_REAL(execveat)(dirfd, path, argv, envp, flags);
 }
@@ -205,7 +251,7 @@ EMD_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	char buf[64];
 
-	if (before_exec(fd, ""))
+	if (before_exec(fd, "", 0, argv, envp))
 		exec_stand_in(fd_path(fd, "", buf, sizeof(buf)), argv, envp);
 	return EMD_REAL(fexecve)(fd, argv, envp);
 }
@@ -220,7 +266,7 @@ EMD_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 	char buf[PATH_MAX];
 	const char *found = find_program(file, buf, sizeof(buf));
 
-	if (before_exec(AT_FDCWD, found))
+	if (before_exec(AT_FDCWD, found, 0, argv, envp))
 		exec_stand_in(found, argv, envp);
 	return EMD_REAL(execvpe)(file, argv, envp);
 }
@@ -241,7 +287,7 @@ static int spawn(int (*real)(pid_t *, const char *, const posix_spawn_file_actio
 	size_t argc;
 
 	if (!found || !secure_getenv(EMD_ENV_SECCOMP) || (argc = count(argv)) > MAX_ARGS ||
-	    !unreachable_at(AT_FDCWD, found))
+	    !needs_filter(AT_FDCWD, found, 0, argv, envp ? envp : environ))
 		return real(pid, file, fa, attr, argv, envp);
 	char opt[96], *args[argc + 5];
 

@@ -8,6 +8,8 @@
  *   exec-then FIRST SECOND  execv(FIRST), which is to fail, then execv(SECOND)
  *   exec-big FIRST SECOND   the same, FIRST with more arguments than the
  *                           kernel takes (E2BIG)
+ *   exec-long FIRST SECOND  the same, FIRST with one argument longer than
+ *                           the kernel takes (E2BIG)
  *   spawn FILE ARG...       posix_spawn(FILE): its answer, then FILE's status
  */
 #define _GNU_SOURCE 1
@@ -67,6 +69,23 @@ static int exec_big(char **argv)
 	return exec_then(argv, 1000);
 }
 
+/* One argument of 200 KB: longer than exec copies any one string. */
+static int exec_long(char **argv)
+{
+	char *arg = malloc(200000);
+
+	if (!arg)
+		return perror("malloc"), 1;
+	memset(arg, 'x', 199999);
+	arg[199999] = '\0';
+	execv(argv[0], (char *[]){argv[0], arg, NULL});
+	printf("first %s\n", strerrorname_np(errno));
+	fflush(stdout);
+	execv(argv[1], (char *[]){argv[1], NULL});
+	printf("second %s\n", strerrorname_np(errno));
+	return 0;
+}
+
 static int spawn(char **argv)
 {
 	pid_t pid;
@@ -86,6 +105,7 @@ static const struct {
 	{"fexecve-opath", 1, fexecve_opath},
 	{"exec-then", 2, exec_fails},
 	{"exec-big", 2, exec_big},
+	{"exec-long", 2, exec_long},
 	{"spawn", 1, spawn},
 };
 

@@ -7,6 +7,7 @@ privilege."""
 import contextlib
 import ctypes
 import os
+import shlex
 import shutil
 import stat
 import subprocess
@@ -403,6 +404,112 @@ def test_static_program_in_a_chroot_without_proc(tmp_path):
     assert native.syncs > 0, native.why()
     under = eaten(cmd, events=SYNCS)
     assert under.syncs == 0, under.why()
+
+
+# A set-user-ID root program that says what it runs as and under.
+STATUS_C = r"""#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+int main(void)
+{
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "r");
+
+	printf("euid %d\n", (int)geteuid());
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Seccomp:", 8) || !strncmp(line, "NoNewPrivs:", 11))
+			fputs(line, stdout);
+	return 0;
+}
+"""
+
+
+@pytest.fixture
+def failing_static(public):
+    """Static programs whose exec fails (each by its name), beside a
+    set-user-ID root program `status` that prints its effective user id,
+    Seccomp: and NoNewPrivs:."""
+    src = os.path.join(public, "status.c")
+    with open(src, "w") as f:
+        f.write(STATUS_C)
+    subprocess.run(["cc", "-o", os.path.join(public, "status"), src], check=True)
+    os.chmod(os.path.join(public, "status"), 0o4755)
+    progs = {}
+    for name in ["EACCES", "ENOEXEC", "E2BIG"]:
+        progs[name] = os.path.join(public, f"static-{name}")
+        shutil.copy(STATIC["static"], progs[name])
+    os.chmod(progs["EACCES"], 0o644)
+    with open(progs["ENOEXEC"], "r+b") as f:  # e_machine: no architecture's
+        f.seek(18)
+        f.write(b"\xef\xbe")
+    # A program that needs the filter (it links liburing) whose interpreter
+    # is not there.
+    progs["ENOENT"] = os.path.join(public, "uring-ENOENT")
+    with open(TESTS / "uring-sync", "rb") as f:
+        elf = f.read()
+    interp = b"/lib64/ld-linux-x86-64.so.2\0"
+    assert interp in elf
+    with open(progs["ENOENT"], "wb") as f:
+        f.write(elf.replace(interp, interp[:-2] + b"X\0", 1))
+    os.chmod(progs["ENOENT"], 0o755)
+    yield progs
+
+
+@pytest.mark.parametrize("who", ["nobody", "root"])
+@pytest.mark.parametrize("why", ["EACCES", "ENOEXEC", "E2BIG", "E2BIG-string", "noexec",
+                                 "ENOENT"])
+def test_failed_exec_leaves_the_process_as_it_was(public, failing_static, who, why):
+    """A static program's exec fails (not executable, not for this machine,
+    too many arguments, on a noexec mount; a liburing program's interpreter
+    missing); the process then runs a
+    set-user-ID program, which gains its privilege and runs unfiltered, as
+    natively: nothing of the filter is left behind by the exec that failed."""
+    first = failing_static.get(why.split("-")[0], f"{public}/noexec/static")
+    how = {"E2BIG": "exec-big", "E2BIG-string": "exec-long"}.get(why, "exec-then")
+    as_who = NOBODY if who == "nobody" else []
+    prefix = (f"mount -t tmpfs -o noexec,mode=755 none {public}/noexec && "
+              f"cp {STATIC['static']} {first} && " if why == "noexec" else "")
+    os.makedirs(f"{public}/noexec", exist_ok=True)
+    expected = (f"first {'EACCES' if why == 'noexec' else why.split('-')[0]}\n"
+                "euid 0\nNoNewPrivs:\t0\nSeccomp:\t0\n")
+    for launcher in [[], [EATMYDATA]]:
+        cmd = [*as_who, *launcher, TESTS / "execs", how, first, f"{public}/status"]
+        script = prefix + " ".join(shlex.quote(str(c)) for c in cmd)
+        r = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True,
+                           text=True, timeout=120)
+        assert r.stdout == expected, cmdline(["unshare", "-m", "sh", "-c", script]) + r.stderr
+
+
+def test_static_program_with_arguments_near_the_limit(scratch):
+    """Arguments that the kernel copies, within 8 pages of its limit (a
+    quarter of the stack limit, here): the program is eaten all the same."""
+    script = ("import os, resource, subprocess, sys\n"
+              "limit = min(6 << 20, resource.getrlimit(resource.RLIMIT_STACK)[0] // 4)\n"
+              "env = sum(len(k) + len(v) + 2 + 8 for k, v in os.environ.items())\n"
+              "room = limit - env - 8 * 4096\n"
+              "args = ['x' * 4000] * (room // 4009)\n"
+              "subprocess.run([sys.argv[1], 'fsync-twice', sys.argv[2], *args], check=True,\n"
+              "               input=b'\\n')\n")
+    cmd = ["python3", "-c", script, TESTS / "hostile-static", scratch / "f"]
+    native = run(cmd, events=SYNCS)
+    assert native.syncs > 0, native.why()
+    under = eaten(cmd, events=SYNCS)
+    assert under.syncs == 0, under.why()
+
+
+@pytest.mark.parametrize("how", ["C", "python"])
+def test_posix_spawn_of_a_program_that_cannot_run(failing_static, how):
+    """posix_spawn of a static program the kernel will not run: its error,
+    as natively (Python's subprocess raises it), not a child exiting 126."""
+    prog = failing_static["EACCES"]
+    py = ("import subprocess, sys\ntry:\n"
+          "    print(subprocess.run([sys.argv[1]], close_fds=False).returncode)\n"
+          "except OSError as e:\n    print(type(e).__name__)\n")
+    cmd = {"C": [TESTS / "execs", "spawn", prog], "python": ["python3", "-c", py, prog]}[how]
+    expected = {"C": "posix_spawn EACCES\n", "python": "PermissionError\n"}[how]
+    for launcher in [[], [EATMYDATA]]:
+        r = subprocess.run([*launcher, *cmd], capture_output=True, text=True, timeout=60)
+        assert r.stdout == expected, cmdline([*launcher, *cmd]) + r.stderr
 
 
 def test_landlock_before_the_filter_is_kept():
