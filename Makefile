@@ -122,7 +122,8 @@ TEST_BINS = $(TEST_C:tests/c/%.c=$(B)/tests/%) \
 		$(B)/tests/ioprobe32) \
 	$(B)/tests/libctor.so $(B)/tests/entry-static $(B)/tests/probe-static \
 	$(B)/tests/hostile-static $(B)/tests/aio-submit-static \
-	$(if $(LIB32),$(B)/tests/entry32-static $(B)/tests/probe32-static)
+	$(if $(LIB32),$(B)/tests/entry32-static $(B)/tests/probe32-static \
+		$(B)/tests/bigopen32-static)
 
 all: $(BINS) $(LIBS)
 

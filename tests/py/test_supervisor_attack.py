@@ -293,3 +293,43 @@ def test_program_cannot_take_over_the_supervisor(scratch, launcher_as, program_a
         p.kill()
     assert out == ("ptrace EPERM\nlistener EPERM\nmemory EPERM\n"
                    f"signal {signal_right}\n"), cmdline(cmd)
+
+
+BIGOPEN = TESTS / "bigopen32-static"
+
+
+@pytest.mark.parametrize("size,flags,expected", [
+    (3 << 30, "4011001", "open EOVERFLOW size 3221225472\n"),
+    (1 << 31, "4011001", "open EOVERFLOW size 2147483648\n"),
+    ((1 << 31) - 1, "4011001", "open ok size 1\n"),  # the largest it may open
+    (3 << 30, "4111001", "open ok size 1\n"),  # with O_LARGEFILE
+], ids=["3 GiB", "2 GiB", "2 GiB - 1", "O_LARGEFILE"])
+def test_32_bit_open_of_a_large_file(scratch, size, flags, expected):
+    """A 32-bit program opens a large file O_WRONLY|O_TRUNC|O_SYNC: without
+    large-file support, EOVERFLOW past 2^31 - 1 bytes, and the file keeps
+    its size, as natively (the size is checked before anything is opened);
+    what it may open is eaten."""
+    big = scratch / "big"
+    with open(big, "wb") as f:
+        f.truncate(size)
+    native = run([BIGOPEN, big, flags], events=SYNCS)
+    assert native.stdout == expected, native.why()
+    with open(big, "wb") as f:
+        f.truncate(size)
+    under = run([EATMYDATA, "--seccomp=on", BIGOPEN, big, flags], events=SYNCS)
+    assert under.stdout == expected, under.why()
+    assert (native.syncs > 0) == ("ok" in expected) and under.syncs == 0, under.why()
+
+
+@pytest.mark.parametrize("flags,eaten", [
+    ("4010101", True),  # O_WRONLY|O_CREAT|O_SYNC: the control
+    ("44010101", False),  # and a bit no kernel has given a meaning yet
+], ids=["known", "unknown"])
+def test_open_flag_the_supervisor_does_not_know(scratch, flags, eaten):
+    """An O_SYNC open with a flag the supervisor does not know is the
+    kernel's to make (and sync), whatever that flag may come to mean."""
+    native, under = same_as_native([BIGOPEN, scratch / "f", flags], "open ok size 1\n",
+                                   program=True)
+    (scratch / "f").unlink()
+    assert native.syncs > 0, native.why()
+    assert (under.syncs == 0) == eaten, under.why()
