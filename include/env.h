@@ -35,6 +35,10 @@
 #define EMD_ENV_SECCOMP_EXEC "EATMYDATA_SECCOMP_EXEC"
 #define EMD_ENV_NO_IO_URING "EATMYDATA_NO_IO_URING"
 
+/* --on-behalf=on: the supervisor may open and write for a filtered program
+ * (read from the launcher's environment, never a caller's). */
+#define EMD_ENV_ON_BEHALF "EATMYDATA_ON_BEHALF"
+
 /* The launchers a link-mode launcher came through (loop guard). */
 #define EMD_ENV_LINKS "EATMYDATA_LINKS"
 

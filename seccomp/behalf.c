@@ -2,6 +2,12 @@
 /* behalf.c -- O_SYNC opens and RWF_SYNC writes of a filtered process,
  * made without their sync flags.
  *
+ * Only openat2's is the caller's own; an open or a write made here is this
+ * process's to the kernel, and to whatever judges who acts (a fanotify
+ * permission watcher, audit rules on exe=, a BPF-LSM policy), which might
+ * allow eatmydata what it denies the program: those are made only when
+ * --on-behalf=on asked for them.
+ *
  * openat2 keeps its flags in memory: they are cleared in the caller's own
  * struct open_how and the kernel makes the open, as the caller.  open and
  * openat keep them in a register, and pwritev2 too: those are done here and
@@ -266,7 +272,7 @@ int open_on_behalf(struct call *c)
 		return CONTINUE;
 	/* At its descriptor limit the kernel fails before the open has any
 	 * effect (a file created or truncated): it answers that. */
-	if (in_memory || !c->trusted || !read_open(c, &dirfd, path, &how) ||
+	if (in_memory || !c->on_behalf || !c->trusted || !read_open(c, &dirfd, path, &how) ||
 	    !flags_known(c, how.flags) || !same_rights(c->req->pid, &their_umask) ||
 	    !caller_fd_room(c->req->pid))
 		return CONTINUE;
@@ -364,7 +370,7 @@ int write_on_behalf(struct call *c)
 	size_t total;
 	ssize_t r = 0;
 
-	if (!same_rights(c->req->pid, NULL) || !no_size_limit(c->req->pid))
+	if (!c->on_behalf || !same_rights(c->req->pid, NULL) || !no_size_limit(c->req->pid))
 		return CONTINUE;
 	if ((fd = their_fd(c, (int)call_arg(c, 0))) < 0)
 		return CONTINUE;

@@ -17,6 +17,7 @@ struct seccomp_options {
 	const char *mode;  /* "auto", "on" or "off" */
 	const char *only;  /* --only's globs, or NULL */
 	int no_io_uring;   /* io_uring_setup fails with ENOSYS */
+	int on_behalf;     /* the supervisor may open and write for a caller */
 };
 
 /* The byte the launcher sends on the supervisor's socket with its own
@@ -46,10 +47,11 @@ noreturn void seccomp_exec(const char *sock_id, char **argv);
 
 /* The supervisor's loop (serve.c): writes a byte to `ready` once it
  * answers, then takes the listeners sent on `sock` or through connections
- * to `server` (listening at DIR/socket), and answers each notification,
- * until no process holds `sock` or a filter; then removes DIR.  No DIR
- * (and no server): the launcher filters the whole tree. */
-noreturn void supervise(int sock, int ready, int server, const char *dir, const char *only);
+ * to `server` (listening at DIR/socket), and answers each notification as
+ * `opt` says, until no process holds `sock` or a filter; then removes DIR.
+ * No DIR (and no server): the launcher filters the whole tree. */
+noreturn void supervise(int sock, int ready, int server, const char *dir,
+			const struct seccomp_options *opt);
 
 /* The supervisor's way out, also before it could start: DIR and its
  * socket are removed (DIR may be NULL), and the process exits. */

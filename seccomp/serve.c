@@ -49,6 +49,7 @@ struct pool {
 
 static struct seccomp_notif_sizes sizes;
 static const char *only_globs;
+static int on_behalf; /* --on-behalf=on */
 /* Landlock in this kernel: then a filter the tree installs may postdate a
  * domain (see `trusted` in supervisor.h); without it, none can. */
 static int landlock_enabled;
@@ -94,7 +95,7 @@ static int receive(struct pool *p, struct seccomp_notif *req)
 /* Answer one notification; returns 0 when the listener is gone. */
 static int serve_one(struct pool *p, struct seccomp_notif *req, struct seccomp_notif_resp *resp)
 {
-	struct call c = {p->listener, req, resp, NULL, 0, p->trusted};
+	struct call c = {p->listener, req, resp, NULL, 0, p->trusted, on_behalf};
 	int how, got = receive(p, req);
 
 	if (__atomic_sub_fetch(&p->idle, 1, __ATOMIC_ACQ_REL) == 0 && got > 0)
@@ -325,7 +326,8 @@ noreturn void supervisor_leave(const char *dir)
 	_exit(0);
 }
 
-void supervise(int sock, int ready, int server, const char *dir, const char *only)
+void supervise(int sock, int ready, int server, const char *dir,
+	       const struct seccomp_options *opt)
 {
 	static struct pool *pools[MAX_POOLS];
 	static struct pollfd pfd[MAX_POOLS + 2];
@@ -333,7 +335,8 @@ void supervise(int sock, int ready, int server, const char *dir, const char *onl
 
 	harden();
 	rights_init();
-	only_globs = only;
+	only_globs = opt->only;
+	on_behalf = opt->on_behalf;
 	/* landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) */
 	landlock_enabled = syscall(SYS_landlock_create_ruleset, NULL, 0, 1UL) > 0;
 	/* A tree that has ended already (a command that exits at once) cannot

@@ -83,7 +83,8 @@ static int listen_at(const char *path)
  * in a session of its own, holding no descriptor of the tree's but its
  * socket and --sync-on-exit's notes directory (ulimit -n 6 runs).  Stdio
  * is /dev/null. */
-static int start_supervisor(int sock, const char *dir, const char *path, const char *only)
+static int start_supervisor(int sock, const char *dir, const char *path,
+			    const struct seccomp_options *opt)
 {
 	pid_t middle = fork(), grandchild;
 	int null, status;
@@ -107,7 +108,7 @@ static int start_supervisor(int sock, const char *dir, const char *path, const c
 		supervisor_leave(dir);
 	if (null > 3)
 		close(null);
-	supervise(3, 3, path ? listen_at(path) : -1, dir, only);
+	supervise(3, 3, path ? listen_at(path) : -1, dir, opt);
 }
 
 /* The environment that lets the tree find the supervisor: its socket
@@ -206,7 +207,7 @@ void seccomp_prepare(const struct seccomp_options *opt, const char *file)
 	 * socket to connect to (its descriptor counts: ulimit -n 6 runs). */
 	if (!whole)
 		socket_path(dir, path, sizeof(dir));
-	started = start_supervisor(sv[1], *dir ? dir : NULL, *path ? path : NULL, opt->only) == 0;
+	started = start_supervisor(sv[1], *dir ? dir : NULL, *path ? path : NULL, opt) == 0;
 	close(sv[1]);
 	/* Only the launcher's own filter needs the supervisor there first; a
 	 * process of the tree finds it gone if it died starting (poll), and

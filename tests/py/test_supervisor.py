@@ -26,7 +26,7 @@ def same_as_native(args, expected, cwd=None, events=SYNCS, program=False):
     cmd = args if program else [HOSTILE, *args]
     native = run(cmd, cwd=cwd, events=events)
     assert native.stdout == expected, native.why()
-    under = run([EATMYDATA, "--seccomp=on", *cmd], cwd=cwd, events=events)
+    under = run([EATMYDATA, "--seccomp=on", "--on-behalf=on", *cmd], cwd=cwd, events=events)
     assert under.stdout == expected, under.why()
     return native, under
 

@@ -316,7 +316,8 @@ def test_32_bit_open_of_a_large_file(scratch, size, flags, expected):
     assert native.stdout == expected, native.why()
     with open(big, "wb") as f:
         f.truncate(size)
-    under = run([EATMYDATA, "--seccomp=on", BIGOPEN, big, flags], events=SYNCS)
+    under = run([EATMYDATA, "--seccomp=on", "--on-behalf=on", BIGOPEN, big, flags],
+                events=SYNCS)
     assert under.stdout == expected, under.why()
     assert (native.syncs > 0) == ("ok" in expected) and under.syncs == 0, under.why()
 
@@ -333,3 +334,36 @@ def test_open_flag_the_supervisor_does_not_know(scratch, flags, eaten):
     (scratch / "f").unlink()
     assert native.syncs > 0, native.why()
     assert (under.syncs == 0) == eaten, under.why()
+
+
+@pytest.mark.parametrize("option,env,expected", [
+    ([], {}, "plain EPERM\nsync EPERM\n"),  # the default: the kernel opens, as the program
+    (["--on-behalf=off"], {"EATMYDATA_ON_BEHALF": "1"}, "plain EPERM\nsync EPERM\n"),
+    # Asked for: the supervisor opens, and the watcher judges eatmydata.
+    (["--on-behalf=on"], {}, "plain EPERM\nsync ok\n"),
+    ([], {"EATMYDATA_ON_BEHALF": "1"}, "plain EPERM\nsync ok\n"),
+], ids=["default", "off", "on", "environment"])
+def test_open_permission_watcher(scratch, option, env, expected):
+    """A fanotify permission watcher (an on-access scanner, fapolicyd) that
+    denies this program's opens of a file: its O_SYNC open is denied too, as
+    natively, unless opens on its behalf were asked for."""
+    secret = scratch / "secret"
+    secret.write_text("secret")
+    watcher = subprocess.Popen([TESTS / "fanotify-deny", secret, HOSTILE.name], text=True,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert first_line(watcher) == "ready\n"
+        native = run([HOSTILE, "open-sync", secret], events=SYNCS)
+        assert native.stdout == "plain EPERM\nsync EPERM\n", native.why()
+        under = run([EATMYDATA, "--seccomp=on", *option, HOSTILE, "open-sync", secret],
+                    events=SYNCS, env=env)
+        assert under.stdout == expected, under.why()
+    finally:
+        watcher.kill()
+        watcher.wait()
+
+
+def test_on_behalf_takes_on_or_off():
+    r = subprocess.run([EATMYDATA, "--on-behalf=yes", "true"], capture_output=True, text=True)
+    assert r.returncode == 125 and r.stderr == \
+        "eatmydata: --on-behalf takes on or off, not 'yes'\n", r.stderr
