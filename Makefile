@@ -254,9 +254,11 @@ LDCONFIG = if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig || :; fi
 # On the live system, files a package owns are neither replaced nor removed:
 # make install PREFIX=/usr beside Debian's eatmydata would change its files
 # behind dpkg, and make uninstall would then delete them.  The packages of
-# make deb replace Debian's through dpkg.
+# make deb replace Debian's through dpkg.  dpkg is asked about every
+# spelling of each path (PREFIX=/ on merged /usr: //bin is /usr/bin).
 OWNED = if [ -z "$(DESTDIR)" ] && command -v dpkg-query >/dev/null; then \
-	owned=$$($(MAKE) -s --no-print-directory installed | xargs -r dpkg-query -S 2>/dev/null | \
+	owned=$$($(MAKE) -s --no-print-directory installed | build-aux/spellings | \
+		xargs -r dpkg-query -S 2>/dev/null | \
 		sed -n 's|^\([^ ]*\): \(/.*\)|$@: \2 belongs to package \1|p'); \
 	[ -z "$$owned" ] || { echo "$$owned" >&2; echo "$@: remove those packages first," \
 		"install make deb's packages instead, or choose another PREFIX" >&2; exit 1; }; fi
