@@ -42,18 +42,22 @@ def test_proc_self_is_the_caller():
     assert "Name:\thostile-static\n" in r.stdout, r.why()
 
 
-def test_proc_self_cwd_is_the_callers(scratch):
+@pytest.mark.parametrize("where", ["/proc/self/cwd/", ""], ids=["/proc/self/cwd", "relative"])
+def test_working_directory_is_the_callers(scratch, where):
     """The program's working directory, not the supervisor's (which is the
-    launcher's, then /)."""
+    launcher's, then /), for a relative name or through /proc/self/cwd."""
     name, sub = f"x-{uuid.uuid4().hex}", scratch / "sub"
     sub.mkdir()
-    for prefix in ["", f"{EATMYDATA} --seccomp=on"]:
-        script = f"{prefix} sh -c 'cd sub && exec {HOSTILE} create /proc/self/cwd/{name}'"
-        r = subprocess.run(["sh", "-c", script], cwd=scratch, capture_output=True,
-                           text=True, timeout=60)
-        assert r.stdout == "ok\n", cmdline(["sh", "-c", script]) + r.stderr
-        assert (sub / name).exists() and not (scratch / name).exists(), script
-        (sub / name).unlink()
+    try:
+        for prefix in ["", f"{EATMYDATA} --seccomp=on --on-behalf=on"]:
+            script = f"{prefix} sh -c 'cd sub && exec {HOSTILE} create {where}{name}'"
+            r = subprocess.run(["sh", "-c", script], cwd=scratch, capture_output=True,
+                               text=True, timeout=60)
+            assert r.stdout == "ok\n", cmdline(["sh", "-c", script]) + r.stderr
+            assert (sub / name).exists() and not (scratch / name).exists(), script
+            (sub / name).unlink()
+    finally:
+        assert not os.path.exists(f"/{name}"), "created in the supervisor's directory"
 
 
 def test_chroot_into_a_bind_mount_of_root(scratch):
@@ -62,7 +66,7 @@ def test_chroot_into_a_bind_mount_of_root(scratch):
     would see (same device and inode at the root, another mount)."""
     jail, name = scratch / "jail", f"emd-{uuid.uuid4().hex}"
     jail.mkdir()
-    for prefix in ["", str(EATMYDATA)]:
+    for prefix in ["", f"{EATMYDATA} --on-behalf=on"]:
         script = (f"mount --make-rprivate / && mount --bind / {jail} && "
                   f"{prefix} {HOSTILE} chroot-create {jail} /dev/shm/{name}; "
                   f"ls {jail}/dev/shm/{name} && rm {jail}/dev/shm/{name}")
@@ -84,7 +88,7 @@ def test_file_size_limit_is_the_callers(scratch, where):
     if where == "program":
         same_as_native(args, "wrote 16384 ok\nfsync ok\n")
         return
-    for prefix in ["", str(EATMYDATA)]:
+    for prefix in ["", f"{EATMYDATA} --on-behalf=on"]:
         script = f"ulimit -f 16; exec {prefix} {HOSTILE} {' '.join(map(str, args))}"
         r = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=60)
         assert r.stdout == "wrote 8192 ok\nfsync ok\n", cmdline(["sh", "-c", script]) + r.stderr
@@ -247,3 +251,113 @@ def test_disable_read_past_8k_of_environment(scratch):
     env["EATMYDATA_DISABLE"] = "0"
     enabled = eaten(cmd, env=env, events=SYNCS)
     assert enabled.syncs == 0, enabled.why()
+
+
+# ---- one test for each row of the README's Security table ----------------
+# (the rows that other tests here and in test_supervisor_attack.py do not
+# cover already: each fails when its check in seccomp/rights.c or
+# seccomp/behalf.c is taken out)
+
+def test_own_seccomp_filter_keeps_the_supervisor_away(scratch):
+    """A program with a filter of its own (one that would send getppid to a
+    tracer): nothing is opened for it, its O_SYNC open is the kernel's and
+    syncs, as natively."""
+    native, under = same_as_native(["own-filter", scratch / "f"], "ok\n")
+    assert native.syncs > 0 and under.syncs > 0, under.why()
+
+
+@pytest.mark.parametrize("ids", ["12345:0", "0:12345"], ids=["user", "group"])
+def test_ids_are_the_callers(scratch, ids):
+    """Root that took another user or group id, keeping every capability:
+    its O_SYNC file is that user's and group's, as natively, never made by
+    the supervisor as root's.  In a user namespace, where root has every
+    capability (here CAP_SYS_RESOURCE may be missing, which keeps the
+    supervisor away from another user's process anyway)."""
+    uid, gid = ids.split(":")
+    for prefix in [[], [EATMYDATA, "--seccomp=on", "--on-behalf=on"]]:
+        cmd = [*prefix, HOSTILE, "setid-create", uid, gid, scratch / f"f{len(prefix)}"]
+        assert in_user_namespace(cmd) == f"{ids}\n", cmdline(cmd)
+
+
+def test_capabilities_are_the_callers(scratch):
+    """Root that dropped CAP_DAC_OVERRIDE from its effective set cannot have
+    another user's file opened for it, O_SYNC or not."""
+    secret = scratch / "secret"
+    secret.write_text("secret")
+    os.chown(secret, 12345, 12345)
+    secret.chmod(0o600)
+    same_as_native(["drop-dac", secret], "plain EACCES\nsync EACCES\n")
+
+
+def test_umask_is_the_callers(scratch):
+    """umask 077, then O_SYNC|O_CREAT with mode 0666: 0600, as natively,
+    not the supervisor's umask's 0644."""
+    native = run([HOSTILE, "umask-create", scratch / "native"], events=SYNCS)
+    assert native.stdout == "0600\n", native.why()
+    under = run([EATMYDATA, "--seccomp=on", "--on-behalf=on", HOSTILE, "umask-create",
+                 scratch / "eaten"], events=SYNCS)
+    assert under.stdout == "0600\n", under.why()
+
+
+def test_chroot_into_a_directory(scratch):
+    """A plain chroot (a debootstrap's): the same mount as the supervisor's
+    root, another directory; an absolute name is the jail's, never the
+    host's."""
+    jail, name = scratch / "jail", f"emd-{uuid.uuid4().hex}"
+    (jail / "tmp").mkdir(parents=True)
+    try:
+        same_as_native(["chroot-create", jail, f"/tmp/{name}"], "ok\n")
+        assert (jail / "tmp" / name).exists()
+    finally:
+        assert not os.path.exists(f"/tmp/{name}"), "created on the host"
+
+
+def test_another_mount_namespace(scratch):
+    """A tmpfs mounted in a mount namespace of the program's: the file is
+    created there, not in the directory under it, which the supervisor
+    sees."""
+    under_it = scratch / "d"
+    under_it.mkdir()
+    script = f"mount -t tmpfs none {under_it} && {HOSTILE} create {under_it}/f && ls {under_it}"
+    cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c", script]
+    same_as_native(cmd, "ok\nf\n", program=True)
+    assert list(under_it.iterdir()) == [], "created outside the program's namespace"
+
+
+def in_user_namespace(cmd):
+    """cmd's output, run in a user namespace that maps uids and gids 0 to
+    65535 to themselves: root there may do what root here may to their
+    files, and its capabilities look the same as any namespace's (a full
+    bounding set)."""
+    p = subprocess.Popen(["unshare", "-U", "--", "sh", "-c", 'read _ && exec "$@"', "sh",
+                          *map(str, cmd)], text=True, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        for _ in range(200):
+            if os.readlink(f"/proc/{p.pid}/ns/user") != os.readlink("/proc/self/ns/user"):
+                break
+            time.sleep(0.01)
+        for name in ["uid_map", "gid_map"]:
+            with open(f"/proc/{p.pid}/{name}", "w") as f:
+                f.write("0 0 65536\n")
+        out, err = p.communicate("\n", timeout=60)
+    finally:
+        p.kill()
+    return out + err
+
+
+def test_another_user_namespace(scratch):
+    """Root in a user namespace of its own, where only root is mapped, under
+    a supervisor in one where more users are: a file of another user's is
+    out of its reach (its capabilities are its namespace's), O_SYNC or
+    not."""
+    secret = scratch / "secret"
+    secret.write_text("secret")
+    os.chown(secret, 12345, 12345)
+    secret.chmod(0o600)
+    inner = ["unshare", "-U", "--map-root-user", HOSTILE, "open-sync", secret]
+    for prefix in [[], [EATMYDATA, "--seccomp=on", "--on-behalf=on"]]:
+        assert in_user_namespace([*prefix, *inner]) == "plain EACCES\nsync EACCES\n", \
+            cmdline(prefix + inner)
+    # The supervisor's namespace reaches it: the check is of the namespace.
+    assert in_user_namespace(["cat", secret]) == "secret"

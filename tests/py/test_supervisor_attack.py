@@ -51,7 +51,7 @@ def test_groups_past_a_long_line(public_dir, dropped, expected):
     who = ["setpriv", "--reuid=nobody", "--regid=nogroup",
            "--groups=" + ",".join(map(str, MANY_GROUPS)),
            "--inh-caps=+setgid", "--ambient-caps=+setgid", "--"]
-    for prefix in [[], [EATMYDATA, "--seccomp=on"]]:
+    for prefix in [[], [EATMYDATA, "--seccomp=on", "--on-behalf=on"]]:
         cmd = [*who, *prefix, HOSTILE, "drop-group", str(dropped), secret]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
         assert r.stdout == expected, cmdline(cmd) + r.stderr
@@ -95,7 +95,7 @@ def test_no_worker_can_start(scratch, pids_cgroup):
     """Two threads' writes hold the supervisor's workers (memory no one
     provides) and the tree has taken every task pids.max allows: the main
     thread's fsync is still answered."""
-    for prefix in ["", f"{EATMYDATA} --seccomp=on"]:
+    for prefix in ["", f"{EATMYDATA} --seccomp=on --on-behalf=on"]:
         script = (f"echo $$ > {pids_cgroup}/cgroup.procs && "
                   f"exec {prefix} {HOSTILE} pids-full {scratch / 'f'}")
         try:
@@ -133,13 +133,16 @@ def test_registered_ring_is_not_another(scratch):
     assert native.syncs > 0 and under.syncs == 0, under.why()
 
 
-def test_file_swapped_for_a_fifo(scratch):
+@pytest.mark.parametrize("how", ["swap", "swap-create"])
+def test_file_swapped_for_a_fifo(scratch, how):
     """A FIFO and a file exchange names while the program opens one of them
-    with O_SYNC: nothing but the program's own opens reaches the FIFO."""
+    with O_SYNC (or a FIFO comes and goes at a name the program creates):
+    nothing but the program's own opens reaches the FIFO."""
     for d in ["native", "eaten"]:
         (scratch / d).mkdir()
-    native = run([HOSTILE, "swap", scratch / "native"], events=SYNCS)
-    under = run([EATMYDATA, "--seccomp=on", HOSTILE, "swap", scratch / "eaten"], events=SYNCS)
+    native = run([HOSTILE, how, scratch / "native"], events=SYNCS)
+    under = run([EATMYDATA, "--seccomp=on", "--on-behalf=on", HOSTILE, how, scratch / "eaten"],
+                events=SYNCS)
     expected = "the FIFO opened as often as the program got it\n"
     assert native.stdout == expected, native.why()
     assert under.stdout == expected, under.why()
@@ -183,7 +186,7 @@ def test_create_in_a_sticky_directory(public_dir, protected_regular):
     os.chmod(victim, 0o666)
     os.chown(victim, 12345, 12345)  # neither the directory's owner nor the caller
     who = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
-    for prefix in [[], [EATMYDATA, "--seccomp=on"]]:
+    for prefix in [[], [EATMYDATA, "--seccomp=on", "--on-behalf=on"]]:
         cmd = [*who, *prefix, HOSTILE, "create", victim]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
         assert r.stdout == "EACCES\n", cmdline(cmd) + r.stderr
@@ -253,7 +256,7 @@ def test_exclusive_create_on_a_pseudo_file_system(public_dir):
     """O_CREAT|O_EXCL|O_SYNC of a fresh name on mqueue (a file system whose
     files are message queues): created once, by the program, as natively,
     never made by the supervisor and then refused with EEXIST."""
-    for prefix in ["", f"{EATMYDATA} --seccomp=on"]:
+    for prefix in ["", f"{EATMYDATA} --seccomp=on --on-behalf=on"]:
         script = (f"mount -t mqueue mq {public_dir} && "
                   f"{prefix} {HOSTILE} create-excl {public_dir}/q")
         r = subprocess.run(["unshare", "-m", "-i", "sh", "-c", script], capture_output=True,
