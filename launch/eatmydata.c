@@ -178,6 +178,7 @@ int main(int argc, char **argv)
 		run_as_link(name, argv);
 
 	/* 2. Read the options, then set up the environment for the tree. */
+	hold_signals();
 	first = parse_options(argc, argv, &opt);
 	preload_prepend(preload_entry("libeatmydata.so"));
 	if (opt.only && setenv(EMD_ENV_ONLY, opt.only, 1) != 0)

@@ -57,19 +57,25 @@ os.environ["TMPDIR"] = str(SESSION_TMPDIR)
 LEAVE_TIMEOUT = 10
 
 
-def litter(directory, timeout=LEAVE_TIMEOUT):
-    """What is still in directory once `timeout` seconds have passed, or
-    earlier once it is empty."""
+def litter(directory, timeout=LEAVE_TIMEOUT, prefixes=("",)):
+    """What is still in directory (of the names that start with one of
+    `prefixes`) once `timeout` seconds have passed, or earlier once nothing
+    is."""
     deadline = time.monotonic() + timeout
     while True:
-        left = sorted(p.name for p in Path(directory).iterdir())
+        left = sorted(p.name for p in Path(directory).iterdir() if p.name.startswith(prefixes))
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.05)
 
 
+# What our tools make in TMPDIR starts with one of these (other programs the
+# tests run, lintian, leave their own).
+OURS = ("eatmydata", "syncstat", "nocache", "crashtest", "hirestimes", "cachestats", "cachedel")
+
+
 def pytest_sessionfinish(session, exitstatus):
-    left = litter(SESSION_TMPDIR)
+    left = litter(SESSION_TMPDIR, prefixes=OURS)
     shutil.rmtree(SESSION_TMPDIR, ignore_errors=True)
     if left:
         print(f"\nthe runs left in TMPDIR: {' '.join(left)}")
