@@ -110,7 +110,7 @@ BINS = $(LAUNCHERS:%=$(B)/bin/%)
 LAUNCH_OBJS = $(B)/cli/launch/common.o
 REPORT_OBJS = $(patsubst %.c,$(B)/cli/%.o,$(wildcard report/*.c))
 # What the supervisor and the launcher share with the library.
-SHARED_WITH_LIB = glob maps elf_kind filter inherit iocb
+SHARED_WITH_LIB = glob maps elf_kind filter rendezvous inherit iocb
 SECCOMP_OBJS = $(patsubst %.c,$(B)/cli/%.o,$(wildcard seccomp/*.c)) \
 	$(SHARED_WITH_LIB:%=$(B)/cli/libeatmydata/%.o)
 FLOOR = $(B)/bench/libfloor.so

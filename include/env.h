@@ -27,11 +27,11 @@
 #define EMD_ENV_SYNC_ID "EATMYDATA_SYNC_ID"
 #define EMD_ENV_SYNC_DIR "EATMYDATA_SYNC_DIR"
 
-/* The seccomp supervisor's socket, "N:DEV:INO" (filter.h), and the path
- * of another to connect to for a process that lost that descriptor; the
- * launcher that stands in for a program posix_spawn starts; --no-io-uring. */
+/* The run's seccomp supervisor, by name (filter.h: started by the first
+ * process that needs it); the launcher, which that process runs as the
+ * supervisor and which stands in for a program posix_spawn starts;
+ * --no-io-uring. */
 #define EMD_ENV_SECCOMP "EATMYDATA_SECCOMP"
-#define EMD_ENV_SECCOMP_PATH "EATMYDATA_SECCOMP_PATH"
 #define EMD_ENV_SECCOMP_EXEC "EATMYDATA_SECCOMP_EXEC"
 #define EMD_ENV_NO_IO_URING "EATMYDATA_NO_IO_URING"
 

@@ -129,7 +129,7 @@ static noreturn void run_as_link(const char *name, char **argv)
 		exit(EXIT_NOT_FOUND);
 	}
 	preload_prepend(preload_entry("libeatmydata.so"));
-	seccomp_prepare(&auto_seccomp, file);
+	seccomp_prepare(&auto_seccomp);
 	seccomp_before_exec(&auto_seccomp, file);
 	exec_command(file, argv);
 }
@@ -168,9 +168,14 @@ int main(int argc, char **argv)
 		.on_behalf = emd_env_true(getenv(EMD_ENV_ON_BEHALF))}};
 	int first;
 
-	/* 0. In the place of a program that posix_spawn starts (exec.c). */
+	/* 0. In the place of a program that posix_spawn starts (exec.c); the
+	 * supervisor, started by the process that first needs it. */
 	if (argc > 1 && !strncmp(argv[1], "--seccomp-exec=", 15))
 		seccomp_exec(argv[1] + 15, argv + 2);
+	if (argc == 2 && !strncmp(argv[1], "--seccomp-supervise=", 20)) {
+		seccomp_supervise(argv[1] + 20);
+		die("--seccomp-supervise is the supervisor's own");
+	}
 
 	/* 1. Under another name, be that program. */
 	name = name ? name + 1 : argv[0];
@@ -189,13 +194,13 @@ int main(int argc, char **argv)
 	opt.seccomp.only = getenv(EMD_ENV_ONLY);
 	opt.file = find_command(argv[first]);
 
-	/* 3. What happens after the command is set up before it, then the
-	 * supervisor, which keeps the notes directory. */
+	/* 3. What happens after the command is set up before it; the
+	 * supervisor is only named (it keeps the notes directory). */
 	if (opt.sync_on_exit)
 		sync_on_exit_prepare();
 	if (opt.stats)
 		opt.record_dir = records_prepare(NULL, EMD_REC_EATEN, argv + first);
-	seccomp_prepare(&opt.seccomp, opt.file);
+	seccomp_prepare(&opt.seccomp);
 
 	/* 4. Become the command, unless something has to happen after it. */
 	if (!opt.sync_on_exit && !opt.stats) {

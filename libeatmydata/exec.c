@@ -9,9 +9,10 @@
  *
  * Every exec entry point is here (the list forms, execl..., in
  * preload/exec_list.c), because glibc's own (execvp, execl, posix_spawn)
- * call the system call directly, past any wrapper.  Nothing
- * happens unless the launcher named a supervisor (EATMYDATA_SECCOMP);
- * then the program's ELF headers are read once per exec.  Runs in vfork
+ * call the system call directly, past any wrapper.  Nothing happens
+ * unless the launcher named a supervisor (EATMYDATA_SECCOMP); then the
+ * program's ELF headers are read once per exec, and the supervisor is
+ * found or started only for a program that needs it.  Runs in vfork
  * children: no allocation, stack buffers only.
  */
 #include "emd.h"
@@ -110,22 +111,25 @@ static int needs_filter(int dirfd, const char *path, int nofollow, char *const a
 }
 
 /* Before the exec of dirfd/path: under the filter, if that program needs
- * it and there is a supervisor to hand it to.  1 when this process cannot
- * build the filter (exec_stand_in, below, then). */
+ * it and there is a supervisor to hand it to (the run's, found or started
+ * now).  1 when this process cannot build the filter (a 32-bit one: its
+ * table is of its own ABI): exec_stand_in, below, then. */
 static int before_exec(int dirfd, const char *path, int nofollow, char *const argv[],
 		       char *const envp[])
 {
-	const char *id = secure_getenv(EMD_ENV_SECCOMP);
-	int sock, opened, r = 0;
+	const char *name = secure_getenv(EMD_ENV_SECCOMP);
+	int sock;
 
-	if (!id || !path || !needs_filter(dirfd, path, nofollow, argv, envp))
+	if (!name || !path || !needs_filter(dirfd, path, nofollow, argv, envp))
 		return 0;
-	sock = emd_supervisor(id, secure_getenv(EMD_ENV_SECCOMP_PATH), &opened);
-	if (sock >= 0)
-		r = emd_filter_self(sock, secure_getenv(EMD_ENV_NO_IO_URING) != NULL, 0);
-	if (opened)
+	if (!EMD_ARCH_NATIVE)
+		return 1;
+	sock = emd_supervisor(name, secure_getenv(EMD_ENV_SECCOMP_EXEC), 0);
+	if (sock >= 0) {
+		emd_filter_self(sock, secure_getenv(EMD_ENV_NO_IO_URING) != NULL, 0);
 		close(sock);
-	return !EMD_ARCH_NATIVE && r == -ENOSYS;
+	}
+	return 0;
 }
 
 /* The file execvp would run for `name`: itself if it has a slash, else
@@ -152,33 +156,30 @@ static const char *find_program(const char *name, char *buf, size_t size)
 	return NULL;
 }
 
-/* The stand-in the environment names, if it is the launcher of a live
- * supervisor of this user's or root's, and a program only they could have
- * put there: the environment may come from someone else (sudo -E). */
+/* The stand-in the environment names, if it is a program only root or
+ * this user could have put there: the environment may come from someone
+ * else (sudo -E). */
 static const char *stand_in(void)
 {
 	const char *exe = secure_getenv(EMD_ENV_SECCOMP_EXEC);
-	int opened, sock = emd_supervisor(secure_getenv(EMD_ENV_SECCOMP),
-					  secure_getenv(EMD_ENV_SECCOMP_PATH), &opened);
 	struct stat st;
 
-	if (opened)
-		close(sock);
-	if (sock < 0 || !exe || *exe != '/' || stat(exe, &st) != 0 || !S_ISREG(st.st_mode) ||
+	if (!exe || *exe != '/' || stat(exe, &st) != 0 || !S_ISREG(st.st_mode) ||
 	    (st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & 022))
 		return NULL;
 	return exe;
 }
 
 /* The launcher's arguments to stand in for `found` run with argv: in
- * args (argc + 5 of them), "STAND_IN --seccomp-exec=ID FOUND ARGV0 ARG...";
- * 0 when there is no stand-in. */
+ * args (argc + 5 of them), "STAND_IN --seccomp-exec=NAME FOUND ARGV0
+ * ARG..."; 0 when there is no stand-in. */
 static int stand_in_args(char **args, char *opt, size_t size, const char *found,
 			 char *const argv[], size_t argc)
 {
-	const char *exe = stand_in(), *sock = secure_getenv(EMD_ENV_SECCOMP);
+	const char *exe = stand_in(), *name = secure_getenv(EMD_ENV_SECCOMP);
 
-	if (!exe || !sock || snprintf(opt, size, "--seccomp-exec=%s", sock) >= (int)size)
+	if (!exe || !emd_rendezvous_ok(name) ||
+	    snprintf(opt, size, "--seccomp-exec=%s", name) >= (int)size)
 		return 0;
 	args[0] = (char *)exe;
 	args[1] = opt;

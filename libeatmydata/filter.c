@@ -15,20 +15,15 @@
 #define _GNU_SOURCE 1
 #include "filter.h"
 #include "requests.h"
-#include "inherit.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
@@ -38,8 +33,6 @@
 #define ARG_LO(i) (offsetof(struct seccomp_data, args) + 8 * (i))
 #define NOTIFY SECCOMP_RET_USER_NOTIF
 #define ALLOW SECCOMP_RET_ALLOW
-/* How long a process tries to connect to the supervisor's socket path. */
-#define CONNECT_SECONDS 1
 
 EMD_REQUEST_TABLE(requests);
 
@@ -221,85 +214,6 @@ static int filter_self(int sock, int no_io_uring, char tag)
 	r = send_listener(sock, listener, tag);
 	close(listener);
 	return r;
-}
-
-/* Is st this user's or root's? */
-static int owned(const struct stat *st)
-{
-	return st->st_uid == 0 || st->st_uid == geteuid();
-}
-
-/* Could the socket at `path` be the run's supervisor's: in a directory
- * that is this user's or root's, no link, in which no one else may write
- * (who could put a socket of theirs there)?  A path that went stale (its
- * run ended) and that another user made again is not.  What changes after
- * this look is for connect_within's deadline and ours() to catch. */
-static int private_socket(const char *path)
-{
-	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	const char *slash = strrchr(path, '/');
-	struct stat st;
-
-	if (*path != '/' || !slash || slash == path || (size_t)(slash - path) >= sizeof(dir))
-		return 0;
-	memcpy(dir, path, (size_t)(slash - path));
-	dir[slash - path] = '\0';
-	return lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && owned(&st) &&
-	       !(st.st_mode & (S_IWGRP | S_IWOTH));
-}
-
-/* Connect without waiting on a full backlog (a stale path another user made
- * again, or a supervisor too busy to accept): tried again for a second,
- * then given up.  The socket blocks again once connected. */
-static int connect_within(int fd, const struct sockaddr_un *addr)
-{
-	struct timespec pause = {0, 1000000}, start, now;
-
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	while (connect(fd, (const struct sockaddr *)addr, sizeof(*addr)) != 0) {
-		if (errno != EAGAIN && errno != EINTR)
-			return -1;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec - start.tv_sec >= CONNECT_SECONDS + (now.tv_nsec >= start.tv_nsec))
-			return -1;
-		nanosleep(&pause, NULL);
-		if (pause.tv_nsec < 64000000)
-			pause.tv_nsec *= 2;
-	}
-	return fcntl(fd, F_SETFL, 0);
-}
-
-/* A new connection to the supervisor's socket at `path`; -1 if it is not
- * one the run made, or cannot be had in time. */
-static int connect_path(const char *path)
-{
-	struct sockaddr_un addr = {.sun_family = AF_UNIX};
-	int fd;
-
-	if (strlen(path) >= sizeof(addr.sun_path) || !private_socket(path))
-		return -1;
-	strcpy(addr.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd >= 0 && (connect_within(fd, &addr) != 0 || !ours(fd))) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
-}
-
-int emd_supervisor(const char *id, const char *path, int *opened)
-{
-	struct emd_inherited in;
-	int saved = errno, fd = -1;
-
-	*opened = 0;
-	if (emd_inherited_parse(&in, id) == 0 && emd_inherited_ok(&in, S_IFSOCK) && ours(in.fd))
-		return in.fd;
-	if (path)
-		fd = connect_path(path);
-	errno = saved;
-	*opened = fd >= 0;
-	return fd;
 }
 
 int emd_filter_self(int sock, int no_io_uring, char tag)

@@ -179,16 +179,17 @@ def holds_listener(pid):
 
 
 def supervisor_of(proc, tag):
-    """The supervisor a launcher started: an eatmydata process forked just
-    after it, holding a seccomp listener, with the launcher's tag."""
-    for pid in range(proc.pid + 1, proc.pid + 64):
+    """The supervisor started for a launcher's tree: an eatmydata process
+    holding a seccomp listener, with the launcher's tag in its environment
+    (its starter's)."""
+    for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
         try:
             if (open(f"/proc/{pid}/comm").read() == "eatmydata\n" and holds_listener(pid) and
                     tag.encode() in open(f"/proc/{pid}/environ", "rb").read().split(b"\0")):
                 return pid
         except OSError:
             pass
-    raise AssertionError(f"no supervisor found after pid {proc.pid}")
+    raise AssertionError(f"no supervisor found for {proc.pid}")
 
 
 @pytest.mark.parametrize("sig,expected", [

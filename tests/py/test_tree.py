@@ -135,6 +135,32 @@ def test_only_the_programs_that_need_it_pay_for_the_filter():
     assert seccomp_status([EATMYDATA, "--seccomp=on"]) == ["Seccomp:", "2", "Seccomp:", "2"]
 
 
+# What a supervisor's start would make: a process (or thread), a socket, a
+# directory.
+STARTED = [("task:task_newtask", None), ("syscalls:sys_enter_socket", None),
+           ("syscalls:sys_enter_socketpair", None), ("syscalls:sys_enter_bind", None),
+           ("syscalls:sys_enter_mkdir", None), ("syscalls:sys_enter_mkdirat", None)]
+
+
+@pytest.mark.parametrize("cmd", [["/bin/true"], ["sh", "-c", "/bin/true; /bin/true"],
+                                 ["python3", "-c", "import subprocess; subprocess.run('true')"]],
+                         ids=["true", "sh", "python"])
+def test_nothing_is_started_when_no_program_needs_the_filter(cmd, scratch):
+    """A tree that never execs a program the library cannot reach: the
+    default starts, creates and leaves nothing more than --seccomp=off (the
+    same processes, no socket, no directory); beside it, a static program's
+    run, where the supervisor does start."""
+    off = run([EATMYDATA, "--seccomp=off", *cmd], events=STARTED)
+    default = run([EATMYDATA, *cmd], events=STARTED)
+    assert default.counts == off.counts, default.why() + off.why()
+    static = [*cmd[:-1], cmd[-1].replace("/bin/true", f"{STATIC['static']} fsync {scratch}")] \
+        if cmd[0] == "sh" else [STATIC["static"], "fsync", scratch]
+    off = run([EATMYDATA, "--seccomp=off", *static], events=STARTED)
+    default = run([EATMYDATA, *static], events=STARTED)
+    assert default.counts["task:task_newtask"] > off.counts["task:task_newtask"], default.why()
+    assert default.counts["syscalls:sys_enter_socketpair"] > 0, default.why()
+
+
 def test_seccomp_off_leaves_static_programs_alone(scratch):
     cmd = ["sh", "-c", f"{STATIC['static']} fsync {scratch}"]
     off = run([EATMYDATA, "--seccomp=off", *cmd], events=SYNCS)
@@ -222,109 +248,83 @@ def test_static_set_user_id_program_keeps_its_privilege(public):
     assert under.stdout == "0\n", under.why()
 
 
-def test_stand_in_others_could_have_planted_is_not_run(public, tmp_path):
+@pytest.mark.parametrize("how", ["posix_spawn", "exec"])
+@pytest.mark.parametrize("owner", ["nobody", "root"])
+def test_planted_launcher_is_never_run(public, tmp_path, how, owner):
     """EATMYDATA_SECCOMP_EXEC from the environment names a program another
-    user could have written: posix_spawn runs the program asked for, never
-    that one (a root process may have its caller's environment: sudo -E)."""
+    user could have written (theirs, or root's that anyone may write): it
+    is run neither as posix_spawn's stand-in nor as the supervisor; the
+    program asked for runs, unfiltered (a root process may have its
+    caller's environment: sudo -E)."""
     marker = os.path.join(public, "w", "planted-ran")
     evil = os.path.join(public, "w", "evil")
-    with open(evil, "w") as f:
-        f.write(f"#!/bin/sh\ntouch {marker}\n")
-    os.chmod(evil, 0o777)
+    with open(evil + ".c", "w") as f:
+        f.write('#include <fcntl.h>\nint main(void) { return open("%s", O_CREAT | O_WRONLY, '
+                '0600) < 0; }\n' % marker)
+    subprocess.run(["cc", "-o", evil, evil + ".c"], check=True)
+    os.chmod(evil, 0o777 if owner == "root" else 0o755)
+    if owner == "nobody":
+        shutil.chown(evil, "nobody")
     prog = STATIC["static"]
-    py = ("import os, sys; os.environ['EATMYDATA_SECCOMP_EXEC'] = sys.argv[1]; "
-          "os.waitpid(os.posix_spawn(sys.argv[2], sys.argv[2:], os.environ), 0)")
+    spawn = ("os.waitpid(os.posix_spawn(sys.argv[2], sys.argv[2:], os.environ), 0)"
+             if how == "posix_spawn" else "subprocess.run(sys.argv[2:])")
+    py = ("import os, subprocess, sys; os.environ['EATMYDATA_SECCOMP_EXEC'] = sys.argv[1]; "
+          + spawn)
     r = eaten(["python3", "-c", py, evil, prog, "fsync", tmp_path], events=SYNCS)
     assert not os.path.exists(marker), r.why()
     assert r.syncs > 0, r.why()  # the program ran, unfiltered
 
 
-def test_another_users_supervisor_gets_no_listener(public):
-    """A socket at EATMYDATA_SECCOMP_PATH served by another user: a root
-    process never hands it a filter's listener (whoever holds one answers
-    the process's system calls)."""
-    sock = os.path.join(public, "w", "sock")
-    server = subprocess.Popen(
-        [*NOBODY, "python3", "-c",
-         "import socket, sys\n"
-         "s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)\n"
-         "s.bind(sys.argv[1]); s.listen(); s.settimeout(10); print('ready', flush=True)\n"
-         "try:\n"
-         "    c, _ = s.accept(); c.settimeout(5)\n"
-         "    msg, anc, _, _ = c.recvmsg(1, 64)\n"
-         "    print('got', len(anc))\n"
-         "except OSError:\n"
-         "    print('nothing')\n", sock],
-        stdout=subprocess.PIPE, text=True)
-    try:
-        assert server.stdout.readline() == "ready\n"
-        lib = next(EATMYDATA.parent.parent.glob("lib*/**/libeatmydata.so"))
-        env = dict(os.environ, LD_PRELOAD=str(lib), EATMYDATA_SECCOMP="1:2:3",
-                   EATMYDATA_SECCOMP_PATH=sock)
-        r = subprocess.run(["sh", "-c", f"{STATIC['static']} fsync {public}/w"], env=env,
-                           capture_output=True, text=True, timeout=60)
-        assert r.returncode == 0, r.stderr
-        out, _ = server.communicate(timeout=30)
-    finally:
-        server.kill()
-    assert out in ("nothing\n", "got 0\n"), out
-
-
-# A socket at the path a stale environment names, made again by someone:
-# with its backlog full ("full"), where a blocking connect would wait for
-# ever, or accepting connections and counting them, printed at the end.
-SQUATTER = """import os, socket, sys
-os.mkdir(sys.argv[1])
-os.chmod(sys.argv[1], int(sys.argv[2], 8))
-path = os.path.join(sys.argv[1], "socket")
+# Another user's socket bound to the name a process of the tree looks for
+# its supervisor at: with its backlog full ("full"), or answering each
+# connection as a supervisor does ("ready") and counting the listeners
+# they bring, printed at the end.
+SQUATTER = """import socket, sys, threading
+name = sys.argv[1].replace("@", "\\0", 1)
 s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-s.bind(path); s.listen(0); os.chmod(path, 0o777)
-if sys.argv[3] == "full":
-    fill = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    fill.connect(path)
-print("ready", flush=True)
-s.setblocking(False)
-accepted = []
-while not sys.stdin.readline():
-    pass
-try:
+s.bind(name); s.listen(0)
+listeners = 0
+def serve():
+    global listeners
     while True:
-        accepted.append(s.accept())
-except BlockingIOError:
-    pass
-print(len(accepted) - (sys.argv[3] == "full"))
+        c, _ = s.accept()
+        c.settimeout(5)
+        c.send(b"R")
+        try:
+            _, anc, _, _ = c.recvmsg(1, socket.CMSG_SPACE(4))
+            listeners += len(anc)
+        except OSError:
+            pass
+if sys.argv[2] == "full":
+    fill = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    fill.connect(name)
+else:
+    threading.Thread(target=serve, daemon=True).start()
+print("ready", flush=True)
+sys.stdin.readline()
+print(listeners)
 """
 
 
-@pytest.mark.parametrize("victim,squatter,mode,backlog", [
-    ("root", "nobody", "700", "full"), ("root", "nobody", "777", "full"),
-    ("12345", "nobody", "777", "full"), ("root", "nobody", "700", "open"),
-    ("12345", "nobody", "777", "open"), ("root", "root", "777", "open"),
-    # The victim's own directory, reached through a link another user made
-    # (and may point elsewhere the next moment).
-    ("root", "root", "link", "open"),
-    # The victim's own directory passes: the deadline gives up.
-    ("root", "root", "700", "full"),
-])
-def test_stale_socket_path(public, victim, squatter, mode, backlog):
-    """A process that outlived its run (EATMYDATA_* in its environment, its
-    supervisor gone) execs a static program, and someone has made the
-    socket path again: the program runs, unfiltered (it syncs), without
-    waiting for ever, and connects to no socket another user could have
-    made (in a directory of theirs, or one they may write in)."""
-    d = os.path.join(public, "w", "eatmydata-seccomp.stale")
-    ours = squatter == victim and mode == "700"
-    real = d + ".real" if mode == "link" else d
-    squatter = subprocess.Popen([*(NOBODY if squatter == "nobody" else []), "python3", "-c",
-                                 SQUATTER, real, "700" if mode == "link" else mode, backlog],
+@pytest.mark.parametrize("victim", ["root", "12345"])
+@pytest.mark.parametrize("backlog", ["full", "ready"])
+def test_another_users_socket_at_the_supervisors_name(public, victim, backlog):
+    """Another user binds the name a process of the tree finds its
+    supervisor at (abstract names are seen in /proc/net/unix), and may
+    fill its backlog: the program is eaten all the same, by a supervisor
+    of the process's own, without waiting, and no listener reaches the
+    other user's socket (whoever holds one answers the process's system
+    calls)."""
+    name = os.urandom(16).hex()
+    uid = 0 if victim == "root" else int(victim)
+    squatter = subprocess.Popen([*NOBODY, "python3", "-c", SQUATTER,
+                                 f"@eatmydata-{name}-{uid}", backlog],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert squatter.stdout.readline() == "ready\n"
-        if mode == "link":
-            subprocess.run([*NOBODY, "ln", "-s", real, d], check=True)
         lib = next(EATMYDATA.parent.parent.glob("lib*/**/libeatmydata.so"))
-        env = {"LD_PRELOAD": str(lib), "EATMYDATA_SECCOMP": "1:2:3",
-               "EATMYDATA_SECCOMP_PATH": os.path.join(d, "socket")}
+        env = {"LD_PRELOAD": str(lib), "EATMYDATA_SECCOMP": name,
+               "EATMYDATA_SECCOMP_EXEC": str(EATMYDATA)}
         who = [] if victim == "root" else ["setpriv", f"--reuid={victim}", f"--regid={victim}",
                                            "--clear-groups", "--"]
         cmd = [*who, "sh", "-c", f"{STATIC['static']} fsync {public}/w && echo ran"]
@@ -332,13 +332,43 @@ def test_stale_socket_path(public, victim, squatter, mode, backlog):
             r = run(cmd, env=env, events=SYNCS, timeout=30)
         except subprocess.TimeoutExpired:
             pytest.fail("hangs: " + cmdline(cmd, env))
-        assert r.stdout == "ran\n" and r.syncs > 0, r.why()
-        connections, _ = squatter.communicate("\n", timeout=30)
-        if not ours:
-            assert connections == "0\n", r.why()
+        assert r.stdout == "ran\n" and r.syncs == 0, r.why()
+        listeners, _ = squatter.communicate("\n", timeout=30)
+        assert listeners == "0\n", r.why()
     finally:
         squatter.kill()
         squatter.wait()
+
+
+# Another user's process that connects to a supervisor's name: what it is
+# sent ("ready" or nothing, the connection closed).
+CONNECT = """import socket, sys
+c = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+c.connect(sys.argv[1].replace("@", "\\0", 1)); c.settimeout(30)
+print(repr(c.recv(1)))
+"""
+
+
+def test_a_supervisor_serves_its_user_alone(public):
+    """A process of another user connects to root's running supervisor (its
+    name is in /proc/net/unix): it is not answered, so could hand it no
+    listener."""
+    name = os.urandom(16).hex()
+    lib = next(EATMYDATA.parent.parent.glob("lib*/**/libeatmydata.so"))
+    env = dict(os.environ, LD_PRELOAD=str(lib), EATMYDATA_SECCOMP=name,
+               EATMYDATA_SECCOMP_EXEC=str(EATMYDATA))
+    tree = subprocess.Popen(["sh", "-c", f"exec {TESTS / 'hostile-static'} fsync-twice "
+                             f"{public}/w/f"], env=env, text=True, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE)
+    try:
+        assert tree.stdout.readline() == "first ok\n"
+        for who, expected in [([], "b'R'\n"), (NOBODY, "b''\n")]:
+            cmd = [*who, "python3", "-c", CONNECT, f"@eatmydata-{name}-0"]
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+            assert r.stdout == expected, cmdline(cmd) + r.stderr
+    finally:
+        tree.kill()
+        tree.wait()
 
 
 @contextlib.contextmanager
@@ -393,17 +423,21 @@ def test_exec_of_a_fifo_or_device_opens_nothing(tmp_path, kind, how):
         cmdline(eaten_cmd) + under.stderr
 
 
-def test_static_program_in_a_chroot_without_proc(tmp_path):
+@pytest.mark.parametrize("before", [True, False], ids=["supervisor running", "none running"])
+def test_static_program_in_a_chroot_without_proc(tmp_path, scratch, before):
     """A chroot with no /proc yet (a debootstrap's first stage): the program
-    is looked at by name, and still eaten."""
+    is looked at by name, and eaten by the run's supervisor if one runs (a
+    static program before it started it); none can be started in there
+    (no launcher, no /proc): then it runs unfiltered, and syncs."""
     jail = tmp_path / "jail"
     (jail / "w").mkdir(parents=True)
     shutil.copy(STATIC["static"], jail / "static")
-    cmd = ["chroot", jail, "/static", "fsync", "/w"]
+    first = f"{STATIC['static']} fsync {scratch} && " if before else ""
+    cmd = ["sh", "-c", f"{first}chroot {jail} /static fsync /w && echo ran"]
     native = run(cmd, events=SYNCS)
     assert native.syncs > 0, native.why()
     under = eaten(cmd, events=SYNCS)
-    assert under.syncs == 0, under.why()
+    assert under.stdout == "ran\n" and (under.syncs == 0) == before, under.why()
 
 
 # A set-user-ID root program that says what it runs as and under.
@@ -512,6 +546,34 @@ def test_posix_spawn_of_a_program_that_cannot_run(failing_static, how):
         assert r.stdout == expected, cmdline([*launcher, *cmd]) + r.stderr
 
 
+# A chroot where the launcher and its libraries are (the host's /usr and the
+# build, bound at their own paths), but no /proc.
+JAIL_WITH_LAUNCHER = """set -e
+mount --make-rprivate /
+mkdir -p "$0/usr" "$0/w" "$0$1"
+mount --bind /usr "$0/usr"
+mount --bind "$1" "$0$1"
+for d in bin lib lib32 lib64 libx32 sbin; do [ -e "$0/$d" ] || ln -s "usr/$d" "$0/$d"; done
+shift
+exec "$@"
+"""
+
+
+def test_supervisor_in_a_chroot_without_proc(tmp_path):
+    """The launcher can be run in the chroot, but there is no /proc: the
+    supervisor cannot tell a listener from anything else, so it does not
+    start, and the program runs unfiltered (it syncs, and succeeds), never
+    under a filter no one answers."""
+    jail = tmp_path / "jail"
+    jail.mkdir()
+    shutil.copy(STATIC["static"], jail / "static")
+    build = EATMYDATA.parent.parent
+    cmd = ["unshare", "-m", "sh", "-c", JAIL_WITH_LAUNCHER, jail, build,
+           EATMYDATA, "chroot", jail, "/static", "fsync", "/w"]
+    r = run(cmd, events=SYNCS)
+    assert r.syncs > 0, r.why()
+
+
 def test_landlock_before_the_filter_is_kept():
     """A dynamic process enters a Landlock domain, unseen by any filter, then
     execs a static program: that program's filter is the tree's, not the
@@ -525,10 +587,9 @@ def test_landlock_before_the_filter_is_kept():
     assert under.stdout == native.stdout, under.why()
 
 
-def test_a_killed_supervisor_costs_durability_not_the_program(scratch):
+def test_a_killed_supervisor_is_started_again(scratch):
     """The run's supervisor is killed between two static programs: the
-    second runs all the same, as natively (its sync reaches the disk),
-    since the library puts no process under a filter nobody answers."""
+    second runs all the same, under a supervisor started for it."""
     tag = os.urandom(8).hex()
     prog = f"{STATIC['static']} fsync {scratch}"
     script = (f"{prog} && echo first; "
@@ -536,17 +597,18 @@ def test_a_killed_supervisor_costs_durability_not_the_program(scratch):
               f"tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null | grep -qx EMD_TAG={tag} && "
               "kill -9 $p; done; sleep 0.2; "
               f"{prog} && echo second")
-    # A supervisor killed cannot remove its directory: in the test's own.
-    r = run([EATMYDATA, "sh", "-c", script], env={"EMD_TAG": tag, "TMPDIR": scratch},
+    r = run([EATMYDATA, "sh", "-c", script], env={"EMD_TAG": tag},
             events=[("ext4:ext4_sync_file_enter", None)])
     assert r.stdout == "first\nsecond\n", r.why()
-    assert r.syncs == 1, r.why()  # the second's; the first was eaten
+    assert r.syncs == 0, r.why()
+    native = run(["sh", "-c", script], events=[("ext4:ext4_sync_file_enter", None)])
+    assert native.syncs == 2, native.why()
 
 
 @pytest.mark.parametrize("tmpdir", ["/nonexistent", "/proc"])
-def test_an_unusable_tmpdir_costs_only_the_socket_path(scratch, tmpdir):
-    """The supervisor's private directory cannot be made: the run goes on
-    (it exited 125), and what inherits the socket is still eaten."""
+def test_an_unusable_tmpdir_costs_nothing(scratch, tmpdir):
+    """The supervisor needs no directory: with TMPDIR unusable, a static
+    program is eaten."""
     cmd = ["sh", "-c", f"{STATIC['static']} fsync {scratch} && echo ran"]
     native = run(cmd, events=SYNCS)
     assert native.syncs > 0, native.why()
