@@ -113,7 +113,7 @@ REPORT_OBJS = $(patsubst %.c,$(B)/cli/%.o,$(wildcard report/*.c))
 # crashtest's engine: the journal, the model, the states and the report.
 CRASHTEST_OBJS = $(patsubst %.c,$(B)/cli/%.o,$(wildcard crashtest/*.c))
 # What the supervisor and the launcher share with the library.
-SHARED_WITH_LIB = glob maps elf_kind filter inherit iocb
+SHARED_WITH_LIB = glob maps elf_kind filter rendezvous inherit iocb
 SECCOMP_OBJS = $(patsubst %.c,$(B)/cli/%.o,$(wildcard seccomp/*.c)) \
 	$(SHARED_WITH_LIB:%=$(B)/cli/libeatmydata/%.o)
 FLOOR = $(B)/bench/libfloor.so
@@ -125,7 +125,8 @@ TEST_BINS = $(TEST_C:tests/c/%.c=$(B)/tests/%) \
 		$(B)/tests/ioprobe32) \
 	$(B)/tests/libctor.so $(B)/tests/entry-static $(B)/tests/probe-static \
 	$(B)/tests/hostile-static $(B)/tests/aio-submit-static \
-	$(if $(LIB32),$(B)/tests/entry32-static $(B)/tests/probe32-static)
+	$(if $(LIB32),$(B)/tests/entry32-static $(B)/tests/probe32-static \
+		$(B)/tests/bigopen32-static)
 
 all: $(BINS) $(LIBS)
 libs: $(LIBS)
@@ -268,9 +269,11 @@ LDCONFIG = if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then ldconfig || :; fi
 # On the live system, files a package owns are neither replaced nor removed:
 # make install PREFIX=/usr beside Debian's eatmydata would change its files
 # behind dpkg, and make uninstall would then delete them.  The packages of
-# make deb replace Debian's through dpkg.
+# make deb replace Debian's through dpkg.  dpkg is asked about every
+# spelling of each path (PREFIX=/ on merged /usr: //bin is /usr/bin).
 OWNED = if [ -z "$(DESTDIR)" ] && command -v dpkg-query >/dev/null; then \
-	owned=$$($(MAKE) -s --no-print-directory installed | xargs -r dpkg-query -S 2>/dev/null | \
+	owned=$$($(MAKE) -s --no-print-directory installed | build-aux/spellings | \
+		xargs -r dpkg-query -S 2>/dev/null | \
 		sed -n 's|^\([^ ]*\): \(/.*\)|$@: \2 belongs to package \1|p'); \
 	[ -z "$$owned" ] || { echo "$$owned" >&2; echo "$@: remove those packages first," \
 		"install make deb's packages instead, or choose another PREFIX" >&2; exit 1; }; fi

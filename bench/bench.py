@@ -204,19 +204,70 @@ def instructions_per_open(preload):
     return (counts[1] - counts[0]) / 200000
 
 
-def launcher_overhead(runs=300):
-    """Median wall time of `eatmydata true` minus that of `true`, in ms."""
-    cmds = {"true": ["/bin/true"], "eatmydata": [BUILD / "bin" / "eatmydata", "/bin/true"]}
-    if shutil.which("eatmydata") == "/usr/bin/eatmydata":
-        cmds["debian"] = ["/usr/bin/eatmydata", "/bin/true"]
+def per_run(cmds, runs):
+    """Median wall time of each command in ms, the commands interleaved,
+    in a new random order each round."""
     t = {k: [] for k in cmds}
     for _ in range(runs):
-        for k, c in cmds.items():
+        for k in random.sample(list(cmds), len(cmds)):
             t0 = time.perf_counter()
-            subprocess.run(c, check=True)
+            subprocess.run(cmds[k], check=True, stdout=subprocess.DEVNULL)
             t[k].append(time.perf_counter() - t0)
-    base = statistics.median(t["true"])
-    return {k: (statistics.median(v) - base) * 1000 for k, v in t.items() if k != "true"}
+    return {k: statistics.median(v) * 1000 for k, v in t.items()}
+
+
+def tree_counts(cmd, runs=5):
+    """System calls and new tasks (processes and threads) of a run and
+    everything it starts, medians over a few runs (perf stat)."""
+    calls, tasks = [], []
+    for _ in range(runs):
+        with tempfile.NamedTemporaryFile("r") as out:
+            subprocess.run(["perf", "stat", "-x,", "-o", out.name, "-e", "raw_syscalls:sys_enter",
+                            "-e", "task:task_newtask", "--", *map(str, cmd)], check=True,
+                           stdout=subprocess.DEVNULL)
+            counts = {l.split(",")[2]: int(l.split(",")[0]) for l in out.read().splitlines()
+                      if len(l.split(",")) > 2 and l.split(",")[0].isdigit()}
+        calls.append(counts["raw_syscalls:sys_enter"])
+        tasks.append(counts["task:task_newtask"])
+    return statistics.median(calls), statistics.median(tasks)
+
+
+def launcher_rows(runs=400):
+    """The launcher's own cost on a command that needs no filter, against
+    Debian's (a shell script) and --seccomp=off, in one interleaved run; and
+    the first static program's, which starts the supervisor."""
+    emd = str(BUILD / "bin" / "eatmydata")
+    static = [str(BUILD / "bench" / "syscalls"), "getppid", "1"]
+    cmds = {"`/bin/true`": ["/bin/true"]}
+    if shutil.which("eatmydata") == "/usr/bin/eatmydata":
+        cmds["Debian's `eatmydata /bin/true`"] = ["/usr/bin/eatmydata", "/bin/true"]
+    cmds["`eatmydata --seccomp=off /bin/true`"] = [emd, "--seccomp=off", "/bin/true"]
+    cmds["`eatmydata /bin/true` (the default)"] = [emd, "/bin/true"]
+    firsts = {"a static program": static,
+              "`eatmydata --seccomp=off` a static program": [emd, "--seccomp=off", *static],
+              "`eatmydata` a static program (starts the supervisor)": [emd, *static]}
+    t = per_run({**cmds, **firsts}, runs)
+    base = t["`/bin/true`"]
+    debian = t.get("Debian's `eatmydata /bin/true`")
+    off = t["`eatmydata --seccomp=off /bin/true`"]
+    print(f"\nThe launcher, {runs} runs of each, interleaved; medians; system calls and new "
+          "tasks of the whole run (perf stat -e raw_syscalls:sys_enter -e task:task_newtask, "
+          "median of 5):\n")
+    print("| command | per run ms | beyond `true` ms | / Debian's | / `--seccomp=off` | "
+          "system calls | new tasks |\n|---|---:|---:|---:|---:|---:|---:|")
+    for k in cmds:
+        calls, tasks = tree_counts(cmds[k])
+        vs_debian = f"{t[k] / debian:.2f}" if debian else "-"
+        print(f"| {k} | {t[k]:.2f} | {t[k] - base:.2f} | {vs_debian} | {t[k] / off:.2f} | "
+              f"{calls:.0f} | {tasks:.0f} |", flush=True)
+    print("\nThe first static program of a tree, which starts the supervisor (same run):\n")
+    print("| command | per run ms | beyond the program alone ms | system calls | new tasks |\n"
+          "|---|---:|---:|---:|---:|")
+    alone = t["a static program"]
+    for k in firsts:
+        calls, tasks = tree_counts(firsts[k])
+        print(f"| {k} | {t[k]:.2f} | {t[k] - alone:.2f} | {calls:.0f} | {tasks:.0f} |",
+              flush=True)
 
 
 def syncstat_bench(top, libs, workloads):
@@ -445,6 +496,8 @@ def start_cost(runs=300):
 def main():
     if sys.argv[1:] == ["nocache"]:
         return nocache_only()
+    if sys.argv[1:] == ["launcher"]:
+        return launcher_rows()
     if sys.argv[1:] == ["crashtest"]:
         return crashtest_only()
     top = Path(tempfile.mkdtemp(prefix="emd-bench-", dir="/tmp"))
@@ -493,10 +546,7 @@ def main():
             if lib:
                 print(f"| {name} | {instructions_per_open(lib) - native:.1f} |", flush=True)
 
-        print("\nLauncher start-up, median over 300 runs beyond `true`:\n")
-        print("| launcher | extra ms |\n|---|---:|")
-        for k, v in launcher_overhead().items():
-            print(f"| {k} | {v:.2f} |")
+        launcher_rows()
 
         default_vs_off(top, libs, workloads)
         seccomp_bench(top)

@@ -20,7 +20,7 @@ _eatmydata_tools()
             -n) return ;;
         esac
     fi
-    [[ $1 == eatmydata ]] && opts+=' --only= --sync-on-exit --stats --seccomp= --no-io-uring'
+    [[ $1 == eatmydata ]] && opts+=' --only= --sync-on-exit --stats --seccomp= --no-io-uring --on-behalf='
     [[ $1 == syncstat ]] && opts+=' --output= --json --html= --keep= --audit'
     [[ $1 == crashtest ]] &&
         opts+=' --at= --each --max= --random= --seed= --writes --model= --states= --check= --json'
@@ -60,6 +60,10 @@ _eatmydata_tools()
     fi
     if [[ $prev == --seccomp ]] && $split; then
         COMPREPLY=($(compgen -W 'auto on off' -- "$cur"))
+        return
+    fi
+    if [[ $prev == --on-behalf ]] && $split; then
+        COMPREPLY=($(compgen -W 'on off' -- "$cur"))
         return
     fi
     if [[ $prev == --only ]] && $split; then

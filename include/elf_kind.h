@@ -5,16 +5,28 @@
 #ifndef EMD_ELF_KIND_H
 #define EMD_ELF_KIND_H
 
+#include <sys/stat.h>
+
 /* Does the program open at fd make durability requests where no preloaded
  * library sees them: statically linked (no ELF interpreter, 64- or 32-bit),
  * built by Go (a Go build ID note), or dynamic and naming liburing or
- * aio_fsync?  0 for scripts, other dynamic programs and anything
- * unreadable.  Uses pread(2) alone. */
+ * aio_fsync?  0 for scripts, other dynamic programs, anything unreadable,
+ * and what the kernel would not load here (another machine, an
+ * interpreter missing or not allowed to run): an exec that is to fail
+ * must fail in a process left as it was.  Uses pread(2) alone, and
+ * emd_exec_allowed for the interpreter. */
 int emd_elf_unreachable(int fd);
 
-/* The same, for a program about to be run: a regular file, not set-user-ID
- * or set-group-ID (no_new_privs would take its privilege).  fd must have
- * been opened O_NONBLOCK | O_NOCTTY: a FIFO or a device is no program. */
-int emd_program_unreachable(int fd);
+/* Would the kernel let this process exec dirfd itself (path "") or the
+ * file at path: execute permission for its effective ids, no noexec
+ * mount? */
+int emd_exec_allowed(int dirfd, const char *path);
+
+/* Could the file at fd (O_PATH will do: nothing of it is read) be a
+ * program to put under the filter: a regular file, not set-user-ID or
+ * set-group-ID (no_new_privs would take its privilege)?  *st is its stat.
+ * Only then is it opened for emd_elf_unreachable: a FIFO or a device is
+ * never opened (a writer blocked on the FIFO let go, a tape rewound). */
+int emd_program_file(int fd, struct stat *st);
 
 #endif

@@ -27,13 +27,17 @@
 #define EMD_ENV_SYNC_ID "EATMYDATA_SYNC_ID"
 #define EMD_ENV_SYNC_DIR "EATMYDATA_SYNC_DIR"
 
-/* The seccomp supervisor's socket, "N:DEV:INO" (filter.h), and the path
- * of another to connect to for a process that lost that descriptor; the
- * launcher that stands in for a program posix_spawn starts; --no-io-uring. */
+/* The run's seccomp supervisor, by name (filter.h: started by the first
+ * process that needs it); the launcher, which that process runs as the
+ * supervisor and which stands in for a program posix_spawn starts;
+ * --no-io-uring. */
 #define EMD_ENV_SECCOMP "EATMYDATA_SECCOMP"
-#define EMD_ENV_SECCOMP_PATH "EATMYDATA_SECCOMP_PATH"
 #define EMD_ENV_SECCOMP_EXEC "EATMYDATA_SECCOMP_EXEC"
 #define EMD_ENV_NO_IO_URING "EATMYDATA_NO_IO_URING"
+
+/* --on-behalf=on: the supervisor may open and write for a filtered program
+ * (read from the launcher's environment, never a caller's). */
+#define EMD_ENV_ON_BEHALF "EATMYDATA_ON_BEHALF"
 
 /* The launchers a link-mode launcher came through (loop guard). */
 #define EMD_ENV_LINKS "EATMYDATA_LINKS"

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* filter.h -- putting a process under the seccomp filter and handing the
- * filter's listener to the tree's supervisor (libeatmydata/filter.c): the
- * launcher does it before it execs a command the library cannot reach,
- * the library before a process it serves execs one (exec.c), and
- * `eatmydata --seccomp-exec` in place of a posix_spawn'd one.
+ * filter's listener to the run's supervisor (libeatmydata/filter.c), which
+ * is found or started then (libeatmydata/rendezvous.c): the launcher does
+ * it before it execs a command the library cannot reach, the library
+ * before a process it serves execs one (exec.c), and `eatmydata
+ * --seccomp-exec` in place of a posix_spawn'd one.
  *
- * The supervisor's socket is EATMYDATA_SECCOMP ("N:DEV:INO", inherit.h),
- * a SOCK_SEQPACKET socket; each message is one byte with one listener
+ * The supervisor's socket is a SOCK_SEQPACKET one: it says it is ready
+ * (one byte, EMD_READY), then each message is one byte with one listener
  * (SCM_RIGHTS).  A process under a filter with a listener already (an
  * outer eatmydata, the launcher's, a container runtime's) gets no other:
  * the kernel allows one per filter chain.
@@ -15,6 +16,8 @@
 #define EMD_FILTER_H
 
 #include <linux/filter.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 /* The filter, made from the request table (requests.h) for every ABI the
  * kernel runs here; no_io_uring: io_uring_setup fails with ENOSYS. */
@@ -25,19 +28,32 @@ struct emd_filter {
 };
 void emd_filter_build(struct emd_filter *f, int no_io_uring);
 
-/* The supervisor's socket: the inherited one `id` names ("N:DEV:INO",
- * EATMYDATA_SECCOMP), else a new connection to `path`
- * (EATMYDATA_SECCOMP_PATH) for a process that lost it (close_fds in
- * Python's subprocess); -1 if neither, or if its peer is neither this
- * user nor root.  *opened: the caller closes it. */
-int emd_supervisor(const char *id, const char *path, int *opened);
+/* The supervisor's name for a run (EATMYDATA_SECCOMP): this many random
+ * lowercase hex digits; is `name` one? */
+#define EMD_RENDEZVOUS_LEN 32
+int emd_rendezvous_ok(const char *name);
+
+/* The abstract socket address this user's supervisor of `name` binds, and
+ * its length. */
+socklen_t emd_rendezvous_address(const char *name, struct sockaddr_un *addr);
+
+/* What a supervisor sends on each connection once it answers. */
+#define EMD_READY 'R'
+
+/* A socket to this user's supervisor of the run `name`: the one running,
+ * else one started now from the launcher's binary `exe` (only a regular
+ * file of root's or this user's that no one else may write), detached;
+ * `trust`: always a new one, whose first listener is the launcher's own
+ * (seccomp/supervisor.h).  -1 if there is none to be had (the program then
+ * runs unfiltered).  The caller closes it. */
+int emd_supervisor(const char *name, const char *exe, int trust);
 
 /* Put the calling thread, and what it execs, under the filter (with
  * no_new_privs only when it may not do without), and send the listener to
- * the supervisor at socket `sock`, in a message of one byte `tag` (0; the
- * launcher's own says it is done, seccomp/seccomp.h).  0 when done; -EBUSY when a listener
- * is there already; -EPIPE when the supervisor is gone (nothing done);
- * other -errno when the kernel refused. */
+ * the supervisor at socket `sock`, in a message of one byte `tag`.  0 when
+ * done; -EBUSY when a listener is there already; -EPIPE when the
+ * supervisor is gone (nothing done); other -errno when the kernel
+ * refused. */
 int emd_filter_self(int sock, int no_io_uring, char tag);
 
 #endif

@@ -7,8 +7,6 @@
  * with the file it must still be, "N:DEV:INO" (the number may have been
  * closed and reused since: closefrom in a daemon, a shell's `exec 9>f`):
  *   EATMYDATA_RECORD_FD   the record file (record.h);
- *   EATMYDATA_SECCOMP     the supervisor's socket (seccomp/, the library's
- *                         exec.c hands it a filter's listener);
  *   EATMYDATA_SYNC_FD/_ID the --sync-on-exit notes directory, its number
  *                         and "DEV:INO" apart (a process that lost the
  *                         descriptor reopens EATMYDATA_SYNC_DIR).

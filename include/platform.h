@@ -70,6 +70,22 @@
 #define EMD_COMPAT_O_LARGEFILE 0
 #endif
 
+/* The ELF machines of the native and the 32-bit ABI the kernel runs (the
+ * 32-bit library's too: it judges 64-bit programs for the stand-in):
+ * EM_X86_64 and EM_386, EM_AARCH64 and EM_ARM.  A program of another
+ * machine is left alone (the kernel refuses it, or binfmt_misc runs it in
+ * an emulator). */
+#if defined(__x86_64__) || defined(__i386__)
+#define EMD_ELF_MACHINE_64 62
+#define EMD_ELF_MACHINE_32 3
+#elif defined(__aarch64__) || defined(__arm__)
+#define EMD_ELF_MACHINE_64 183
+#define EMD_ELF_MACHINE_32 40
+#else
+#define EMD_ELF_MACHINE_64 (-1)
+#define EMD_ELF_MACHINE_32 (-1)
+#endif
+
 /* A system call this ABI lacks (aarch64 has no open, rename...): -1 in a
  * table. */
 #ifdef SYS_open

@@ -144,10 +144,16 @@ void preload_prepend(const char *entry)
 	free(list);
 }
 
+/* The signal mask before hold_signals, which the command gets back. */
+static sigset_t original_mask;
+static int holding;
+
 void exec_command(const char *file, char *const argv[])
 {
 	int err;
 
+	if (holding) /* a signal held meanwhile is the command's once it runs */
+		sigprocmask(SIG_SETMASK, &original_mask, NULL);
 	if (strchr(file, '/'))
 		execv(file, argv);
 	else
@@ -244,7 +250,8 @@ static void forward(int sig)
 static const int passed_on[] = {SIGHUP, SIGTERM, SIGUSR1, SIGUSR2};
 
 /* Blocked from before the fork until the handlers are in place, so that
- * none is lost in between (as tini does). */
+ * none is lost in between (as tini does); from hold_signals on, if called.
+ * *old is the mask the command is to have. */
 static void block_passed_on(sigset_t *old)
 {
 	sigset_t set;
@@ -255,6 +262,14 @@ static void block_passed_on(sigset_t *old)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGQUIT);
 	sigprocmask(SIG_BLOCK, &set, old);
+	if (holding)
+		*old = original_mask;
+}
+
+void hold_signals(void)
+{
+	block_passed_on(&original_mask);
+	holding = 1;
 }
 
 static void (*tick_fn)(void);

@@ -45,6 +45,13 @@ char *find_in_path_skipping_self(const char *name, const char *argv0);
 int run_and_wait(char *const argv[], void (*before_exec)(const void *),
 		 const void *arg);
 
+/* From now on, until the command runs (run_and_wait's forwarding, or
+ * exec_command), the signals run_and_wait passes on, SIGINT and SIGQUIT
+ * are held: one that comes while the launcher sets up (temporary
+ * directories made) is the command's, not the launcher's death with them
+ * left behind. */
+void hold_signals(void);
+
 /* While run_and_wait waits: call tick() every `seconds` (syncstat samples
  * the disks' counters), from the waiting loop, not from a signal handler. */
 void run_and_wait_tick(void (*tick)(void), unsigned seconds);

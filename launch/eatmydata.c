@@ -35,11 +35,16 @@ static const char usage[] =
 	"                         programs (default auto)\n"
 	"  --no-io-uring          with the filter: io_uring_setup fails with\n"
 	"                         ENOSYS, so programs fall back to system calls\n"
+	"  --on-behalf=on|off     with the filter: the supervisor may open and\n"
+	"                         write for a program, as itself, to eat an\n"
+	"                         O_SYNC open or an RWF_SYNC write (default off:\n"
+	"                         a policy judging who opens would see it)\n"
 	"  -h, --help             show this help and exit\n"
 	"  -V, --version          show the version and exit\n"
 	"\n"
 	"Environment: EATMYDATA_DISABLE=1 makes the library pass everything\n"
-	"through; EATMYDATA_ONLY is --only; EATMYDATA_LIBDIR is where to find\n"
+	"through; EATMYDATA_ONLY is --only; EATMYDATA_ON_BEHALF=1 is\n"
+	"--on-behalf=on; EATMYDATA_LIBDIR is where to find\n"
 	"$LIB/libeatmydata.so.\n"
 	"Exit status: 125 for an error of eatmydata itself, 126 if COMMAND\n"
 	"cannot be run, 127 if it is not found, else COMMAND's status.\n";
@@ -53,17 +58,26 @@ struct options {
 	const char *file;       /* the command, as found in PATH */
 };
 
+/* "on" or "off", as a flag. */
+static int on_off(const char *option, const char *arg)
+{
+	if (strcmp(arg, "on") && strcmp(arg, "off"))
+		die("%s takes on or off, not '%s'", option, arg);
+	return !strcmp(arg, "on");
+}
+
 /* Parse the options; returns the index of COMMAND in argv. */
 static int parse_options(int argc, char **argv, struct options *opt)
 {
 	enum { OPT_ONLY = 256, OPT_SYNC_ON_EXIT, OPT_STATS, OPT_SECCOMP,
-	       OPT_NO_IO_URING };
+	       OPT_NO_IO_URING, OPT_ON_BEHALF };
 	static const struct option longopts[] = {
 		{"only", required_argument, NULL, OPT_ONLY},
 		{"sync-on-exit", no_argument, NULL, OPT_SYNC_ON_EXIT},
 		{"stats", no_argument, NULL, OPT_STATS},
 		{"seccomp", required_argument, NULL, OPT_SECCOMP},
 		{"no-io-uring", no_argument, NULL, OPT_NO_IO_URING},
+		{"on-behalf", required_argument, NULL, OPT_ON_BEHALF},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -90,6 +104,9 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		case OPT_NO_IO_URING:
 			opt->seccomp.no_io_uring = 1;
 			break;
+		case OPT_ON_BEHALF:
+			opt->seccomp.on_behalf = on_off("--on-behalf", optarg);
+			break;
 		default:
 			common_option(c, argv, usage);
 		}
@@ -102,8 +119,9 @@ static int parse_options(int argc, char **argv, struct options *opt)
 /* Symlink mode: argv[0] names the program to run. */
 static noreturn void run_as_link(const char *name, char **argv)
 {
-	const struct seccomp_options auto_seccomp = {.mode = "auto",
-						     .only = getenv(EMD_ENV_ONLY)};
+	const struct seccomp_options auto_seccomp = {
+		.mode = "auto", .only = getenv(EMD_ENV_ONLY),
+		.on_behalf = emd_env_true(getenv(EMD_ENV_ON_BEHALF))};
 	const char *file = find_in_path_skipping_self(name, argv[0]);
 
 	if (!file) {
@@ -111,7 +129,7 @@ static noreturn void run_as_link(const char *name, char **argv)
 		exit(EXIT_NOT_FOUND);
 	}
 	preload_prepend(preload_entry("libeatmydata.so"));
-	seccomp_prepare(&auto_seccomp, file);
+	seccomp_prepare(&auto_seccomp);
 	seccomp_before_exec(&auto_seccomp, file);
 	exec_command(file, argv);
 }
@@ -146,12 +164,18 @@ static noreturn void run_then_finish(char **argv, const struct options *opt)
 int main(int argc, char **argv)
 {
 	const char *name = strrchr(argv[0], '/');
-	struct options opt = {.seccomp.mode = "auto"};
+	struct options opt = {.seccomp = {.mode = "auto",
+		.on_behalf = emd_env_true(getenv(EMD_ENV_ON_BEHALF))}};
 	int first;
 
-	/* 0. In the place of a program that posix_spawn starts (exec.c). */
+	/* 0. In the place of a program that posix_spawn starts (exec.c); the
+	 * supervisor, started by the process that first needs it. */
 	if (argc > 1 && !strncmp(argv[1], "--seccomp-exec=", 15))
 		seccomp_exec(argv[1] + 15, argv + 2);
+	if (argc == 2 && !strncmp(argv[1], "--seccomp-supervise=", 20)) {
+		seccomp_supervise(argv[1] + 20);
+		die("--seccomp-supervise is the supervisor's own");
+	}
 
 	/* 1. Under another name, be that program. */
 	name = name ? name + 1 : argv[0];
@@ -159,20 +183,24 @@ int main(int argc, char **argv)
 		run_as_link(name, argv);
 
 	/* 2. Read the options, then set up the environment for the tree. */
+	hold_signals();
 	first = parse_options(argc, argv, &opt);
 	preload_prepend(preload_entry("libeatmydata.so"));
 	if (opt.only && setenv(EMD_ENV_ONLY, opt.only, 1) != 0)
 		die("cannot set EATMYDATA_ONLY");
+	if ((opt.seccomp.on_behalf ? setenv(EMD_ENV_ON_BEHALF, "1", 1)
+				   : unsetenv(EMD_ENV_ON_BEHALF)) != 0)
+		die("cannot set EATMYDATA_ON_BEHALF");
 	opt.seccomp.only = getenv(EMD_ENV_ONLY);
 	opt.file = find_command(argv[first]);
 
-	/* 3. What happens after the command is set up before it, then the
-	 * supervisor, which keeps the notes directory. */
+	/* 3. What happens after the command is set up before it; the
+	 * supervisor is only named (it keeps the notes directory). */
 	if (opt.sync_on_exit)
 		sync_on_exit_prepare();
 	if (opt.stats)
 		opt.record_dir = records_prepare(NULL, EMD_REC_EATEN, argv + first);
-	seccomp_prepare(&opt.seccomp, opt.file);
+	seccomp_prepare(&opt.seccomp);
 
 	/* 4. Become the command, unless something has to happen after it. */
 	if (!opt.sync_on_exit && !opt.stats) {

@@ -164,6 +164,7 @@ int main(int argc, char **argv)
 	first = parse_options(argc, argv, &opt);
 	if (first >= argc)
 		die("no command given; try 'syncstat --help'");
+	hold_signals();
 	dir = records_prepare(opt.keep, opt.audit ? EMD_REC_AUDIT : 0, argv + first);
 	preload_prepend(preload_entry("libeatmydata.so"));
 	if (setenv(EMD_ENV_DISABLE, "1", 1) != 0)

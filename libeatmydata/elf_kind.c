@@ -8,8 +8,10 @@
  */
 #define _GNU_SOURCE 1
 #include "elf_kind.h"
+#include "platform.h"
 
 #include <elf.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -29,8 +31,8 @@ struct image {
 	int fd, wide;
 	unsigned char head[4096];
 	size_t have;
-	struct phdr load[MAX_LOADS], dynamic;
-	int loads, interp, go;
+	struct phdr load[MAX_LOADS], dynamic, interp;
+	int loads, go;
 };
 
 /* size bytes at offset, from the head read already or from the file. */
@@ -83,7 +85,8 @@ static void take(struct image *im, const struct phdr *ph)
 {
 	if (ph->type == PT_NOTE && go_note(im, ph))
 		im->go = 1;
-	im->interp |= ph->type == PT_INTERP;
+	if (ph->type == PT_INTERP)
+		im->interp = *ph;
 	if (ph->type == PT_DYNAMIC)
 		im->dynamic = *ph;
 	if (ph->type == PT_LOAD && im->loads < MAX_LOADS)
@@ -160,6 +163,40 @@ static int names_unseen(const struct image *im)
 	return 0;
 }
 
+int emd_exec_allowed(int dirfd, const char *path)
+{
+	/* Judged for the effective ids, as exec is; a file on a noexec mount
+	 * is not executable to access(2) either. */
+	return faccessat(dirfd, path, X_OK, AT_EACCESS | (*path ? 0 : AT_EMPTY_PATH)) == 0;
+}
+
+/* Will the kernel load this ELF file here: a program or PIE of this
+ * machine, in the ELF class the machine's ABI has, whose program headers
+ * are as that class has them (fs/binfmt_elf.c, which answers ENOEXEC
+ * otherwise)? */
+static int loads_here(const struct image *im, unsigned type, unsigned machine,
+		      unsigned long entsize)
+{
+	if (type != ET_EXEC && type != ET_DYN)
+		return 0;
+	if (im->wide)
+		return machine == EMD_ELF_MACHINE_64 && entsize == sizeof(Elf64_Phdr);
+	return machine == EMD_ELF_MACHINE_32 && entsize == sizeof(Elf32_Phdr);
+}
+
+/* A dynamic program's interpreter, which the kernel opens as it opens the
+ * program: there, and allowed to run. */
+static int interpreter_allowed(const struct image *im)
+{
+	char path[256];
+
+	if (!im->interp.filesz || im->interp.filesz > sizeof(path) ||
+	    !read_at(im, path, im->interp.filesz, im->interp.offset) ||
+	    path[im->interp.filesz - 1] != '\0')
+		return 0;
+	return emd_exec_allowed(AT_FDCWD, path);
+}
+
 int emd_elf_unreachable(int fd)
 {
 	union {
@@ -184,19 +221,20 @@ int emd_elf_unreachable(int fd)
 	phnum = im.wide ? eh.h64.e_phnum : eh.h32.e_phnum;
 	phoff = im.wide ? eh.h64.e_phoff : eh.h32.e_phoff;
 	entsize = im.wide ? eh.h64.e_phentsize : eh.h32.e_phentsize;
+	if (!loads_here(&im, im.wide ? eh.h64.e_type : eh.h32.e_type,
+			im.wide ? eh.h64.e_machine : eh.h32.e_machine, entsize))
+		return 0;
 	for (int i = 0; i < phnum && read_phdr(&im, phoff + (unsigned long)i * entsize, &ph); i++)
 		take(&im, &ph);
-	return im.go || !im.interp || names_unseen(&im);
+	if (!im.interp.type)
+		return 1;
+	return (im.go || names_unseen(&im)) && interpreter_allowed(&im);
 }
 
-int emd_program_unreachable(int fd)
+int emd_program_file(int fd, struct stat *st)
 {
-	struct stat st;
-
-	/* Only a regular file is an ELF program (nothing else is opened with
-	 * effects: the open was non-blocking); a set-user-ID or set-group-ID
-	 * one keeps its privilege, which no_new_privs would take, and runs
-	 * unfiltered, as natively. */
-	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	       !(st.st_mode & (S_ISUID | S_ISGID)) && emd_elf_unreachable(fd);
+	/* Only a regular file is an ELF program; a set-user-ID or
+	 * set-group-ID one keeps its privilege, which no_new_privs would take,
+	 * and runs unfiltered, as natively. */
+	return fstat(fd, st) == 0 && S_ISREG(st->st_mode) && !(st->st_mode & (S_ISUID | S_ISGID));
 }

@@ -9,9 +9,10 @@
  *
  * Every exec entry point is here (the list forms, execl..., in
  * preload/exec_list.c), because glibc's own (execvp, execl, posix_spawn)
- * call the system call directly, past any wrapper.  Nothing
- * happens unless the launcher named a supervisor (EATMYDATA_SECCOMP);
- * then the program's ELF headers are read once per exec.  Runs in vfork
+ * call the system call directly, past any wrapper.  Nothing happens
+ * unless the launcher named a supervisor (EATMYDATA_SECCOMP); then the
+ * program's ELF headers are read once per exec, and the supervisor is
+ * found or started only for a program that needs it.  Runs in vfork
  * children: no allocation, stack buffers only.
  */
 #include "emd.h"
@@ -23,42 +24,112 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 /* The stand-in's arguments are on the stack: a longer list runs the
  * program as it is (the kernel's own limit is near 2^21 bytes anyway). */
 #define MAX_ARGS 32768
 
-/* Is the program at dirfd/path (or dirfd itself, path "") one the library
- * cannot reach? */
-static int unreachable_at(int dirfd, const char *path)
-{
-	int fd = *path ? (int)emd_syscall(SYS_openat, dirfd, (long)path,
-					  O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0, 0, 0)
-		       : dirfd;
-	int r = fd >= 0 && emd_program_unreachable(fd);
+#define READ_FLAGS (O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
 
-	if (fd >= 0 && fd != dirfd)
+/* The program at dirfd/path (or dirfd itself, path ""), opened for reading
+ * only once it is known to be a regular file (emd_program_file): through
+ * its O_PATH descriptor's own link in /proc, so that the file opened is the
+ * file looked at; without /proc (a chroot), by name.  `nofollow`: a final
+ * symlink is none (execveat's AT_SYMLINK_NOFOLLOW, ELOOP). */
+static int open_program(int dirfd, const char *path, int nofollow)
+{
+	char self[32];
+	struct stat st;
+	int look = *path ? (int)emd_syscall(SYS_openat, dirfd, (long)path,
+					    O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0), 0, 0, 0)
+			 : dirfd;
+	int fd = -1;
+
+	if (look >= 0 && emd_program_file(look, &st)) {
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", look);
+		fd = (int)emd_syscall(SYS_openat, AT_FDCWD, (long)self, READ_FLAGS, 0, 0, 0);
+		if (fd < 0 && *path)
+			fd = (int)emd_syscall(SYS_openat, dirfd, (long)path, READ_FLAGS, 0, 0, 0);
+	}
+	if (look >= 0 && look != dirfd)
+		close(look);
+	return fd;
+}
+
+/* The kernel's limits on what an exec copies (fs/exec.c): 128 KiB for any
+ * one string; all of them, the file's name first, with a pointer for each,
+ * within three quarters of 8 MiB or a quarter of the stack limit if less,
+ * but never less than 128 KiB.  A few pages are kept for the stand-in's
+ * own arguments (exec_stand_in). */
+#define ARG_STRLEN_MAX (32 * 4096UL)
+#define ARG_MARGIN (3 * 4096UL)
+
+static int strings_fit(char *const list[], size_t *used, size_t *count)
+{
+	for (size_t i = 0; list && list[i]; i++, (*count)++) {
+		size_t len = strlen(list[i]) + 1;
+
+		if (len > ARG_STRLEN_MAX)
+			return 0;
+		*used += len;
+	}
+	return 1;
+}
+
+static int args_fit(const char *path, char *const argv[], char *const envp[])
+{
+	struct rlimit stack;
+	size_t limit = 6UL << 20, used = strlen(path) + 1 + ARG_MARGIN, count = 1;
+
+	if (getrlimit(RLIMIT_STACK, &stack) == 0 && stack.rlim_cur / 4 < limit)
+		limit = stack.rlim_cur / 4;
+	if (limit < ARG_STRLEN_MAX)
+		limit = ARG_STRLEN_MAX;
+	if (!strings_fit(argv, &used, &count) || !strings_fit(envp, &used, &count))
+		return 0;
+	return used + count * sizeof(void *) < limit;
+}
+
+/* Is the program at dirfd/path (or dirfd itself, path "") one the library
+ * cannot reach, and one the kernel will run with these arguments?  A
+ * filter put on for an exec that then fails could not be taken off, and
+ * no_new_privs neither: every check the kernel makes that can be made
+ * beforehand is made (the rest, a file opened for writing meanwhile,
+ * ETXTBSY, is a known limit). */
+static int needs_filter(int dirfd, const char *path, int nofollow, char *const argv[],
+			char *const envp[])
+{
+	int fd = open_program(dirfd, path, nofollow), r;
+
+	r = fd >= 0 && emd_exec_allowed(fd, "") && args_fit(path, argv, envp) &&
+	    emd_elf_unreachable(fd);
+	if (fd >= 0)
 		close(fd);
 	return r;
 }
 
 /* Before the exec of dirfd/path: under the filter, if that program needs
- * it and there is a supervisor to hand it to.  1 when this process cannot
- * build the filter (exec_stand_in, below, then). */
-static int before_exec(int dirfd, const char *path)
+ * it and there is a supervisor to hand it to (the run's, found or started
+ * now).  1 when this process cannot build the filter (a 32-bit one: its
+ * table is of its own ABI): exec_stand_in, below, then. */
+static int before_exec(int dirfd, const char *path, int nofollow, char *const argv[],
+		       char *const envp[])
 {
-	const char *id = secure_getenv(EMD_ENV_SECCOMP);
-	int sock, opened, r = 0;
+	const char *name = secure_getenv(EMD_ENV_SECCOMP);
+	int sock;
 
-	if (!id || !path || !unreachable_at(dirfd, path))
+	if (!name || !path || !needs_filter(dirfd, path, nofollow, argv, envp))
 		return 0;
-	sock = emd_supervisor(id, secure_getenv(EMD_ENV_SECCOMP_PATH), &opened);
-	if (sock >= 0)
-		r = emd_filter_self(sock, secure_getenv(EMD_ENV_NO_IO_URING) != NULL, 0);
-	if (opened)
+	if (!EMD_ARCH_NATIVE)
+		return 1;
+	sock = emd_supervisor(name, secure_getenv(EMD_ENV_SECCOMP_EXEC), 0);
+	if (sock >= 0) {
+		emd_filter_self(sock, secure_getenv(EMD_ENV_NO_IO_URING) != NULL, 0);
 		close(sock);
-	return !EMD_ARCH_NATIVE && r == -ENOSYS;
+	}
+	return 0;
 }
 
 /* The file execvp would run for `name`: itself if it has a slash, else
@@ -85,33 +156,30 @@ static const char *find_program(const char *name, char *buf, size_t size)
 	return NULL;
 }
 
-/* The stand-in the environment names, if it is the launcher of a live
- * supervisor of this user's or root's, and a program only they could have
- * put there: the environment may come from someone else (sudo -E). */
+/* The stand-in the environment names, if it is a program only root or
+ * this user could have put there: the environment may come from someone
+ * else (sudo -E). */
 static const char *stand_in(void)
 {
 	const char *exe = secure_getenv(EMD_ENV_SECCOMP_EXEC);
-	int opened, sock = emd_supervisor(secure_getenv(EMD_ENV_SECCOMP),
-					  secure_getenv(EMD_ENV_SECCOMP_PATH), &opened);
 	struct stat st;
 
-	if (opened)
-		close(sock);
-	if (sock < 0 || !exe || *exe != '/' || stat(exe, &st) != 0 || !S_ISREG(st.st_mode) ||
+	if (!exe || *exe != '/' || stat(exe, &st) != 0 || !S_ISREG(st.st_mode) ||
 	    (st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & 022))
 		return NULL;
 	return exe;
 }
 
 /* The launcher's arguments to stand in for `found` run with argv: in
- * args (argc + 5 of them), "STAND_IN --seccomp-exec=ID FOUND ARGV0 ARG...";
- * 0 when there is no stand-in. */
+ * args (argc + 5 of them), "STAND_IN --seccomp-exec=NAME FOUND ARGV0
+ * ARG..."; 0 when there is no stand-in. */
 static int stand_in_args(char **args, char *opt, size_t size, const char *found,
 			 char *const argv[], size_t argc)
 {
-	const char *exe = stand_in(), *sock = secure_getenv(EMD_ENV_SECCOMP);
+	const char *exe = stand_in(), *name = secure_getenv(EMD_ENV_SECCOMP);
 
-	if (!exe || !sock || snprintf(opt, size, "--seccomp-exec=%s", sock) >= (int)size)
+	if (!exe || !emd_rendezvous_ok(name) ||
+	    snprintf(opt, size, "--seccomp-exec=%s", name) >= (int)size)
 		return 0;
 	args[0] = (char *)exe;
 	args[1] = opt;
@@ -149,7 +217,7 @@ static void exec_stand_in(const char *found, char *const argv[], char *const env
 
 EMD_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-	if (before_exec(AT_FDCWD, path))
+	if (before_exec(AT_FDCWD, path, 0, argv, envp))
 		exec_stand_in(path, argv, envp);
 	return EMD_REAL(execve)(path, argv, envp);
 }
@@ -173,7 +241,9 @@ EMD_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *c
 {
 	char buf[PATH_MAX];
 
-	if (before_exec(dirfd, path))
+	/* "" names dirfd itself only with AT_EMPTY_PATH (else ENOENT). */
+	if ((*path || (flags & AT_EMPTY_PATH)) &&
+	    before_exec(dirfd, path, flags & AT_SYMLINK_NOFOLLOW, argv, envp))
 		exec_stand_in(fd_path(dirfd, path, buf, sizeof(buf)), argv, envp);
 	return EMD_REAL(execveat)(dirfd, path, argv, envp, flags);
 }
@@ -182,7 +252,7 @@ EMD_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	char buf[64];
 
-	if (before_exec(fd, ""))
+	if (before_exec(fd, "", 0, argv, envp))
 		exec_stand_in(fd_path(fd, "", buf, sizeof(buf)), argv, envp);
 	return EMD_REAL(fexecve)(fd, argv, envp);
 }
@@ -197,7 +267,7 @@ EMD_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 	char buf[PATH_MAX];
 	const char *found = find_program(file, buf, sizeof(buf));
 
-	if (before_exec(AT_FDCWD, found))
+	if (before_exec(AT_FDCWD, found, 0, argv, envp))
 		exec_stand_in(found, argv, envp);
 	return EMD_REAL(execvpe)(file, argv, envp);
 }
@@ -218,7 +288,7 @@ static int spawn(int (*real)(pid_t *, const char *, const posix_spawn_file_actio
 	size_t argc;
 
 	if (!found || !secure_getenv(EMD_ENV_SECCOMP) || (argc = count(argv)) > MAX_ARGS ||
-	    !unreachable_at(AT_FDCWD, found))
+	    !needs_filter(AT_FDCWD, found, 0, argv, envp ? envp : environ))
 		return real(pid, file, fa, attr, argv, envp);
 	char opt[96], *args[argc + 5];
 

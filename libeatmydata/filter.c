@@ -15,7 +15,6 @@
 #define _GNU_SOURCE 1
 #include "filter.h"
 #include "requests.h"
-#include "inherit.h"
 
 #include <errno.h>
 #include <linux/seccomp.h>
@@ -24,8 +23,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -217,28 +214,6 @@ static int filter_self(int sock, int no_io_uring, char tag)
 	r = send_listener(sock, listener, tag);
 	close(listener);
 	return r;
-}
-
-int emd_supervisor(const char *id, const char *path, int *opened)
-{
-	struct emd_inherited in;
-	struct sockaddr_un addr = {.sun_family = AF_UNIX};
-	int saved = errno, fd;
-
-	*opened = 0;
-	if (emd_inherited_parse(&in, id) == 0 && emd_inherited_ok(&in, S_IFSOCK) && ours(in.fd))
-		return in.fd;
-	if (!path || *path != '/' || strlen(path) >= sizeof(addr.sun_path))
-		return -1;
-	strcpy(addr.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd >= 0 && (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0 || !ours(fd))) {
-		close(fd);
-		fd = -1;
-	}
-	errno = saved;
-	*opened = fd >= 0;
-	return fd;
 }
 
 int emd_filter_self(int sock, int no_io_uring, char tag)

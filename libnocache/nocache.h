@@ -96,7 +96,21 @@ void nc_debug_closed(int fd);
 	X(fopen64)                                                             \
 	X(fdopen)                                                              \
 	X(freopen)                                                             \
-	X(freopen64)
+	X(freopen64)                                                           \
+	X(fork)                                                                \
+	X(vfork)                                                               \
+	X(posix_spawn)                                                         \
+	X(posix_spawnp)                                                        \
+	X(system)                                                              \
+	X(popen)                                                               \
+	X(umount)                                                              \
+	X(umount2)                                                             \
+	X(unlink)                                                              \
+	X(unlinkat)                                                            \
+	X(remove)                                                              \
+	X(rename)                                                              \
+	X(renameat)                                                            \
+	X(renameat2)
 
 enum { NC_REAL_SYMBOLS(PL_ID) NC_NREAL };
 extern void *nc_real_fn[NC_NREAL];
@@ -184,5 +198,9 @@ int nc_park(int fd, struct nc_file *f);
 /* Settle the parked files whose descriptors are in [first, last], closing
  * them if `close_them` (else the caller is about to). */
 void nc_unpark_range(unsigned int first, unsigned int last, int close_them);
+
+/* Settle, and close, the parked files that dirfd/path names (not following
+ * a final link): it is about to be removed. */
+void nc_unpark_name(int dirfd, const char *path);
 
 #endif

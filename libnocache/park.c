@@ -3,15 +3,22 @@
  *
  * Waiting at close for the writeback of what a file got costs a disk write
  * per file: `cp -r` of a thousand small files would wait a thousand times in
- * a row.  Instead, close starts the writeback and parks the file: a
+ * a row.  Instead, close starts the writeback and parks the file: an O_PATH
  * descriptor of its own, opened afresh through /proc/self/fd (a new open
  * file description, so no flock or OFD lock of the command's is held the
- * longer), moved up near RLIMIT_NOFILE, close-on-exec.  The oldest of
- * NC_PARKED parked files is waited for and dropped when another comes, by
- * then mostly written; all are at exit, at exec, and when the command
- * closes the number.  Closing a parked descriptor would release the
- * process's POSIX locks on the file, so one whose file is locked is kept
- * open until exit.
+ * longer; one that reads nothing, so no write lease is refused for it, and
+ * whose close releases no POSIX lock), moved up near RLIMIT_NOFILE,
+ * close-on-exec.  The oldest of NC_PARKED parked files is waited for and
+ * dropped when another comes, by then mostly written, through a descriptor
+ * opened for the moment; all are at exit, at exec, and when the command
+ * closes the number.  Closing that descriptor would release the process's
+ * POSIX locks on the file, so one whose file is locked is kept open until
+ * exit.
+ *
+ * A parked descriptor still holds its file and file system: whatever would
+ * see that settles the parked files first (visible.c): a process started
+ * (which may unmount the file system), an unmount, the removal of a parked
+ * file (whose space it would hold).
  *
  * One process owns the parked files: a forked child neither parks nor
  * touches them (a vfork child shares this memory with its parent).  A
@@ -22,6 +29,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -75,13 +83,29 @@ static int locked(int fd)
 	return fcntl(fd, F_OFD_GETLK, &l) != 0 || l.l_type != F_UNLCK;
 }
 
-/* Wait for p's writeback and drop it; close its descriptor if `close_it`
- * and no lock could go with it. */
+/* p's file opened for reading, for the moment of its drop, or -1. */
+static int readable(const struct parked *p)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", p->fd);
+	return open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+}
+
+/* Wait for p's writeback and drop it; close its descriptor if `close_it`.
+ * The descriptor it is read through is closed only if no lock could go
+ * with it. */
 static void settle(struct parked *p, int close_it)
 {
+	int fd;
+
 	if (still_ours(p)) {
-		nc_drop_file(p->fd, &p->f);
-		if (close_it && !locked(p->fd))
+		if ((fd = readable(p)) >= 0) {
+			nc_drop_file(fd, &p->f);
+			if (!locked(fd))
+				NC_REAL(close)(fd);
+		}
+		if (close_it)
 			NC_REAL(close)(p->fd);
 	}
 	if (p->f.resident)
@@ -101,7 +125,8 @@ static rlim_t nofile(int again)
 	return limit;
 }
 
-/* A descriptor of our own for fd's file, near the top of the table. */
+/* A descriptor of our own for fd's file, near the top of the table; none
+ * for a file that could not be opened again to be read (then dropped). */
 static int reopen(int fd)
 {
 	char path[32];
@@ -111,7 +136,9 @@ static int reopen(int fd)
 	if (top < NC_PARK_NOFILE || top > 1 << 20)
 		return -1;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	low = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) != 0)
+		return -1;
+	low = open(path, O_PATH | O_CLOEXEC);
 	if (low < 0)
 		return -1;
 	high = fcntl(low, F_DUPFD_CLOEXEC, (int)top - 2 * NC_PARKED);
@@ -169,15 +196,16 @@ static int any_in(unsigned int first, unsigned int last)
 	return 0;
 }
 
-void nc_unpark_range(unsigned int first, unsigned int last, int close_them)
+/* Settle, and take off the list, each parked file `which` picks. */
+static void unpark(int (*which)(const struct parked *p, const void *arg), const void *arg,
+		   int close_them)
 {
 	int i = 0;
 
-	if (!any_in(first, last) || !lock())
+	if (!lock())
 		return;
 	while (i < count) {
-		if ((unsigned int)list[i].fd < first ||
-		    (unsigned int)list[i].fd > last) {
+		if (!which(&list[i], arg)) {
 			i++;
 			continue;
 		}
@@ -186,4 +214,37 @@ void nc_unpark_range(unsigned int first, unsigned int last, int close_them)
 		memmove(&list[i], &list[i + 1], (count - i) * sizeof(*list));
 	}
 	unlock();
+}
+
+static int in_range(const struct parked *p, const void *arg)
+{
+	const unsigned int *range = arg;
+
+	return (unsigned int)p->fd >= range[0] && (unsigned int)p->fd <= range[1];
+}
+
+void nc_unpark_range(unsigned int first, unsigned int last, int close_them)
+{
+	const unsigned int range[2] = {first, last};
+
+	if (any_in(first, last))
+		unpark(in_range, range, close_them);
+}
+
+static int same_file(const struct parked *p, const void *arg)
+{
+	const struct stat *st = arg;
+
+	return p->dev == st->st_dev && p->ino == st->st_ino;
+}
+
+void nc_unpark_name(int dirfd, const char *path)
+{
+	struct stat st;
+	int saved = errno;
+
+	if (__atomic_load_n(&count, __ATOMIC_RELAXED) &&
+	    fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		unpark(same_file, &st, 1);
+	errno = saved;
 }

@@ -27,6 +27,25 @@ void *pl_resolve(void **slot, const char *name);
 #define PL_REAL(fns, names, name)                                              \
 	((__typeof__(name) *)pl_real(&(fns)[PL_REAL_##name], (names)[PL_REAL_##name]))
 
+/* vfork, wrapped: `before` (a function of the library's own, not exported,
+ * returning the real vfork) is called, then the real vfork jumped to from
+ * the caller's own frame: a C wrapper's frame would be the child's to
+ * return through, and the parent's to find overwritten.  x86 only; not
+ * defined elsewhere, where vfork is then not wrapped. */
+#if defined(__x86_64__)
+#define PL_VFORK_WRAPPER(before)                                               \
+	__asm__(".text\n.globl vfork\n.type vfork, @function\nvfork:\n"        \
+		"\t.byte 0xf3, 0x0f, 0x1e, 0xfa\n" /* endbr64 */               \
+		"\tsub $8, %rsp\n\tcall " #before "\n\tadd $8, %rsp\n"            \
+		"\tjmp *%rax\n.size vfork, . - vfork\n")
+#elif defined(__i386__)
+#define PL_VFORK_WRAPPER(before)                                               \
+	__asm__(".text\n.globl vfork\n.type vfork, @function\nvfork:\n"        \
+		"\t.byte 0xf3, 0x0f, 0x1e, 0xfb\n" /* endbr32 */               \
+		"\tsub $12, %esp\n\tcall " #before "\n\tadd $12, %esp\n"         \
+		"\tjmp *%eax\n.size vfork, . - vfork\n")
+#endif
+
 static inline void *pl_real(void **slot, const char *name)
 {
 	void *fn = __atomic_load_n(slot, __ATOMIC_ACQUIRE);

@@ -11,6 +11,9 @@
  * The disks sampled are those under the file systems mounted when the run
  * starts, at most DEV_MAX_DISKS: a few files read per sample, never per
  * call.  Everything here is best effort: a run never fails for want of /sys.
+ * Nor does it hang on a /sys made up in a mount namespace: only regular
+ * files are read, never blocking, and the walk from a file system to its
+ * disks visits at most WALK_MAX devices (slaves/ may name each other).
  */
 #include "launch/common.h"
 #include "device.h"
@@ -28,10 +31,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#define WALK_MAX 64
+
 static FILE *out;
 static char disks[DEV_MAX_DISKS][DEV_NAME];
 static size_t ndisks;
 static unsigned long ticks, samples;
+static int walk_left; /* devices the walk of this file system may still visit */
 
 /* A small sysfs file's first line, or "" if it cannot be read (open and
  * read, not stdio: a sample reads a few of them per disk). */
@@ -39,12 +45,14 @@ static const char *sys_read(const char *fmt, const char *a, const char *b)
 {
 	static char text[512];
 	char path[PATH_MAX];
+	struct stat st;
 	ssize_t n = -1;
 	int fd;
 
 	snprintf(path, sizeof(path), fmt, a, b);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
-		n = read(fd, text, sizeof(text) - 1);
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC)) >= 0) {
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+			n = read(fd, text, sizeof(text) - 1);
 		close(fd);
 	}
 	text[n > 0 ? n : 0] = '\0';
@@ -137,7 +145,7 @@ static void resolve(unsigned maj, unsigned min, char leaves[][DEV_NAME], int *n,
 
 	/* Major 0 is the kernel's anonymous devices: tmpfs, proc, NFS... */
 	snprintf(link, sizeof(link), "/sys/dev/block/%u:%u", maj, min);
-	if (maj == 0 || depth > 8 || !realpath(link, sys))
+	if (maj == 0 || depth > 8 || walk_left-- <= 0 || !realpath(link, sys))
 		return;
 	if (resolve_partition(sys, leaves, n, via, depth))
 		return;
@@ -159,6 +167,7 @@ static void resolve_source(const char *source, char leaves[][DEV_NAME], int *n,
 {
 	struct stat st;
 
+	walk_left = WALK_MAX;
 	if (*n == 0 && source[0] == '/' && stat(source, &st) == 0 &&
 	    S_ISBLK(st.st_mode))
 		resolve(major(st.st_rdev), minor(st.st_rdev), leaves, n, via, 0);
@@ -192,6 +201,7 @@ static void mount_line(char *line, unsigned long long done[], size_t *ndone)
 	if (*ndone == DEV_MAX_MOUNTS)
 		return;
 	done[(*ndone)++] = (unsigned long long)maj << 32 | min;
+	walk_left = WALK_MAX;
 	resolve(maj, min, leaves, &n, via, 0);
 	resolve_source(source, leaves, &n, via);
 	fprintf(out, "mount %u:%u %s %s", maj, min,

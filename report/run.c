@@ -15,6 +15,7 @@
 #include "record.h"
 #include "env.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -202,14 +203,30 @@ static void check_parents(const char *dir)
 	close(fd);
 }
 
+/* Has the directory at fd nothing in it but "." and ".."? */
+static int empty_dir(int fd)
+{
+	DIR *d = fdopendir(dup(fd));
+	struct dirent *e;
+	int empty = d != NULL;
+
+	while (d && empty && (e = readdir(d)))
+		empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+	if (d)
+		closedir(d);
+	return empty;
+}
+
 /* --keep DIR: made 0700 if new; if not, the user's own, writable by no one
- * else (who could swap its files), and holding no earlier run.  An existing
- * directory is used as it is: never chmod what the user made. */
+ * else (who could swap its files), and empty (`--keep=/etc` as root wrote
+ * its records among /etc's files).  An existing directory is used as it
+ * is: never chmod what the user made. */
 static void open_keep_dir(const char *dir)
 {
 	struct stat st;
+	int made = mkdir(dir, 0700) == 0;
 
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+	if (!made && errno != EEXIST)
 		die("cannot create %s: %s", dir, strerror(errno));
 	if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
 		die("cannot keep the records in %s: it is a symbolic link", dir);
@@ -227,6 +244,9 @@ static void open_keep_dir(const char *dir)
 			die("cannot keep the records in %s: it holds an earlier run "
 			    "(%s); remove it or choose another directory",
 			    dir, run_files[i]);
+	if (!made && !empty_dir(dir_fd))
+		die("cannot keep the records in %s: it is not empty; choose a new or empty "
+		    "directory", dir);
 }
 
 /* A temporary directory goes however the launcher ends (a report that

@@ -2,6 +2,12 @@
 /* behalf.c -- O_SYNC opens and RWF_SYNC writes of a filtered process,
  * made without their sync flags.
  *
+ * Only openat2's is the caller's own; an open or a write made here is this
+ * process's to the kernel, and to whatever judges who acts (a fanotify
+ * permission watcher, audit rules on exe=, a BPF-LSM policy), which might
+ * allow eatmydata what it denies the program: those are made only when
+ * --on-behalf=on asked for them.
+ *
  * openat2 keeps its flags in memory: they are cleared in the caller's own
  * struct open_how and the kernel makes the open, as the caller.  open and
  * openat keep them in a register, and pwritev2 too: those are done here and
@@ -57,20 +63,30 @@ static int read_open(const struct call *c, int *dirfd, char *path, struct open_h
 	return (how->flags & EMD_OPEN_SYNC_FLAGS) != 0;
 }
 
-/* A compat caller's open, made: its flags mean what ours do (x86), and a
- * file too large for a 32-bit offset without O_LARGEFILE is the kernel's
- * EOVERFLOW, left to it.  Such a file was neither created nor truncated
- * by the open here (it would be empty), so the kernel may make it again. */
-static int compat_open_ok(const struct call *c, int fd, unsigned long long flags)
-{
-	struct stat st;
+/* The open flags the supervisor knows the meaning of (the kernel's
+ * VALID_OPEN_FLAGS; its O_LARGEFILE, which a 64-bit libc calls 0); one it
+ * does not know is the kernel's to act on.  A compat caller's flags are
+ * ours on x86 only: arm's O_DIRECTORY, O_NOFOLLOW and O_DIRECT are other
+ * bits than aarch64's. */
+#define KNOWN_OPEN_FLAGS                                                                  \
+	(O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK | O_DSYNC | \
+	 FASYNC | O_DIRECT | EMD_COMPAT_O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_NOATIME |   \
+	 O_CLOEXEC | O_SYNC | O_PATH | __O_TMPFILE)
 
-	if (!c->compat)
-		return 1;
-	if (!EMD_COMPAT_OPEN_FLAGS_NATIVE)
-		return 0;
-	return (flags & EMD_COMPAT_O_LARGEFILE) ||
-	       (fstat(fd, &st) == 0 && st.st_size <= 0x7fffffff);
+static int flags_known(const struct call *c, unsigned long long flags)
+{
+	return (!c->compat || EMD_COMPAT_OPEN_FLAGS_NATIVE) &&
+	       !(flags & ~(unsigned long long)KNOWN_OPEN_FLAGS);
+}
+
+/* Would the kernel refuse to open this file for the caller, with EOVERFLOW:
+ * a 32-bit caller's regular file past 2 GiB, without O_LARGEFILE (which a
+ * 64-bit process, the supervisor, always has)?  Asked of the file found,
+ * before the open, which might truncate it. */
+static int too_large(int compat, unsigned long long flags, const struct stat *st)
+{
+	return compat && !(flags & EMD_COMPAT_O_LARGEFILE) && S_ISREG(st->st_mode) &&
+	       st->st_size > 0x7fffffff;
 }
 
 /* openat2: clear the flags in the caller's struct, where the kernel reads
@@ -203,7 +219,8 @@ static int create_here(int base, const char *path, struct open_how how)
  * ELOOP...).  A name that is not there yet is created exclusively.  An
  * existing file is opened with O_CREAT only if it is the caller's own:
  * otherwise fs.protected_regular may refuse it in a sticky directory. */
-static int open_here(int base, const char *path, struct open_how how, mode_t their_umask)
+static int open_here(int base, const char *path, struct open_how how, mode_t their_umask,
+		     int compat)
 {
 	struct stat st;
 	unsigned long long flags = (how.flags & ~(unsigned long long)EMD_OPEN_SYNC_FLAGS) | O_NONBLOCK |
@@ -212,7 +229,8 @@ static int open_here(int base, const char *path, struct open_how how, mode_t the
 	mode_t mine = umask(their_umask); /* this thread's own: see worker() */
 
 	if (found >= 0 && plain(found) && fstat(found, &st) == 0 && !(how.flags & O_CREAT &&
-	    ((how.flags & O_EXCL) || S_ISDIR(st.st_mode) || st.st_uid != geteuid())))
+	    ((how.flags & O_EXCL) || S_ISDIR(st.st_mode) || st.st_uid != geteuid())) &&
+	    !too_large(compat, how.flags, &st))
 		fd = reopen(found, flags, (mode_t)how.mode);
 	if (found == -ENOENT && (how.flags & O_CREAT)) {
 		how.flags = flags;
@@ -254,14 +272,15 @@ int open_on_behalf(struct call *c)
 		return CONTINUE;
 	/* At its descriptor limit the kernel fails before the open has any
 	 * effect (a file created or truncated): it answers that. */
-	if (in_memory || !c->trusted || !read_open(c, &dirfd, path, &how) ||
-	    !same_rights(c->req->pid, &their_umask) || !caller_fd_room(c->req->pid))
+	if (in_memory || !c->on_behalf || !c->trusted || !read_open(c, &dirfd, path, &how) ||
+	    !flags_known(c, how.flags) || !same_rights(c->req->pid, &their_umask) ||
+	    !caller_fd_room(c->req->pid))
 		return CONTINUE;
 	if ((base = base_dir(c, dirfd)) < 0)
 		return CONTINUE; /* EBADF, ENOTDIR...: the kernel says it */
-	fd = open_here(base, path, how, their_umask);
+	fd = open_here(base, path, how, their_umask, c->compat);
 	close(base);
-	if (fd < 0 || !compat_open_ok(c, fd, how.flags) || !still_pending(c)) {
+	if (fd < 0 || !still_pending(c)) {
 		if (fd >= 0)
 			close(fd);
 		return CONTINUE;
@@ -351,7 +370,7 @@ int write_on_behalf(struct call *c)
 	size_t total;
 	ssize_t r = 0;
 
-	if (!same_rights(c->req->pid, NULL) || !no_size_limit(c->req->pid))
+	if (!c->on_behalf || !same_rights(c->req->pid, NULL) || !no_size_limit(c->req->pid))
 		return CONTINUE;
 	if ((fd = their_fd(c, (int)call_arg(c, 0))) < 0)
 		return CONTINUE;

@@ -17,38 +17,41 @@ struct seccomp_options {
 	const char *mode;  /* "auto", "on" or "off" */
 	const char *only;  /* --only's globs, or NULL */
 	int no_io_uring;   /* io_uring_setup fails with ENOSYS */
+	int on_behalf;     /* the supervisor may open and write for a caller */
 };
 
-/* The byte the launcher sends on the supervisor's socket with its own
- * filter's listener, or alone, before the tree runs: the listeners that
- * come after it are the tree's (see `trusted` in supervisor.h). */
-#define SUPERVISOR_END 'E'
-
-/* The socket's name in the private directory EATMYDATA_SECCOMP_PATH names. */
-#define SUPERVISOR_SOCKET "socket"
-
-/* Before the command `file` (as found in PATH, or NULL): start the tree's
- * supervisor (auto, on), or leave an outer run's to serve, and name its
- * socket in the environment; off: none, and none of an outer run's
- * either.  Dies on a mode it does not know. */
-void seccomp_prepare(const struct seccomp_options *opt, const char *file);
+/* Before the command `file` (as found in PATH, or NULL) is run: name the
+ * run's supervisor in the environment (auto, on), which the first process
+ * that needs it starts; off: none, and none of an outer run's either.
+ * Starts nothing.  Dies on a mode it does not know. */
+void seccomp_prepare(const struct seccomp_options *opt);
 
 /* In the process about to exec `file` (as found in PATH, or NULL): put it
  * under the filter if the mode says so (on: always; auto: a program the
- * library cannot reach), and tell the supervisor the launcher is done. */
+ * library cannot reach), with a supervisor started for it that trusts its
+ * listener (supervisor.h). */
 void seccomp_before_exec(const struct seccomp_options *opt, const char *file);
 
-/* eatmydata --seccomp-exec=N:DEV:INO FILE ARGV0 [ARG]...: in the place of
- * a program the library cannot reach, which posix_spawn starts (no code of
- * the library runs between its fork and its exec): under the filter, exec
- * FILE with ARGV0 and ARGs, whatever fails. */
-noreturn void seccomp_exec(const char *sock_id, char **argv);
+/* eatmydata --seccomp-exec=NAME FILE ARGV0 [ARG]...: in the place of a
+ * program the library cannot reach, which posix_spawn starts (no code of
+ * the library runs between its fork and its exec): under the filter of
+ * the run NAME, exec FILE with ARGV0 and ARGs, whatever fails. */
+noreturn void seccomp_exec(const char *name, char **argv);
 
-/* The supervisor's loop (serve.c): writes a byte to `ready` once it
- * answers, then takes the listeners sent on `sock` or through connections
- * to `server` (listening at DIR/socket), and answers each notification,
- * until no process holds `sock` or a filter; then removes DIR.  No DIR
- * (and no server): the launcher filters the whole tree. */
-noreturn void supervise(int sock, int ready, int server, const char *dir, const char *only);
+/* eatmydata --seccomp-supervise=POLICY:FD:TRUST, as rendezvous.c starts
+ * it: the supervisor of the run EATMYDATA_SECCOMP names, for this user,
+ * answering as the tool POLICY does (eatmydata's alone, so far), its first
+ * connection on FD (its listener trusted if TRUST is 1, supervisor.h).
+ * The options are the environment's (EATMYDATA_ONLY, _ON_BEHALF).
+ * Returns only on a bad argument. */
+void seccomp_supervise(const char *arg);
+
+/* The supervisor's loop (serve.c): binds the run's name `name` for later
+ * connections, says it is ready on `first`, takes the listeners sent on
+ * it and on each connection, and answers each notification as `opt`
+ * says; leaves once no listener is alive and no one has come for a
+ * while. */
+noreturn void supervise(int first, int trust_first, const char *name,
+			const struct seccomp_options *opt);
 
 #endif

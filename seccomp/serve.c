@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* serve.c -- the supervisor process: receives the listeners of the tree's
- * filters on its socket (include/filter.h) and answers every notification
- * of each (supervisor.c says what), until no process is left to ask.
+/* serve.c -- the supervisor process: started by the first process of the
+ * run that needed it (libeatmydata/rendezvous.c), it receives the
+ * listeners of that process's filter and of those that connect to it
+ * later (include/filter.h), and answers every notification of each
+ * (supervisor.c says what), until no process is left to ask and none has
+ * come for a second.
  *
  * Each listener has a pool of worker threads: each worker receives one
  * notification and answers it, so that a caller whose memory blocks (FUSE,
@@ -15,11 +18,12 @@
  * own (ulimit -f, a signal to the process group) reaches it.  If it is
  * killed anyway (SIGKILL, the OOM killer), every later durability request
  * of a filtered process fails with ENOSYS: the kernel has no one to ask;
- * and the library puts no new process under a filter (libeatmydata/filter.c).
+ * a process filtered after that starts a supervisor of its own.
  */
 #include "launch/common.h"
 #include "seccomp.h"
 #include "supervisor.h"
+#include "filter.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -35,10 +39,12 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #define MAX_POOLS 1000 /* listeners served at once; more go unanswered */
+#define LINGER_MS 1000 /* how long it waits for the next program, when idle */
 
 struct pool {
 	int listener;
@@ -49,6 +55,7 @@ struct pool {
 
 static struct seccomp_notif_sizes sizes;
 static const char *only_globs;
+static int on_behalf; /* --on-behalf=on */
 /* Landlock in this kernel: then a filter the tree installs may postdate a
  * domain (see `trusted` in supervisor.h); without it, none can. */
 static int landlock_enabled;
@@ -94,7 +101,7 @@ static int receive(struct pool *p, struct seccomp_notif *req)
 /* Answer one notification; returns 0 when the listener is gone. */
 static int serve_one(struct pool *p, struct seccomp_notif *req, struct seccomp_notif_resp *resp)
 {
-	struct call c = {p->listener, req, resp, NULL, 0, p->trusted};
+	struct call c = {p->listener, req, resp, NULL, 0, p->trusted, on_behalf};
 	int how, got = receive(p, req);
 
 	if (__atomic_sub_fetch(&p->idle, 1, __ATOMIC_ACQ_REL) == 0 && got > 0)
@@ -202,13 +209,10 @@ static int is_listener(int fd)
 	return n > 0 && (target[n] = '\0', !strcmp(target, "anon_inode:seccomp notify"));
 }
 
-/* A message on a socket: a listener (one byte, one descriptor), or the
- * launcher's "end" byte, with its own listener or none, after which no
- * listener is its own.  0 when the socket has hung up, or when it is no
- * longer needed (*sock closed): `whole`, the launcher filtered the whole
- * tree, which can add no other filter (one listener per chain), and the
- * descriptor counts (ulimit -n 6 runs). */
-static int take_listener(int *sock, struct pool **pools, int *n, int *trusting, int whole)
+/* The listener a connection sends (one byte, one descriptor), as a pool of
+ * workers; 1 when one was taken.  Each connection brings one, or none (a
+ * process under a filter already, whose new one the kernel refused). */
+static int take_listener(int sock, struct pool **pools, int *n, int trusted)
 {
 	char data = 0, ctl[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = {&data, 1};
@@ -216,35 +220,25 @@ static int take_listener(int *sock, struct pool **pools, int *n, int *trusting, 
 			     .msg_control = ctl, .msg_controllen = sizeof(ctl)};
 	struct cmsghdr *c;
 	struct pool *p;
-	int fd, more = 1;
-	ssize_t got = recvmsg(*sock, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	int fd;
 
-	if (got <= 0)
-		return got < 0 && (errno == EAGAIN || errno == EINTR);
-	if (!(c = CMSG_FIRSTHDR(&msg)) || c->cmsg_type != SCM_RIGHTS) {
-		*trusting &= data != SUPERVISOR_END;
-		return 1;
-	}
+	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT) <= 0 ||
+	    !(c = CMSG_FIRSTHDR(&msg)) || c->cmsg_type != SCM_RIGHTS)
+		return 0;
 	memcpy(&fd, CMSG_DATA(c), sizeof(int));
 	if (!is_listener(fd)) { /* a tree's device or pipe: nothing to ioctl */
 		close(fd);
-		return 1;
+		return 0;
 	}
 	if (*n == MAX_POOLS || !(p = calloc(1, sizeof(*p)))) {
 		close(fd); /* its requests fail with ENOSYS: never past the limit */
-		return 1;
+		return 0;
 	}
-	*p = (struct pool){.listener = fd, .trusted = *trusting || !landlock_enabled,
+	*p = (struct pool){.listener = fd, .trusted = trusted || !landlock_enabled,
 			   .receiving = PTHREAD_MUTEX_INITIALIZER};
 	pools[(*n)++] = p;
-	if (data == SUPERVISOR_END && *trusting && whole) {
-		close(*sock);
-		*sock = -1;
-		more = 0;
-	}
-	*trusting &= data != SUPERVISOR_END;
 	start_worker(p);
-	return more;
+	return 1;
 }
 
 /* A pool whose listener hung up and whose workers have left is freed;
@@ -279,31 +273,33 @@ static int tend(struct pool **pools, int n, const struct pollfd *pfd)
 	return n;
 }
 
-/* A process that lost the inherited socket (close_fds in Python's
- * subprocess, a daemon's closefrom) connects to the one at the path: its
- * listener, if it sends it at once, is a pool of the tree's. */
+/* A process of this user's that found the run's supervisor by name: told
+ * it is ready, it sends its listener at once, but may be descheduled
+ * meanwhile (closing on it would leave it a filter no one answers).
+ * Another user's connection is closed unanswered: it starts a supervisor
+ * of its own. */
 static void take_connection(int server, struct pool **pools, int *n)
 {
-	int conn = accept4(server, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK), untrusting = 0;
+	int conn = accept4(server, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	struct pollfd pfd = {.fd = conn, .events = POLLIN};
+	struct ucred peer;
+	socklen_t len = sizeof(peer);
+	const char ready = EMD_READY;
 
 	if (conn < 0)
 		return;
-	/* It sends at once, but may be descheduled meanwhile: closing on it
-	 * would leave it a filter no one answers. */
-	if (poll(&pfd, 1, 2000) == 1)
-		take_listener(&conn, pools, n, &untrusting, 0);
+	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0 && peer.uid == geteuid() &&
+	    send(conn, &ready, 1, MSG_NOSIGNAL) == 1 && poll(&pfd, 1, 2000) == 1)
+		take_listener(conn, pools, n, 0);
 	close(conn);
 }
 
-/* `ready` tells the launcher it may go on; then listeners come on `sock`
- * and through `server`, until the tree has closed its end of `sock` and no
- * filtered process is left: then `dir` and its socket go. */
-/* What the main thread waits on: the tree's socket, the socket to connect
- * to, and each live pool's listener (a dead one waits for its workers). */
-static nfds_t watch(struct pollfd *pfd, int sock, int server, struct pool **pools, int n)
+/* What the main thread waits on: the first connection, until it has sent
+ * its listener, the socket bound to the run's name, and each live pool's
+ * listener (a dead one waits for its workers). */
+static nfds_t watch(struct pollfd *pfd, int first, int server, struct pool **pools, int n)
 {
-	pfd[0] = (struct pollfd){.fd = sock, .events = POLLIN};
+	pfd[0] = (struct pollfd){.fd = first, .events = POLLIN};
 	pfd[1] = (struct pollfd){.fd = server, .events = POLLIN};
 	for (int i = 0; i < n; i++)
 		pfd[i + 2] = (struct pollfd){
@@ -312,48 +308,78 @@ static nfds_t watch(struct pollfd *pfd, int sock, int server, struct pool **pool
 	return (nfds_t)n + 2;
 }
 
-/* The private directory of the socket to connect to goes with us. */
-static noreturn void leave(const char *dir)
+/* The run's name for this user, bound for the processes that come later;
+ * -1 when another supervisor of the run (or another user's squatter) has
+ * it: then only the first connection is served. */
+static int listen_on(const char *name)
 {
-	char path[4096];
+	struct sockaddr_un addr;
+	socklen_t len = emd_rendezvous_address(name, &addr);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 
-	if (dir && snprintf(path, sizeof(path), "%s/" SUPERVISOR_SOCKET, dir) < (int)sizeof(path)) {
-		unlink(path);
-		rmdir(dir);
+	if (fd >= 0 && (bind(fd, (struct sockaddr *)&addr, len) != 0 || listen(fd, 64) != 0)) {
+		close(fd);
+		fd = -1;
 	}
-	_exit(0);
+	return fd;
 }
 
-void supervise(int sock, int ready, int server, const char *dir, const char *only)
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* Ready to answer: the notification sizes known, the table and the
+ * handlers in agreement, this process hardened. */
+static int set_up(const struct seccomp_options *opt)
+{
+	prctl(PR_SET_NAME, "eatmydata"); /* not the "4" of the exec's /dev/fd/4 */
+	harden();
+	rights_init();
+	only_globs = opt->only;
+	on_behalf = opt->on_behalf;
+	/* landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) */
+	landlock_enabled = syscall(SYS_landlock_create_ruleset, NULL, 0, 1UL) > 0;
+	/* Without /proc (a chroot), no listener could be told from a
+	 * device: none would be taken, and a filter sent would have no one. */
+	return syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) == 0 &&
+	       supervisor_table_agrees() && access("/proc/self/fd", R_OK) == 0;
+}
+
+void supervise(int first, int trust_first, const char *name, const struct seccomp_options *opt)
 {
 	static struct pool *pools[MAX_POOLS];
 	static struct pollfd pfd[MAX_POOLS + 2];
-	int n = 0, open_sock = 1, trusting = 1;
+	const char ready = EMD_READY;
+	int n = 0, server;
+	long long busy = now_ms();
 
-	harden();
-	rights_init();
-	only_globs = only;
-	/* landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) */
-	landlock_enabled = syscall(SYS_landlock_create_ruleset, NULL, 0, 1UL) > 0;
-	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0 ||
-	    !supervisor_table_agrees() || write(ready, "", 1) != 1)
+	if (!set_up(opt))
 		_exit(1);
-	if (ready != sock)
-		close(ready);
-	while (open_sock || n) {
-		if (!open_sock && sock >= 0) {
-			close(sock);
-			sock = -1;
-		}
-		if (poll(pfd, watch(pfd, sock, server, pools, n), 100) < 0)
+	/* The launcher's own serves the whole tree, which can add no filter
+	 * to its (one listener per chain): no one is to come, and the
+	 * descriptor counts (ulimit -n 6 runs). */
+	server = trust_first ? -1 : listen_on(name);
+	if (send(first, &ready, 1, MSG_NOSIGNAL) != 1)
+		_exit(0); /* the process that started it is gone */
+	/* Until no listener is alive and no one has come for LINGER_MS: the
+	 * programs of a script, one after the other, share it. */
+	while (first >= 0 || n || now_ms() - busy < LINGER_MS) {
+		if (poll(pfd, watch(pfd, first, server, pools, n), 100) < 0)
 			continue;
 		n = tend(pools, n, pfd + 1);
-		if (pfd[1].revents & POLLIN)
+		if (first >= 0 && pfd[0].revents) {
+			take_listener(first, pools, &n, trust_first);
+			close(first);
+			first = -1;
+		}
+		if (server >= 0 && (pfd[1].revents & POLLIN))
 			take_connection(server, pools, &n);
-		if (open_sock && (pfd[0].revents & POLLIN))
-			open_sock = take_listener(&sock, pools, &n, &trusting, !dir);
-		else if (open_sock && (pfd[0].revents & (POLLHUP | POLLERR)))
-			open_sock = 0;
+		if (first >= 0 || n)
+			busy = now_ms();
 	}
-	leave(dir);
+	_exit(0); /* the name goes with the socket */
 }

@@ -34,6 +34,10 @@ struct call {
 	 * come after one the filter did not see: nothing is opened for its
 	 * callers, whose opens may be confined. */
 	int trusted;
+	/* Opens and writes may be made here for the caller (--on-behalf=on):
+	 * a policy that judges the opener (fanotify permission events, audit
+	 * rules on exe=, BPF-LSM) then sees eatmydata's, not the program. */
+	int on_behalf;
 };
 
 /* Argument i as the kernel reads it: 32 bits wide in the compat ABI. */

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/landlock.h>
 #include <linux/seccomp.h>
@@ -138,6 +139,85 @@ static int proc_mem(char **argv)
 static int create(char **argv)
 {
 	printf("%s\n", err(open(argv[0], O_WRONLY | O_CREAT | O_SYNC, 0600)));
+	return 0;
+}
+
+/* The effective capabilities: the permitted ones but `drop` (a bit mask
+ * of the low word). */
+static int effective_caps(unsigned drop)
+{
+	struct __user_cap_header_struct head = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &head, data))
+		return -1;
+	for (int i = 0; i < 2; i++)
+		data[i].effective = data[i].permitted & (i ? ~0u : ~drop);
+	return (int)syscall(SYS_capset, &head, data);
+}
+
+/* Root that takes the user id argv[0] and the group id argv[1] and keeps
+ * every capability (as root has them), then creates argv[2] with O_SYNC:
+ * the file's owner and group. */
+static int setid_create(char **argv)
+{
+	struct stat st;
+	uid_t uid = (uid_t)atoi(argv[0]);
+	gid_t gid = (gid_t)atoi(argv[1]);
+	int fd;
+
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) || setresgid(gid, gid, gid) ||
+	    setresuid(uid, uid, uid) || effective_caps(0))
+		return perror("setid"), 1;
+	fd = open(argv[2], O_WRONLY | O_CREAT | O_SYNC, 0600);
+	if (fd < 0 || fstat(fd, &st) != 0)
+		return perror(argv[2]), 1;
+	printf("%u:%u\n", (unsigned)st.st_uid, (unsigned)st.st_gid);
+	return 0;
+}
+
+/* Root without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH in its effective
+ * set (still permitted), then the O_SYNC open of argv[0]. */
+static int drop_dac(char **argv)
+{
+	if (effective_caps(1u << CAP_DAC_OVERRIDE | 1u << CAP_DAC_READ_SEARCH))
+		return perror("capset"), 1;
+	return open_sync(argv);
+}
+
+/* Under umask 077, create argv[0] with O_SYNC and mode 0666: the mode it
+ * got. */
+static int umask_create(char **argv)
+{
+	struct stat st;
+	int fd;
+
+	umask(077);
+	fd = open(argv[0], O_WRONLY | O_CREAT | O_SYNC, 0666);
+	if (fd < 0 || fstat(fd, &st) != 0)
+		return perror(argv[0]), 1;
+	printf("%04o\n", (unsigned)st.st_mode & 07777);
+	return 0;
+}
+
+/* A seccomp filter of the program's own (SECCOMP_RET_TRACE for getppid,
+ * which it never calls), then argv[0] created with O_SYNC and written. */
+static int own_filter(char **argv)
+{
+	struct sock_filter insn[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getppid, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {4, insn};
+	int fd;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		return perror("seccomp"), 1;
+	fd = open(argv[0], O_WRONLY | O_CREAT | O_SYNC, 0600);
+	printf("%s\n", err(fd < 0 ? fd : write(fd, "data", 4)));
 	return 0;
 }
 
@@ -434,18 +514,44 @@ static void *swapper(void *arg)
 	return NULL;
 }
 
+/* The FIFO comes and goes at the name (a link made and removed), which
+ * is otherwise free, or a file the program just created (removed too). */
+static void *comer(void *arg)
+{
+	(void)arg;
+	while (__atomic_load_n(&swapping, __ATOMIC_RELAXED)) {
+		link(swap_fifo, swap_name);
+		unlink(swap_name);
+	}
+	return NULL;
+}
+
 /* In directory argv[0], a regular file and a FIFO keep exchanging names
  * while the program opens one name O_RDONLY|O_NONBLOCK|O_SYNC, 3000
- * times: the FIFO must be opened (inotify IN_OPEN) exactly as often as the
- * program got it, no open of it made and dropped by someone else (each
+ * times (or, "create", a FIFO comes and goes at a name the program opens
+ * O_CREAT, 20000 times): the FIFO must be opened (inotify IN_OPEN) exactly as often as
+ * the program got it, no open of it made and dropped by someone else (each
  * open is followed by a close: inotify merges only like events). */
-static int swap(char **argv)
+/* The IN_OPEN events waiting on inotify descriptor `in`, read (before its
+ * queue of 16384 overflows). */
+static int opens_seen(int in)
 {
 	char ev[65536];
+	int seen = 0;
+	ssize_t n;
+
+	while ((n = read(in, ev, sizeof(ev))) > 0)
+		for (char *e = ev; e < ev + n; e += sizeof(struct inotify_event) +
+						   ((struct inotify_event *)e)->len)
+			seen += !!(((struct inotify_event *)e)->mask & IN_OPEN);
+	return seen;
+}
+
+static int swap_or_create(char **argv, int creating)
+{
 	int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC), got = 0, seen = 0, fd;
 	pthread_t t;
 	struct stat st;
-	ssize_t n;
 
 	snprintf(swap_name, sizeof(swap_name), "%s/name", argv[0]);
 	snprintf(swap_fifo, sizeof(swap_fifo), "%s/fifo", argv[0]);
@@ -453,23 +559,37 @@ static int swap(char **argv)
 	    mkfifo(swap_fifo, 0600) || in < 0 || inotify_add_watch(in, swap_fifo, IN_OPEN | IN_CLOSE) < 0)
 		return perror("swap"), 1;
 	close(fd);
+	if (creating)
+		unlink(swap_name);
 	swapping = 1;
-	pthread_create(&t, NULL, swapper, NULL);
-	for (int i = 0; i < 3000; i++)
-		if ((fd = open(swap_name, O_RDONLY | O_NONBLOCK | O_SYNC)) >= 0) {
+	pthread_create(&t, NULL, creating ? comer : swapper, NULL);
+	/* The window a create leaves is narrower than a swap's: more tries. */
+	for (int i = 0; i < (creating ? 20000 : 3000); i++) {
+		if ((fd = open(swap_name, O_RDONLY | O_NONBLOCK | O_SYNC | (creating ? O_CREAT : 0),
+			       0600)) >= 0) {
 			fstat(fd, &st);
 			got += S_ISFIFO(st.st_mode);
 			close(fd);
 		}
+		if (i % 1000 == 999)
+			seen += opens_seen(in);
+	}
 	swapping = 0;
 	pthread_join(t, NULL);
-	while ((n = read(in, ev, sizeof(ev))) > 0)
-		for (char *e = ev; e < ev + n; e += sizeof(struct inotify_event) +
-						   ((struct inotify_event *)e)->len)
-			seen += !!(((struct inotify_event *)e)->mask & IN_OPEN);
+	seen += opens_seen(in);
 	printf("%s\n", got == seen ? "the FIFO opened as often as the program got it"
 				   : "the FIFO opened behind the program's back");
 	return 0;
+}
+
+static int swap(char **argv)
+{
+	return swap_or_create(argv, 0);
+}
+
+static int swap_create(char **argv)
+{
+	return swap_or_create(argv, 1);
 }
 
 /* argv[2] fsyncs of argv[0] under a signal every argv[1] us whose handler
@@ -617,7 +737,7 @@ static const struct {
 	{"fdlimit", 1, fdlimit},       {"stalled", 1, stalled},
 	{"partial", 1, partial},       {"deny-seccomp", 1, deny_seccomp}, {"fsync-twice", 1, fsync_twice},
 	{"vsyscall", 0, vsyscall},     {"status", 0, status},     {"open-sync", 1, open_sync},
-	{"landlock-exec", 1, landlock_exec},     {"attack", 0, attack},     {"fdlimit-create", 1, fdlimit_create},     {"create-excl", 1, create_excl},     {"tmpfile-excl", 2, tmpfile_excl},     {"memcg-write", 3, memcg_write},     {"cgroup-zero", 2, cgroup_zero},     {"fsync-storm", 3, fsync_storm},     {"swap", 1, swap},     {"pids-full", 1, pids_full},     {"drop-group", 2, drop_group},
+	{"landlock-exec", 1, landlock_exec},     {"umask-create", 1, umask_create},     {"setid-create", 3, setid_create},     {"drop-dac", 1, drop_dac},     {"own-filter", 1, own_filter},     {"attack", 0, attack},     {"fdlimit-create", 1, fdlimit_create},     {"create-excl", 1, create_excl},     {"tmpfile-excl", 2, tmpfile_excl},     {"memcg-write", 3, memcg_write},     {"cgroup-zero", 2, cgroup_zero},     {"fsync-storm", 3, fsync_storm},     {"swap", 1, swap},     {"swap-create", 1, swap_create},     {"pids-full", 1, pids_full},     {"drop-group", 2, drop_group},
 };
 
 int main(int argc, char **argv)

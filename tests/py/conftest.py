@@ -11,6 +11,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +47,45 @@ def public_build(build):
         if not p.is_symlink():
             p.chmod(p.stat().st_mode | 0o555 if p.is_dir() else p.stat().st_mode | 0o444)
     return copy
+
+
+# Every program the tests run gets a TMPDIR of the session's own, as
+# shared as /tmp (sticky, anyone writes): whatever a run leaves there (a
+# supervisor's directory, a sync-on-exit notes directory) fails the session
+# at its end (pytest_sessionfinish).  pytest's own directories, and the
+# tests' tempfile calls, stay where they were.
+tempfile.gettempdir()
+SESSION_TMPDIR = Path(tempfile.mkdtemp(prefix="emd-tmpdir-"))
+SESSION_TMPDIR.chmod(0o1777)
+os.environ["TMPDIR"] = str(SESSION_TMPDIR)
+# How long a supervisor may take to leave after its tree (it answers its
+# last notification, sees the socket hang up, removes its directory).
+LEAVE_TIMEOUT = 10
+
+
+def litter(directory, timeout=LEAVE_TIMEOUT, prefixes=("",)):
+    """What is still in directory (of the names that start with one of
+    `prefixes`) once `timeout` seconds have passed, or earlier once nothing
+    is."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = sorted(p.name for p in Path(directory).iterdir() if p.name.startswith(prefixes))
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)
+
+
+# What our tools make in TMPDIR starts with one of these (other programs the
+# tests run, lintian, leave their own).
+OURS = ("eatmydata", "syncstat", "nocache", "crashtest", "hirestimes", "cachestats", "cachedel")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    left = litter(SESSION_TMPDIR, prefixes=OURS)
+    shutil.rmtree(SESSION_TMPDIR, ignore_errors=True)
+    if left:
+        print(f"\nthe runs left in TMPDIR: {' '.join(left)}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 # make check SANITIZE=1 names its own build directory.
@@ -135,7 +175,7 @@ class Run:
 
 
 def run(cmd, *, env=None, cwd=None, events=SYNC_EVENTS, check=True, input=None,
-        system_wide=False):
+        system_wide=False, timeout=TIMEOUT):
     """Run cmd under `perf stat`, counting events over its whole tree (or,
     system_wide, on every CPU while it runs: work the kernel does for it in
     its own threads, then to be filtered to its files)."""
@@ -146,7 +186,7 @@ def run(cmd, *, env=None, cwd=None, events=SYNC_EVENTS, check=True, input=None,
             perf += ["-e", name] + (["--filter", flt] if flt else [])
         proc = subprocess.run(perf + ["--"] + cmd, capture_output=True, text=True,
                               env=dict(os.environ, **(env or {})), cwd=cwd,
-                              input=input, timeout=TIMEOUT)
+                              input=input, timeout=timeout)
         out, err = proc.stdout, proc.stderr
         stats = stats.read()
     counts = {}

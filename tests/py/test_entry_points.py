@@ -109,7 +109,10 @@ NOCACHE_EXPORTS = {
     "pwritev64v2", "copy_file_range", "sendfile", "sendfile64", "close", "fclose",
     "dup2", "dup3", "closefrom", "close_range", "_exit", "_Exit",
     "execve", "execv", "execvp", "execvpe", "fexecve", "execveat", "execl", "execlp", "execle",
-    "fopen", "fopen64", "fdopen", "freopen", "freopen64"}
+    "fopen", "fopen64", "fdopen", "freopen", "freopen64",
+    # What would see a parked file (libnocache/visible.c).
+    "fork", "vfork", "posix_spawn", "posix_spawnp", "system", "popen", "umount", "umount2",
+    "unlink", "unlinkat", "remove", "rename", "renameat", "renameat2"}
 EXPORTS = {"eatmydata": set(ENTRY_POINTS) | set(NEW_ENTRIES) | RECORDED_ONLY, "nocache": NOCACHE_EXPORTS,
            "hirestimes": {"times", "sysconf", "__sysconf"},
            "crashtest": {

@@ -120,6 +120,26 @@ def test_install_refuses_debian_files(system, scratch):
     assert r.syncs == 0, r.why()
 
 
+@pytest.mark.parametrize("target", ["install", "uninstall"])
+def test_prefix_of_another_spelling_refuses_debian_files(system, tmp_path, target):
+    """PREFIX=/ on a merged-/usr system: //bin/eatmydata is Debian's
+    /usr/bin/eatmydata, which dpkg knows by that name only: refused, and
+    Debian's launchers left as they were (install overwrote them,
+    uninstall deleted them)."""
+    if not debian_eatmydata_installed():
+        pytest.fail("build-aux/deps installs Debian's eatmydata")
+    # The manual and completions out of the way (//share is on the host's
+    # root, where no overlay is): the launchers and libraries are the case.
+    dirs = f"MANDIR={tmp_path}/man BASHCOMPDIR={tmp_path}/completions"
+    r = in_system(system, f"sha256sum /usr/bin/eatmydata /usr/bin/nocache; "
+                          f"make -s -C {ROOT} {target} PREFIX=/ {dirs} >&2; echo $?; "
+                          f"sha256sum /usr/bin/eatmydata /usr/bin/nocache")
+    lines = r.stdout.splitlines()
+    assert lines[2] != "0", r.stderr
+    assert lines[:2] == lines[3:5], r.stdout + r.stderr
+    assert "/usr/bin/eatmydata belongs to package eatmydata" in r.stderr, r.stderr
+
+
 def test_system_install(system, scratch):
     """PREFIX=/usr without Debian's packages: the library by bare name,
     from its multiarch directory, from /etc/ld.so.preload (bare, or with

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUILD, run
+from conftest import BUILD, cmdline, run
 from test_nocache import DURABLE, NOCACHE, cached_bytes
 from test_nocache_compat import cached_under, files_under, random_tree
 
@@ -273,3 +273,151 @@ def test_posix_lock_survives_parking(tmp_path):
         outs.append(subprocess.run(prefix + ["python3", "-c", POSIX_LOCK, d, "1"],
                                    capture_output=True, text=True, timeout=60).stdout)
     assert outs == ["held\n", "held\n"], outs
+
+
+@pytest.fixture
+def small_ext4(tmp_path):
+    """A fresh 32 MiB ext4 image, and a mount point for it (mounted by the
+    test, in a mount namespace of its own)."""
+    img, mnt = tmp_path / "img", tmp_path / "mnt"
+    with open(img, "wb") as f:
+        f.truncate(32 << 20)
+    subprocess.run(["mkfs.ext4", "-q", img], check=True)
+    mnt.mkdir()
+    yield img, mnt
+
+
+# Written, closed, then the file system unmounted: by a child of the shell
+# that wrote (dash: vfork), of fork, of Python's subprocess (vfork), of
+# posix_spawn, system() or popen(), or by the process itself (umount,
+# umount2).
+WRITE_THEN = ("import ctypes, os, subprocess, sys\n"
+              "fd = os.open(sys.argv[1] + '/f', os.O_WRONLY | os.O_CREAT, 0o600)\n"
+              "os.write(fd, b'data'); os.close(fd)\n")
+UNMOUNT = {
+    "sh": 'echo data > "$1/f" && umount "$1" && echo unmounted',  # dash: vfork
+    "fork": WRITE_THEN + "pid = os.fork()\n"
+                         "if pid == 0:\n    os.execvp('umount', ['umount', sys.argv[1]])\n"
+                         "print('unmounted' if os.waitpid(pid, 0)[1] == 0 else 'busy')\n",
+    "subprocess": WRITE_THEN + "subprocess.run(['umount', sys.argv[1]], check=True)\n"
+                               "print('unmounted')\n",
+    "posix_spawn": WRITE_THEN + "import shutil\n"
+                                "p = os.posix_spawn(shutil.which('umount'), "
+                                "['umount', sys.argv[1]], os.environ)\n"
+                                "print('unmounted' if os.waitpid(p, 0)[1] == 0 else 'busy')\n",
+    "posix_spawnp": WRITE_THEN + "p = os.posix_spawnp('umount', ['umount', sys.argv[1]], "
+                                 "os.environ)\n"
+                                 "print('unmounted' if os.waitpid(p, 0)[1] == 0 else 'busy')\n",
+    "popen": WRITE_THEN + "libc = ctypes.CDLL(None)\n"
+                          "libc.popen.restype = ctypes.c_void_p\n"
+                          "f = libc.popen(b'umount ' + sys.argv[1].encode(), b'r')\n"
+                          "print('unmounted' if libc.pclose(ctypes.c_void_p(f)) == 0 "
+                          "else 'busy')\n",
+    "system": WRITE_THEN + "libc = ctypes.CDLL(None)\n"
+                           "print('unmounted' if libc.system(b'umount ' + sys.argv[1].encode()) "
+                           "== 0 else 'busy')\n",
+    "umount2": WRITE_THEN + "libc = ctypes.CDLL(None, use_errno=True)\n"
+                            "print('unmounted' if libc.umount2(sys.argv[1].encode(), 0) == 0 "
+                            "else os.strerror(ctypes.get_errno()))\n",
+    "umount": WRITE_THEN + "libc = ctypes.CDLL(None, use_errno=True)\n"
+                           "print('unmounted' if libc.umount(sys.argv[1].encode()) == 0 "
+                           "else os.strerror(ctypes.get_errno()))\n",
+}
+
+
+@pytest.mark.parametrize("how", list(UNMOUNT))
+def test_unmount_after_writing(small_ext4, how):
+    """A file written and closed leaves nothing open on its file system:
+    the command (or a process it starts) may unmount it, as natively."""
+    img, mnt = small_ext4
+    prog = ["sh", "-c", UNMOUNT[how], "sh"] if how == "sh" else ["python3", "-c", UNMOUNT[how]]
+    for prefix in [[], [str(NOCACHE)]]:
+        script = 'mount -o loop "$0" "$1" && shift && exec "$@"'
+        cmd = ["unshare", "-m", "sh", "-c", script, img, mnt, *prefix, *prog, mnt]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        assert r.stdout == "unmounted\n", cmdline(cmd) + r.stderr
+
+
+# A small file written, closed, then removed (unlinked, or replaced by a
+# rename): what the process still holds of it, as /proc/self/fd says.
+REMOVED = """import ctypes, os, sys
+d, how = sys.argv[1], sys.argv[2]
+for name in ("a", "b"):
+    fd = os.open(f"{d}/{name}", os.O_WRONLY | os.O_CREAT, 0o600)
+    os.write(fd, b"x" * 16384)
+    os.close(fd)
+at = os.open(d, os.O_RDONLY)
+{"unlink": lambda: os.unlink(f"{d}/a"), "unlinkat": lambda: os.unlink("a", dir_fd=at),
+ "remove": lambda: ctypes.CDLL(None).remove(f"{d}/a".encode()),
+ "rename": lambda: os.rename(f"{d}/b", f"{d}/a"),
+ "renameat": lambda: os.rename("b", "a", src_dir_fd=at, dst_dir_fd=at),
+ "renameat2": lambda: ctypes.CDLL(None).renameat2(at, b"b", at, b"a", 0)}[how]()
+held = []
+for n in os.listdir("/proc/self/fd"):
+    try:
+        held.append(os.readlink(f"/proc/self/fd/{n}"))
+    except FileNotFoundError:  # listdir's own
+        pass
+print([h for h in held if h.endswith(" (deleted)")])
+"""
+
+
+@pytest.mark.parametrize("how", ["unlink", "unlinkat", "remove", "rename", "renameat",
+                                 "renameat2"])
+def test_removed_file_is_not_held(tmp_path, how):
+    """A file written, closed and removed is not held open: its space is
+    free again, as natively."""
+    for prefix in [[], [str(NOCACHE)]]:
+        d = tmp_path / str(len(prefix))
+        d.mkdir()
+        cmd = [*prefix, "python3", "-c", REMOVED, d, how]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        assert r.stdout == "[]\n", cmdline(cmd) + r.stderr
+
+
+# A file written and closed, opened again, and leased: a write lease is
+# refused while another descriptor of the file is open.
+LEASE = """import fcntl, os, sys
+f = sys.argv[1]
+fd = os.open(f, os.O_WRONLY | os.O_CREAT, 0o600)
+os.write(fd, b"x" * 16384)
+os.close(fd)
+fd = os.open(f, os.O_RDONLY)
+try:
+    fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
+    print("leased")
+except OSError as e:
+    print(e.strerror)
+"""
+
+
+def test_lease_after_writing(tmp_path):
+    for prefix in [[], [str(NOCACHE)]]:
+        cmd = [*prefix, "python3", "-c", LEASE, tmp_path / f"f{len(prefix)}"]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        assert r.stdout == "leased\n", cmdline(cmd) + r.stderr
+
+
+# A file its owner may write but not read, written in small pieces.
+WRITE_ONLY = """import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o200)
+os.write(fd, b"x" * 16384)
+os.close(fd)
+"""
+
+
+def test_file_its_writer_cannot_read(tmp_path):
+    """A file its writer may not open to read (nor drop through such a
+    descriptor later) is waited for and dropped at its close, not parked
+    (an unprivileged user: root reads anything)."""
+    d = Path(tempfile.mkdtemp(prefix="emd-nocache-"))
+    try:
+        d.chmod(0o777)
+        for prefix in [[], [str(NOCACHE)]]:
+            f = d / f"f{len(prefix)}"
+            cmd = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--",
+                   *prefix, "python3", "-c", WRITE_ONLY, f]
+            subprocess.run(cmd, check=True, timeout=60)
+            assert cached_bytes(f) == (16384 if not prefix else 0), cmdline(cmd)
+    finally:
+        shutil.rmtree(d)

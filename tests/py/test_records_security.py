@@ -207,18 +207,32 @@ def test_keep_makes_a_private_directory(tmp_path):
 
 
 @pytest.mark.parametrize("mode", [0o755, 0o700, 0o1700])
-def test_keep_uses_an_existing_directory_as_it_is(tmp_path, mode):
+def test_keep_uses_an_empty_directory_as_it_is(tmp_path, mode):
     """Never chmod what the user made (it became 01777)."""
     keep = tmp_path / "mine"
     keep.mkdir()
-    (keep / "notes").write_text("mine\n")
     keep.chmod(mode)
     cmd, r = keep_run(keep)
     assert r.returncode == 0, cmdline(cmd) + "\n" + r.stderr
     assert keep.stat().st_mode & 0o7777 == mode
-    assert (keep / "notes").read_text() == "mine\n"
     r = subprocess.run([SYNCSTAT, "report", keep], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "syncstat: true\n  exit status 0" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("mode", [0o755, 0o700])
+def test_keep_refuses_a_directory_that_holds_anything(tmp_path, mode):
+    """A directory of the user's own with files in it (`syncstat --keep=/etc`
+    as root): refused, nothing written there (the records went into /etc)."""
+    keep = tmp_path / "etc"
+    keep.mkdir()
+    (keep / "passwd").write_text("root:x:0:0::/root:/bin/sh\n")
+    keep.chmod(mode)
+    before = sorted(p.name for p in keep.iterdir())
+    cmd, r = keep_run(keep)
+    assert r.returncode == 125, cmdline(cmd)
+    assert r.stderr == (f"syncstat: cannot keep the records in {keep}: it is not empty; "
+                        "choose a new or empty directory\n"), r.stderr
+    assert sorted(p.name for p in keep.iterdir()) == before
 
 
 def test_keep_refuses_a_directory_with_an_earlier_run(tmp_path):

@@ -14,7 +14,7 @@ import uuid
 
 import pytest
 
-from conftest import EATMYDATA, TESTS, cmdline, eaten, run
+from conftest import EATMYDATA, TESTS, cmdline, eaten, litter, run
 
 HOSTILE = TESTS / "hostile-static"
 SYNCS = [("ext4:ext4_sync_file_enter", None)]
@@ -26,7 +26,7 @@ def same_as_native(args, expected, cwd=None, events=SYNCS, program=False):
     cmd = args if program else [HOSTILE, *args]
     native = run(cmd, cwd=cwd, events=events)
     assert native.stdout == expected, native.why()
-    under = run([EATMYDATA, "--seccomp=on", *cmd], cwd=cwd, events=events)
+    under = run([EATMYDATA, "--seccomp=on", "--on-behalf=on", *cmd], cwd=cwd, events=events)
     assert under.stdout == expected, under.why()
     return native, under
 
@@ -42,18 +42,22 @@ def test_proc_self_is_the_caller():
     assert "Name:\thostile-static\n" in r.stdout, r.why()
 
 
-def test_proc_self_cwd_is_the_callers(scratch):
+@pytest.mark.parametrize("where", ["/proc/self/cwd/", ""], ids=["/proc/self/cwd", "relative"])
+def test_working_directory_is_the_callers(scratch, where):
     """The program's working directory, not the supervisor's (which is the
-    launcher's, then /)."""
+    launcher's, then /), for a relative name or through /proc/self/cwd."""
     name, sub = f"x-{uuid.uuid4().hex}", scratch / "sub"
     sub.mkdir()
-    for prefix in ["", f"{EATMYDATA} --seccomp=on"]:
-        script = f"{prefix} sh -c 'cd sub && exec {HOSTILE} create /proc/self/cwd/{name}'"
-        r = subprocess.run(["sh", "-c", script], cwd=scratch, capture_output=True,
-                           text=True, timeout=60)
-        assert r.stdout == "ok\n", cmdline(["sh", "-c", script]) + r.stderr
-        assert (sub / name).exists() and not (scratch / name).exists(), script
-        (sub / name).unlink()
+    try:
+        for prefix in ["", f"{EATMYDATA} --seccomp=on --on-behalf=on"]:
+            script = f"{prefix} sh -c 'cd sub && exec {HOSTILE} create {where}{name}'"
+            r = subprocess.run(["sh", "-c", script], cwd=scratch, capture_output=True,
+                               text=True, timeout=60)
+            assert r.stdout == "ok\n", cmdline(["sh", "-c", script]) + r.stderr
+            assert (sub / name).exists() and not (scratch / name).exists(), script
+            (sub / name).unlink()
+    finally:
+        assert not os.path.exists(f"/{name}"), "created in the supervisor's directory"
 
 
 def test_chroot_into_a_bind_mount_of_root(scratch):
@@ -62,7 +66,7 @@ def test_chroot_into_a_bind_mount_of_root(scratch):
     would see (same device and inode at the root, another mount)."""
     jail, name = scratch / "jail", f"emd-{uuid.uuid4().hex}"
     jail.mkdir()
-    for prefix in ["", str(EATMYDATA)]:
+    for prefix in ["", f"{EATMYDATA} --on-behalf=on"]:
         script = (f"mount --make-rprivate / && mount --bind / {jail} && "
                   f"{prefix} {HOSTILE} chroot-create {jail} /dev/shm/{name}; "
                   f"ls {jail}/dev/shm/{name} && rm {jail}/dev/shm/{name}")
@@ -84,7 +88,7 @@ def test_file_size_limit_is_the_callers(scratch, where):
     if where == "program":
         same_as_native(args, "wrote 16384 ok\nfsync ok\n")
         return
-    for prefix in ["", str(EATMYDATA)]:
+    for prefix in ["", f"{EATMYDATA} --on-behalf=on"]:
         script = f"ulimit -f 16; exec {prefix} {HOSTILE} {' '.join(map(str, args))}"
         r = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=60)
         assert r.stdout == "wrote 8192 ok\nfsync ok\n", cmdline(["sh", "-c", script]) + r.stderr
@@ -161,9 +165,11 @@ def start_tagged(scratch):
     """fsync-twice under eatmydata, with a tag in its environment that finds
     its supervisor among those of other test runs on the machine."""
     tag = f"EMD_TEST_TAG={uuid.uuid4().hex}"
+    # A supervisor killed cannot remove its directory: in the test's own.
     p = subprocess.Popen([EATMYDATA, HOSTILE, "fsync-twice", scratch / "f"], text=True,
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         env=dict(os.environ, EMD_TEST_TAG=tag.split("=")[1]))
+                         env=dict(os.environ, EMD_TEST_TAG=tag.split("=")[1],
+                                  TMPDIR=str(scratch)))
     return p, tag
 
 
@@ -173,16 +179,17 @@ def holds_listener(pid):
 
 
 def supervisor_of(proc, tag):
-    """The supervisor a launcher started: an eatmydata process forked just
-    after it, holding a seccomp listener, with the launcher's tag."""
-    for pid in range(proc.pid + 1, proc.pid + 64):
+    """The supervisor started for a launcher's tree: an eatmydata process
+    holding a seccomp listener, with the launcher's tag in its environment
+    (its starter's)."""
+    for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
         try:
             if (open(f"/proc/{pid}/comm").read() == "eatmydata\n" and holds_listener(pid) and
                     tag.encode() in open(f"/proc/{pid}/environ", "rb").read().split(b"\0")):
                 return pid
         except OSError:
             pass
-    raise AssertionError(f"no supervisor found after pid {proc.pid}")
+    raise AssertionError(f"no supervisor found for {proc.pid}")
 
 
 @pytest.mark.parametrize("sig,expected", [
@@ -222,6 +229,19 @@ def test_supervisor_leaves_with_the_tree(scratch):
     raise AssertionError(f"supervisor {sup} outlived its tree")
 
 
+def test_short_runs_leave_nothing_in_tmpdir(tmp_path, scratch):
+    """Forty runs of a command that ends at once (before its supervisor has
+    said it is ready, often) and ten of a static program: every
+    supervisor's directory goes, whatever the timing."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmp))
+    for cmd in [["true"]] * 40 + [[TESTS / "entry-static", "fsync", scratch]] * 10:
+        r = subprocess.run([EATMYDATA, *cmd], env=env, capture_output=True, timeout=30)
+        assert r.returncode == 0, cmdline([EATMYDATA, *cmd], {"TMPDIR": tmp})
+    assert litter(tmp) == [], f"for i in $(seq 40); do TMPDIR={tmp} {EATMYDATA} true; done"
+
+
 def test_disable_read_past_8k_of_environment(scratch):
     """EATMYDATA_DISABLE after 10 KiB of other variables still disables."""
     cmd = [TESTS / "entry-static", "fsync", scratch]
@@ -232,3 +252,113 @@ def test_disable_read_past_8k_of_environment(scratch):
     env["EATMYDATA_DISABLE"] = "0"
     enabled = eaten(cmd, env=env, events=SYNCS)
     assert enabled.syncs == 0, enabled.why()
+
+
+# ---- one test for each row of the README's Security table ----------------
+# (the rows that other tests here and in test_supervisor_attack.py do not
+# cover already: each fails when its check in seccomp/rights.c or
+# seccomp/behalf.c is taken out)
+
+def test_own_seccomp_filter_keeps_the_supervisor_away(scratch):
+    """A program with a filter of its own (one that would send getppid to a
+    tracer): nothing is opened for it, its O_SYNC open is the kernel's and
+    syncs, as natively."""
+    native, under = same_as_native(["own-filter", scratch / "f"], "ok\n")
+    assert native.syncs > 0 and under.syncs > 0, under.why()
+
+
+@pytest.mark.parametrize("ids", ["12345:0", "0:12345"], ids=["user", "group"])
+def test_ids_are_the_callers(scratch, ids):
+    """Root that took another user or group id, keeping every capability:
+    its O_SYNC file is that user's and group's, as natively, never made by
+    the supervisor as root's.  In a user namespace, where root has every
+    capability (here CAP_SYS_RESOURCE may be missing, which keeps the
+    supervisor away from another user's process anyway)."""
+    uid, gid = ids.split(":")
+    for prefix in [[], [EATMYDATA, "--seccomp=on", "--on-behalf=on"]]:
+        cmd = [*prefix, HOSTILE, "setid-create", uid, gid, scratch / f"f{len(prefix)}"]
+        assert in_user_namespace(cmd) == f"{ids}\n", cmdline(cmd)
+
+
+def test_capabilities_are_the_callers(scratch):
+    """Root that dropped CAP_DAC_OVERRIDE from its effective set cannot have
+    another user's file opened for it, O_SYNC or not."""
+    secret = scratch / "secret"
+    secret.write_text("secret")
+    os.chown(secret, 12345, 12345)
+    secret.chmod(0o600)
+    same_as_native(["drop-dac", secret], "plain EACCES\nsync EACCES\n")
+
+
+def test_umask_is_the_callers(scratch):
+    """umask 077, then O_SYNC|O_CREAT with mode 0666: 0600, as natively,
+    not the supervisor's umask's 0644."""
+    native = run([HOSTILE, "umask-create", scratch / "native"], events=SYNCS)
+    assert native.stdout == "0600\n", native.why()
+    under = run([EATMYDATA, "--seccomp=on", "--on-behalf=on", HOSTILE, "umask-create",
+                 scratch / "eaten"], events=SYNCS)
+    assert under.stdout == "0600\n", under.why()
+
+
+def test_chroot_into_a_directory(scratch):
+    """A plain chroot (a debootstrap's): the same mount as the supervisor's
+    root, another directory; an absolute name is the jail's, never the
+    host's."""
+    jail, name = scratch / "jail", f"emd-{uuid.uuid4().hex}"
+    (jail / "tmp").mkdir(parents=True)
+    try:
+        same_as_native(["chroot-create", jail, f"/tmp/{name}"], "ok\n")
+        assert (jail / "tmp" / name).exists()
+    finally:
+        assert not os.path.exists(f"/tmp/{name}"), "created on the host"
+
+
+def test_another_mount_namespace(scratch):
+    """A tmpfs mounted in a mount namespace of the program's: the file is
+    created there, not in the directory under it, which the supervisor
+    sees."""
+    under_it = scratch / "d"
+    under_it.mkdir()
+    script = f"mount -t tmpfs none {under_it} && {HOSTILE} create {under_it}/f && ls {under_it}"
+    cmd = ["unshare", "-m", "--propagation", "private", "sh", "-c", script]
+    same_as_native(cmd, "ok\nf\n", program=True)
+    assert list(under_it.iterdir()) == [], "created outside the program's namespace"
+
+
+def in_user_namespace(cmd):
+    """cmd's output, run in a user namespace that maps uids and gids 0 to
+    65535 to themselves: root there may do what root here may to their
+    files, and its capabilities look the same as any namespace's (a full
+    bounding set)."""
+    p = subprocess.Popen(["unshare", "-U", "--", "sh", "-c", 'read _ && exec "$@"', "sh",
+                          *map(str, cmd)], text=True, stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        for _ in range(200):
+            if os.readlink(f"/proc/{p.pid}/ns/user") != os.readlink("/proc/self/ns/user"):
+                break
+            time.sleep(0.01)
+        for name in ["uid_map", "gid_map"]:
+            with open(f"/proc/{p.pid}/{name}", "w") as f:
+                f.write("0 0 65536\n")
+        out, err = p.communicate("\n", timeout=60)
+    finally:
+        p.kill()
+    return out + err
+
+
+def test_another_user_namespace(scratch):
+    """Root in a user namespace of its own, where only root is mapped, under
+    a supervisor in one where more users are: a file of another user's is
+    out of its reach (its capabilities are its namespace's), O_SYNC or
+    not."""
+    secret = scratch / "secret"
+    secret.write_text("secret")
+    os.chown(secret, 12345, 12345)
+    secret.chmod(0o600)
+    inner = ["unshare", "-U", "--map-root-user", HOSTILE, "open-sync", secret]
+    for prefix in [[], [EATMYDATA, "--seccomp=on", "--on-behalf=on"]]:
+        assert in_user_namespace([*prefix, *inner]) == "plain EACCES\nsync EACCES\n", \
+            cmdline(prefix + inner)
+    # The supervisor's namespace reaches it: the check is of the namespace.
+    assert in_user_namespace(["cat", secret]) == "secret"

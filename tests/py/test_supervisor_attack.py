@@ -51,7 +51,7 @@ def test_groups_past_a_long_line(public_dir, dropped, expected):
     who = ["setpriv", "--reuid=nobody", "--regid=nogroup",
            "--groups=" + ",".join(map(str, MANY_GROUPS)),
            "--inh-caps=+setgid", "--ambient-caps=+setgid", "--"]
-    for prefix in [[], [EATMYDATA, "--seccomp=on"]]:
+    for prefix in [[], [EATMYDATA, "--seccomp=on", "--on-behalf=on"]]:
         cmd = [*who, *prefix, HOSTILE, "drop-group", str(dropped), secret]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
         assert r.stdout == expected, cmdline(cmd) + r.stderr
@@ -95,12 +95,13 @@ def test_no_worker_can_start(scratch, pids_cgroup):
     """Two threads' writes hold the supervisor's workers (memory no one
     provides) and the tree has taken every task pids.max allows: the main
     thread's fsync is still answered."""
-    for prefix in ["", f"{EATMYDATA} --seccomp=on"]:
+    for prefix in ["", f"{EATMYDATA} --seccomp=on --on-behalf=on"]:
         script = (f"echo $$ > {pids_cgroup}/cgroup.procs && "
                   f"exec {prefix} {HOSTILE} pids-full {scratch / 'f'}")
         try:
+            # What empty() kills cannot remove its directory: in the test's own.
             r = subprocess.run(["sh", "-c", script], capture_output=True, text=True,
-                               timeout=20)
+                               timeout=20, env=dict(os.environ, TMPDIR=str(scratch)))
         except subprocess.TimeoutExpired:
             pytest.fail("hangs: " + cmdline(["sh", "-c", script]))
         empty(pids_cgroup)
@@ -116,7 +117,8 @@ def test_supervisor_cannot_start(scratch, pids_cgroup, tasks):
         f.write(str(tasks))
     script = (f"echo $$ > {pids_cgroup}/cgroup.procs && "
               f"exec {EATMYDATA} --seccomp=on {TESTS / 'entry-static'} fsync {scratch}")
-    r = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=20)
+    r = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=20,
+                       env=dict(os.environ, TMPDIR=str(scratch)))
     rerun = cmdline(["sh", "-c", script]) + r.stderr
     assert r.returncode in (0, 125), rerun
     assert r.returncode == 0 or r.stderr.startswith("eatmydata: cannot "), rerun
@@ -131,13 +133,16 @@ def test_registered_ring_is_not_another(scratch):
     assert native.syncs > 0 and under.syncs == 0, under.why()
 
 
-def test_file_swapped_for_a_fifo(scratch):
+@pytest.mark.parametrize("how", ["swap", "swap-create"])
+def test_file_swapped_for_a_fifo(scratch, how):
     """A FIFO and a file exchange names while the program opens one of them
-    with O_SYNC: nothing but the program's own opens reaches the FIFO."""
+    with O_SYNC (or a FIFO comes and goes at a name the program creates):
+    nothing but the program's own opens reaches the FIFO."""
     for d in ["native", "eaten"]:
         (scratch / d).mkdir()
-    native = run([HOSTILE, "swap", scratch / "native"], events=SYNCS)
-    under = run([EATMYDATA, "--seccomp=on", HOSTILE, "swap", scratch / "eaten"], events=SYNCS)
+    native = run([HOSTILE, how, scratch / "native"], events=SYNCS)
+    under = run([EATMYDATA, "--seccomp=on", "--on-behalf=on", HOSTILE, how, scratch / "eaten"],
+                events=SYNCS)
     expected = "the FIFO opened as often as the program got it\n"
     assert native.stdout == expected, native.why()
     assert under.stdout == expected, under.why()
@@ -181,7 +186,7 @@ def test_create_in_a_sticky_directory(public_dir, protected_regular):
     os.chmod(victim, 0o666)
     os.chown(victim, 12345, 12345)  # neither the directory's owner nor the caller
     who = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
-    for prefix in [[], [EATMYDATA, "--seccomp=on"]]:
+    for prefix in [[], [EATMYDATA, "--seccomp=on", "--on-behalf=on"]]:
         cmd = [*who, *prefix, HOSTILE, "create", victim]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
         assert r.stdout == "EACCES\n", cmdline(cmd) + r.stderr
@@ -251,7 +256,7 @@ def test_exclusive_create_on_a_pseudo_file_system(public_dir):
     """O_CREAT|O_EXCL|O_SYNC of a fresh name on mqueue (a file system whose
     files are message queues): created once, by the program, as natively,
     never made by the supervisor and then refused with EEXIST."""
-    for prefix in ["", f"{EATMYDATA} --seccomp=on"]:
+    for prefix in ["", f"{EATMYDATA} --seccomp=on --on-behalf=on"]:
         script = (f"mount -t mqueue mq {public_dir} && "
                   f"{prefix} {HOSTILE} create-excl {public_dir}/q")
         r = subprocess.run(["unshare", "-m", "-i", "sh", "-c", script], capture_output=True,
@@ -291,3 +296,77 @@ def test_program_cannot_take_over_the_supervisor(scratch, launcher_as, program_a
         p.kill()
     assert out == ("ptrace EPERM\nlistener EPERM\nmemory EPERM\n"
                    f"signal {signal_right}\n"), cmdline(cmd)
+
+
+BIGOPEN = TESTS / "bigopen32-static"
+
+
+@pytest.mark.parametrize("size,flags,expected", [
+    (3 << 30, "4011001", "open EOVERFLOW size 3221225472\n"),
+    (1 << 31, "4011001", "open EOVERFLOW size 2147483648\n"),
+    ((1 << 31) - 1, "4011001", "open ok size 1\n"),  # the largest it may open
+    (3 << 30, "4111001", "open ok size 1\n"),  # with O_LARGEFILE
+], ids=["3 GiB", "2 GiB", "2 GiB - 1", "O_LARGEFILE"])
+def test_32_bit_open_of_a_large_file(scratch, size, flags, expected):
+    """A 32-bit program opens a large file O_WRONLY|O_TRUNC|O_SYNC: without
+    large-file support, EOVERFLOW past 2^31 - 1 bytes, and the file keeps
+    its size, as natively (the size is checked before anything is opened);
+    what it may open is eaten."""
+    big = scratch / "big"
+    with open(big, "wb") as f:
+        f.truncate(size)
+    native = run([BIGOPEN, big, flags], events=SYNCS)
+    assert native.stdout == expected, native.why()
+    with open(big, "wb") as f:
+        f.truncate(size)
+    under = run([EATMYDATA, "--seccomp=on", "--on-behalf=on", BIGOPEN, big, flags],
+                events=SYNCS)
+    assert under.stdout == expected, under.why()
+    assert (native.syncs > 0) == ("ok" in expected) and under.syncs == 0, under.why()
+
+
+@pytest.mark.parametrize("flags,eaten", [
+    ("4010101", True),  # O_WRONLY|O_CREAT|O_SYNC: the control
+    ("44010101", False),  # and a bit no kernel has given a meaning yet
+], ids=["known", "unknown"])
+def test_open_flag_the_supervisor_does_not_know(scratch, flags, eaten):
+    """An O_SYNC open with a flag the supervisor does not know is the
+    kernel's to make (and sync), whatever that flag may come to mean."""
+    native, under = same_as_native([BIGOPEN, scratch / "f", flags], "open ok size 1\n",
+                                   program=True)
+    (scratch / "f").unlink()
+    assert native.syncs > 0, native.why()
+    assert (under.syncs == 0) == eaten, under.why()
+
+
+@pytest.mark.parametrize("option,env,expected", [
+    ([], {}, "plain EPERM\nsync EPERM\n"),  # the default: the kernel opens, as the program
+    (["--on-behalf=off"], {"EATMYDATA_ON_BEHALF": "1"}, "plain EPERM\nsync EPERM\n"),
+    # Asked for: the supervisor opens, and the watcher judges eatmydata.
+    (["--on-behalf=on"], {}, "plain EPERM\nsync ok\n"),
+    ([], {"EATMYDATA_ON_BEHALF": "1"}, "plain EPERM\nsync ok\n"),
+], ids=["default", "off", "on", "environment"])
+def test_open_permission_watcher(scratch, option, env, expected):
+    """A fanotify permission watcher (an on-access scanner, fapolicyd) that
+    denies this program's opens of a file: its O_SYNC open is denied too, as
+    natively, unless opens on its behalf were asked for."""
+    secret = scratch / "secret"
+    secret.write_text("secret")
+    watcher = subprocess.Popen([TESTS / "fanotify-deny", secret, HOSTILE.name], text=True,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert first_line(watcher) == "ready\n"
+        native = run([HOSTILE, "open-sync", secret], events=SYNCS)
+        assert native.stdout == "plain EPERM\nsync EPERM\n", native.why()
+        under = run([EATMYDATA, "--seccomp=on", *option, HOSTILE, "open-sync", secret],
+                    events=SYNCS, env=env)
+        assert under.stdout == expected, under.why()
+    finally:
+        watcher.kill()
+        watcher.wait()
+
+
+def test_on_behalf_takes_on_or_off():
+    r = subprocess.run([EATMYDATA, "--on-behalf=yes", "true"], capture_output=True, text=True)
+    assert r.returncode == 125 and r.stderr == \
+        "eatmydata: --on-behalf takes on or off, not 'yes'\n", r.stderr

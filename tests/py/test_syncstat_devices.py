@@ -260,3 +260,60 @@ def test_a_sample_file_that_is_not_a_regular_file_is_refused(tmp_path, kind):
     r = report(d)
     assert r.returncode == 125
     assert b"devices: not a regular file" in r.stderr
+
+
+# A /sys made up in a mount namespace, for the root file system's device
+# MAJ:MIN ($1): a device whose slaves/ holds ten entries that are each that
+# device again ("loop"), or a plain disk whose stat file is a FIFO ("fifo"),
+# one that a process keeps open and has written counters to ("fed").
+CRAFTED_SYS = """set -e
+mount --make-rprivate /
+mount -t tmpfs none /sys
+mkdir -p /sys/dev/block /sys/devices/d /sys/class/block /sys/block/d
+ln -s ../../devices/d "/sys/dev/block/$1"
+echo "$1" > /sys/block/d/dev
+if [ "$2" = loop ]; then
+    mkdir /sys/devices/d/slaves
+    for i in 0 1 2 3 4 5 6 7 8 9; do
+        mkdir /sys/class/block/s$i
+        echo "$1" > /sys/class/block/s$i/dev
+        touch /sys/devices/d/slaves/s$i
+    done
+else
+    mkfifo /sys/block/d/stat
+fi
+if [ "$2" = fed ]; then
+    sh -c 'exec 3<>/sys/block/d/stat; echo 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 >&3
+           exec sleep 60' </dev/null >/dev/null 2>&1 &
+    writer=$!
+fi
+shift 2
+set +e
+"$@"
+rc=$?
+[ -z "${writer-}" ] || kill "$writer"
+exit $rc
+"""
+
+
+@pytest.mark.parametrize("sysfs", ["loop", "fifo", "fed"])
+def test_a_crafted_sys_does_not_hang_the_run(scratch, tmp_path, sysfs):
+    """Devices made of each other (the walk would grow tenfold a level), a
+    FIFO for a disk's counters: the run and its report end all the same,
+    and nothing is read from the FIFO."""
+    st = os.stat(scratch)
+    out, kept = tmp_path / "report.json", tmp_path / "kept"
+    cmd = [SYNCSTAT, "--json", "--output", out, "--keep", kept, "--",
+           *fsyncs(scratch / "f", 3)]
+    crafted = ["unshare", "-m", "sh", "-c", CRAFTED_SYS, "sh",
+               f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}", sysfs, *cmd]
+    try:
+        r = subprocess.run(crafted, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("hangs: " + cmdline(crafted))
+    assert r.returncode == 0, cmdline(crafted) + r.stderr
+    data = json.loads(out.read_text())
+    jsonschema.validate(data, SCHEMA)
+    assert data["calls"] == 3
+    samples = (kept / "devices").read_text()
+    assert "\ndisk " not in samples, samples
