@@ -147,10 +147,11 @@ $(B)/cli/launch/common.o: launch/common.c $(B)/embedded
 $(B)/cli/libeatmydata/%.o: CLI_INC += -Ipreload
 
 # The libraries the launchers use: jansson for JSON (every launcher may:
-# #include <jansson.h>; linked only where used), elfutils' libdw to name
-# call sites (the report's).
+# #include <jansson.h>; linked only where used); elfutils' libdw, which
+# names call sites, is loaded by the report when it first needs it
+# (report/symbols.c), so only its header is needed here.
 JSON_LIBS ?= -ljansson
-DW_LIBS ?= -ldw -lelf
+DW_LIBS ?= -ldl
 LAUNCH_LIBS = -Wl,--as-needed $(JSON_LIBS)
 $(B)/bin/eatmydata: $(B)/cli/launch/sync_on_exit.o $(REPORT_OBJS) $(SECCOMP_OBJS)
 $(B)/bin/syncstat: $(REPORT_OBJS)
