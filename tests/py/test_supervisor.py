@@ -196,7 +196,7 @@ def supervisor_of(proc, tag):
     ([signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGXFSZ, signal.SIGPIPE,
       signal.SIGUSR1, signal.SIGALRM], "second ok\n"),
     # What the tree sees if the supervisor dies anyway: the kernel has no one
-    # to ask, so the request fails (README, Security).
+    # to ask, so the request fails (SECURITY.md).
     ([signal.SIGKILL], "second ENOSYS\n"),
 ], ids=["survives signals", "killed"])
 def test_supervisor_and_signals(scratch, sig, expected):
@@ -254,7 +254,7 @@ def test_disable_read_past_8k_of_environment(scratch):
     assert enabled.syncs == 0, enabled.why()
 
 
-# ---- one test for each row of the README's Security table ----------------
+# ---- one test for each row of SECURITY.md's table ------------------------
 # (the rows that other tests here and in test_supervisor_attack.py do not
 # cover already: each fails when its check in seccomp/rights.c or
 # seccomp/behalf.c is taken out)

@@ -193,7 +193,7 @@ def test_create_in_a_sticky_directory(public_dir, protected_regular):
 
 
 @pytest.mark.xfail(strict=True, reason="a request the supervisor has not taken yet is "
-                   "interruptible in the kernel: EINTR without SA_RESTART (README, Security)")
+                   "interruptible in the kernel: EINTR without SA_RESTART (SECURITY.md)")
 def test_signals_without_restart():
     """fsync under a 30 µs signal whose handler does not restart calls:
     natively none fails; filtered, a signal that comes before the supervisor
@@ -277,7 +277,7 @@ NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"
 
 @pytest.mark.parametrize("launcher_as,program_as,signal_right", [
     ("root", "nobody", "EPERM"),
-    # Its own user may signal it (kill it: ENOSYS after, README), nothing more.
+    # Its own user may signal it (kill it: ENOSYS after, SECURITY.md), nothing more.
     ("nobody", "nobody", "ok"),
 ], ids=["program dropped privileges", "same user"])
 def test_program_cannot_take_over_the_supervisor(scratch, launcher_as, program_as, signal_right):

@@ -76,7 +76,7 @@ def landlock_enabled():
 @pytest.mark.xfail(landlock_enabled(), strict=True,
                    reason="with Landlock in the kernel, nothing is opened for a filter a process "
                           "of the tree installed (a domain may predate it): its O_SYNC open syncs "
-                          "(README, What it cannot reach)")
+                          "(doc/eatmydata.md, What it cannot reach)")
 def test_o_sync_open_of_a_program_started_by_the_tree(go_program, scratch):
     cmd = ["sh", "-c", f"{go_program} {scratch / 'f'} 0"]
     events = syncs_of(scratch / "f.sync")
