@@ -9,6 +9,7 @@ import atexit
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -92,6 +93,7 @@ def pytest_sessionfinish(session, exitstatus):
 BUILD = public_build(ROOT / os.environ.get("EATMYDATA_BUILD", "build"))
 EATMYDATA = BUILD / "bin" / "eatmydata"
 TESTS = BUILD / "tests"
+SIGCHLD_WRAPPER = str(TESTS / "sigchld-static")
 TIMEOUT = 300
 # Where each ELF class's libraries are: the directories ld.so names $LIB.
 LIB_DIRS = sorted({p.parent.relative_to(BUILD) for p in BUILD.glob("**/libeatmydata.so")})
@@ -184,9 +186,15 @@ def run(cmd, *, env=None, cwd=None, events=SYNC_EVENTS, check=True, input=None,
         perf = ["perf", "stat", "-x", "\x1f", "-o", stats.name] + (["-a"] if system_wide else [])
         for name, flt in events:
             perf += ["-e", name] + (["--filter", flt] if flt else [])
-        proc = subprocess.run(perf + ["--"] + cmd, capture_output=True, text=True,
-                              env=dict(os.environ, **(env or {})), cwd=cwd,
-                              input=input, timeout=timeout)
+        # perf inherits SIGCHLD blocked, its workload unblocks it (see
+        # tests/c/sigchld.c): else a quick exit's status is lost.
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+        try:
+            proc = subprocess.run(perf + ["--", SIGCHLD_WRAPPER] + cmd, capture_output=True,
+                                  text=True, env=dict(os.environ, **(env or {})), cwd=cwd,
+                                  input=input, timeout=timeout)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         out, err = proc.stdout, proc.stderr
         stats = stats.read()
     counts = {}
