@@ -273,3 +273,35 @@ def go_program(tmp_path_factory):
                    env=dict(os.environ, CGO_ENABLED="0", GOCACHE=str(d / "cache"),
                             GOPATH=str(d / "gopath"), GOFLAGS="-mod=mod"))
     yield exe
+
+
+@pytest.fixture(scope="module")
+def other_user():
+    """A local user of its own, neither root nor the run's."""
+    name = f"emdrec{os.getpid() % 100000}"
+    subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/bin/sh", name],
+                   check=True, timeout=60)
+    yield name
+    subprocess.run(["userdel", name], check=True, timeout=60)
+
+
+# crashtest's starting points.
+@pytest.fixture
+def old(tmp_path):
+    """A directory holding `data`, "old"."""
+    d = tmp_path / "dir"
+    d.mkdir()
+    (d / "data").write_text("old\n")
+    return d
+
+
+@pytest.fixture
+def database(tmp_path):
+    """A directory holding an SQLite database `db`, table t."""
+    sqlite3 = require("sqlite3")
+    d = tmp_path / "db"
+    d.mkdir()
+    subprocess.run([sqlite3, d / "db", "CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB);"
+                    "INSERT INTO t VALUES(0, randomblob(5000));"], check=True)
+    return d
+

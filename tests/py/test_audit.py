@@ -5,19 +5,10 @@ do."""
 import json
 import subprocess
 
-import jsonschema
 import pytest
 
 from conftest import TESTS, require, run
-from test_syncstat import SCHEMA, SYNCSTAT
-
-
-def audit(cmd, tmp_path, **kw):
-    out = tmp_path / "audit.json"
-    r = run([SYNCSTAT, "--audit", "--json", "--output", out, "--", *cmd], **kw)
-    data = json.loads(out.read_text())
-    jsonschema.validate(data, SCHEMA)
-    return r, [(f["pattern"], f["program"], f["example"]) for f in data["findings"]]
+from helpers import SYNCSTAT, audit
 
 
 @pytest.mark.parametrize("mode,pattern,name", [

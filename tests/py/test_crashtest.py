@@ -14,8 +14,7 @@ import subprocess
 import pytest
 
 from conftest import TESTS, require, run
-from crashlib import (PYTHON, CRASHTEST, CRASHY, REPLACED, SQL, SQL_CHECK, Report,
-                      crash_report, database, old)  # noqa: F401 (fixtures)
+from helpers import CRASHTEST, CRASHY, PYTHON, REPLACED, SQL, SQL_CHECK, Report, crash_report
 
 STDIOSYNC = TESTS / "stdiosync"
 

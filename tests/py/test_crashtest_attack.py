@@ -22,7 +22,7 @@ import time
 import pytest
 
 from conftest import cmdline
-from crashlib import PYTHON, CRASH, CRASHTEST, Report, crash_report, old  # noqa: F401 (fixtures)
+from helpers import CRASH, CRASHTEST, PYTHON, Report, crash_report
 
 crashtest = crash_report
 NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from conftest import require, run
-from crashlib import crash_report
+from helpers import crash_report
 
 SETTINGS = {
     "none": "-c core.fsync=none",

@@ -9,8 +9,7 @@ import subprocess
 import pytest
 
 from conftest import TESTS
-from crashlib import (PYTHON, CRASH, CRASHTEST, CRASHY, REPLACED, SQL, crash_report,
-                      database, old)  # noqa: F401 (fixtures)
+from helpers import CRASH, CRASHTEST, CRASHY, PYTHON, REPLACED, SQL, crash_report
 
 crashtest = crash_report
 CLASSES = ["lost", "kept", "prefix", "omit", "alone", "torn", "journal"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require
-from crashlib import CRASH, crash_report
+from helpers import CRASH, crash_report
 
 DEBIAN_PYTHON = "/usr/bin/python3"
 

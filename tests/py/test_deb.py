@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, TESTS, require, run
-from test_nocache import cached_bytes, evict
+from helpers import cached_bytes, evict
 
 MIRROR = "deb http://deb.debian.org/debian bookworm main"
 HOOK = Path("/usr/share/mmdebstrap/hooks/eatmydata")

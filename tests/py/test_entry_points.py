@@ -7,9 +7,7 @@ import subprocess
 import pytest
 
 from conftest import BUILD, EATMYDATA, LIB_DIRS, SYNC_EVENTS, TESTS, eaten, run
-from entries import ENTRY_POINTS, NEW_ENTRIES, RECORDED_ONLY, REQUESTS, SYNC_OPENS
-from test_audit import audit
-from test_syncstat import recorded
+from helpers import ENTRY_POINTS, NEW_ENTRIES, RECORDED_ONLY, REQUESTS, SYNC_OPENS, audit, recorded
 
 VARIANTS = {
     "plain": [],

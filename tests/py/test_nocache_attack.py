@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import BUILD, cmdline, run
-from test_nocache import DURABLE, NOCACHE, cached_bytes
-from test_nocache_compat import cached_under, files_under, random_tree
+from helpers import DURABLE, NOCACHE, cached_bytes, cached_under, files_under, random_tree
 
 # The library alone, as LD_PRELOAD users set it: ld.so picks the ELF class.
 PRELOAD = f"{BUILD}/$LIB/libnocache.so"

@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import BUILD, EATMYDATA, TESTS, cmdline, require
-from test_records_security import other_user  # noqa: F401 (a fixture)
-from test_syncstat import SYNCSTAT, slot, write_records
+from helpers import SYNCSTAT, slot, write_records
 
 TOOLS = {"syncstat": [SYNCSTAT], "eatmydata --stats": [EATMYDATA, "--stats"]}
 

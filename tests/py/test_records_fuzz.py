@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from conftest import TESTS, cmdline
-from test_syncstat import SYNCSTAT
+from helpers import SYNCSTAT
 
 CASES = 300
 

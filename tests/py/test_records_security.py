@@ -21,7 +21,7 @@ import jsonschema
 import pytest
 
 from conftest import EATMYDATA, TESTS, cmdline, require
-from test_syncstat import SCHEMA, SYNCSTAT, recorded, slot, write_records
+from helpers import SCHEMA, SYNCSTAT, recorded, slot, write_records
 
 
 def test_events_after_the_record_file_is_full(tmp_path):
@@ -124,16 +124,6 @@ class Scribbler:
                                              rnd.randrange(1 << 30))
         self.done.wait(60)
         return self.line[0] if self.line else ""
-
-
-@pytest.fixture(scope="module")
-def other_user():
-    """A local user of its own, neither root nor the run's."""
-    name = f"emdrec{os.getpid() % 100000}"
-    subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/bin/sh", name],
-                   check=True, timeout=60)
-    yield name
-    subprocess.run(["userdel", name], check=True, timeout=60)
 
 
 def as_user(user, cmd, **kw):

@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 
 from conftest import EATMYDATA, TESTS, cmdline
-from test_syncstat import HEADER, SCHEMA, SLOT, SYNCSTAT, slot, write_records
+from helpers import HEADER, SCHEMA, SLOT, SYNCSTAT, slot, write_records
 
 
 def report(d, *args, timeout=60):

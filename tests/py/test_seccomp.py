@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from conftest import EATMYDATA, REQUESTS, TESTS, cmdline, run, eaten, tool
-from entries import ENTRY_POINTS
+from helpers import ENTRY_POINTS
 
 # Every request the supervisor answers (the filter notifies no other),
 # through its libc wrapper where it has one and through syscall().  Not

@@ -8,28 +8,13 @@ the program must see the same thing eaten as natively."""
 import os
 import signal
 import subprocess
-import threading
 import time
 import uuid
 
 import pytest
 
 from conftest import EATMYDATA, TESTS, cmdline, eaten, litter, run
-
-HOSTILE = TESTS / "hostile-static"
-SYNCS = [("ext4:ext4_sync_file_enter", None)]
-
-
-def same_as_native(args, expected, cwd=None, events=SYNCS, program=False):
-    """Run hostile (or args itself: `program`) natively and eaten, under the
-    filter; both must print `expected`."""
-    cmd = args if program else [HOSTILE, *args]
-    native = run(cmd, cwd=cwd, events=events)
-    assert native.stdout == expected, native.why()
-    under = run([EATMYDATA, "--seccomp=on", "--on-behalf=on", *cmd], cwd=cwd, events=events)
-    assert under.stdout == expected, under.why()
-    return native, under
-
+from helpers import HOSTILE, SYNCS, first_line, same_as_native, supervisor_of
 
 def test_landlock_domain_is_kept():
     """Reading only under /usr: /etc/shadow stays out of reach, O_SYNC or not."""
@@ -150,17 +135,6 @@ def test_refused_seccomp_leaves_nothing_behind():
     assert r.stderr.startswith("eatmydata: cannot install the seccomp filter"), r.stderr
 
 
-def first_line(proc, timeout=30):
-    """proc's first line of output; the process is killed if none comes
-    within `timeout` seconds (then the line is empty)."""
-    timer = threading.Timer(timeout, proc.kill)
-    timer.start()
-    try:
-        return proc.stdout.readline()
-    finally:
-        timer.cancel()
-
-
 def start_tagged(scratch):
     """fsync-twice under eatmydata, with a tag in its environment that finds
     its supervisor among those of other test runs on the machine."""
@@ -171,25 +145,6 @@ def start_tagged(scratch):
                          env=dict(os.environ, EMD_TEST_TAG=tag.split("=")[1],
                                   TMPDIR=str(scratch)))
     return p, tag
-
-
-def holds_listener(pid):
-    fds = f"/proc/{pid}/fd"
-    return any(os.readlink(f"{fds}/{fd}") == "anon_inode:seccomp notify" for fd in os.listdir(fds))
-
-
-def supervisor_of(proc, tag):
-    """The supervisor started for a launcher's tree: an eatmydata process
-    holding a seccomp listener, with the launcher's tag in its environment
-    (its starter's)."""
-    for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
-        try:
-            if (open(f"/proc/{pid}/comm").read() == "eatmydata\n" and holds_listener(pid) and
-                    tag.encode() in open(f"/proc/{pid}/environ", "rb").read().split(b"\0")):
-                return pid
-        except OSError:
-            pass
-    raise AssertionError(f"no supervisor found for {proc.pid}")
 
 
 @pytest.mark.parametrize("sig,expected", [

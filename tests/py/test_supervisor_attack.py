@@ -14,7 +14,7 @@ import uuid
 import pytest
 
 from conftest import EATMYDATA, TESTS, cmdline, run
-from test_supervisor import HOSTILE, SYNCS, first_line, same_as_native, supervisor_of
+from helpers import HOSTILE, SYNCS, first_line, same_as_native, supervisor_of
 
 # Supplementary groups whose list in /proc/PID/status is longer than a
 # line buffer; the last one is the one dropped.

@@ -13,21 +13,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conftest import BUILD, EATMYDATA, ROOT, TESTS, cmdline, require, run
-
-SYNCSTAT = BUILD / "bin" / "syncstat"
-SCHEMA = json.loads((ROOT / "doc" / "syncstat.schema.json").read_text())
-FSYNC = [("syscalls:sys_enter_fsync", None)]
-
-
-def recorded(cmd, tmp_path, tool=(SYNCSTAT, "--json"), events=FSYNC, **kw):
-    """Run cmd under syncstat (or eatmydata --stats) and perf; the report."""
-    out = tmp_path / "report.json"
-    r = run([*tool, "--output", out, "--", *cmd], events=events, **kw)
-    data = json.loads(out.read_text())
-    jsonschema.validate(data, SCHEMA)
-    return r, data
-
+from conftest import EATMYDATA, TESTS, cmdline, require, run
+from helpers import FSYNC, SCHEMA, SYNCSTAT, recorded, slot, write_records
 
 STORMS = {
     "16 threads": ["threads", "16", "20"],
@@ -182,28 +169,6 @@ def test_report_of_a_killed_run(scratch, tmp_path):
     data = json.loads(j.stderr)
     jsonschema.validate(data, SCHEMA)
     assert data["exit_status"] is None and data["calls"] >= 100
-
-
-HEADER = struct.Struct("<8sIIQQQ")
-# libeatmydata/record.h: struct emd_rec_slot, its struct emd_rec_file inside;
-# the last 112 bytes are the site's text (80), build id, its length and
-# address, which these tests leave zero (see test_syncstat_sites.py).
-SLOT = struct.Struct("<IIiiiiqQQ" "QQQQQII" "QQ" "32s256s112s")
-
-
-def write_records(d, slots, magic=b"EMDREC01", capacity=16, flags=0, version=3):
-    assert SLOT.size == 512
-    d.mkdir(exist_ok=True)
-    data = bytearray(4096 + capacity * 512)
-    HEADER.pack_into(data, 0, magic, version, 512, capacity, len(slots), flags)
-    for i, s in enumerate(slots):
-        SLOT.pack_into(data, 4096 + 512 * i, *s)
-    (d / "records").write_bytes(bytes(data))
-
-
-def slot(latency, kind=0, state=2, program=b"prog", path=b"/data/f", site=b"prog+0x10"):
-    return (state, kind, 7, 1, 0, 0, 0, 0, latency, 0, 0, 0, 0, 0, 0o100644, 0, 0, 0,
-            program, path, site)
 
 
 GOLDEN = """\

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from conftest import cmdline, require, run
-from test_syncstat import SYNCSTAT
+from helpers import SYNCSTAT
 
 EVENTS = [("syscalls:sys_enter_fsync", None), ("syscalls:sys_enter_fdatasync", None)]
 ROWS = "".join(f"INSERT INTO t VALUES({i});" for i in range(40))

@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 
 from conftest import ROOT, cmdline, run
-from test_syncstat import SCHEMA, SYNCSTAT, slot, write_records
+from helpers import SCHEMA, SYNCSTAT, slot, write_records
 
 FSYNC = [("syscalls:sys_enter_fsync", None)]
 N = 40

@@ -11,8 +11,7 @@ import jsonschema
 import pytest
 
 from conftest import TESTS, cmdline, require
-from test_syncstat import SCHEMA, SYNCSTAT, slot, write_records
-from test_syncstat_html import browse
+from helpers import SCHEMA, SYNCSTAT, browse, slot, write_records
 
 ZERO = b" 0" * 17
 
