@@ -49,7 +49,7 @@ ENTRY_POINTS = {
     # syscall-osync: two O_SYNC files opened through syscall(), written
     # through syscall() and through libc.
     # (Not io_uring's: its rings make no request through syscall() that
-    # syncs by itself; test_tree.py runs them.)
+    # syncs by itself; test_static_programs.py runs them.)
     "syscall": [("entry", f"syscall-{r.name}") for r in TABLE
                 if r.nr >= 0 and r.eat not in ("none", "uring", "ring")] + [("entry", "syscall-osync")],
     # A static program started through each exec entry point: the process
@@ -88,6 +88,13 @@ NEW_ENTRIES = {
 RECORDED_ONLY = {"write", "writev", "pwrite", "pwrite64", "pwritev", "pwritev64",
                  "rename", "renameat", "renameat2", "link", "linkat",
                  "creat", "creat64"}
+
+
+# What the programs no preloaded library sees ask of the disk, and two of
+# them (tests/c/entry.c built static, in each ELF class).
+FS_SYNCS = [("ext4:ext4_sync_file_enter", None), ("ext4:ext4_sync_fs", None),
+            ("ext4:ext4_writepages", None)]
+STATIC = {"static": TESTS / "entry-static", "static32": TESTS / "entry32-static"}
 
 
 # syncstat: its report, its record files, its audit.

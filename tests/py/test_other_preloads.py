@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
-"""Robust start: the first intercepted call may come from another library's
-constructor, before ours, from several threads; other preloaded libraries
-(allocators, libfaketime, nocache) may sit before or after us."""
+"""Our library among other preloads: the first intercepted call may come
+from another library's constructor, before ours, from several threads;
+other preloaded libraries (allocators, libfaketime, nocache) may sit before
+or after us."""
 import os
 import subprocess
 from pathlib import Path
