@@ -7,6 +7,7 @@ the failing step by hand.
 """
 import atexit
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -207,6 +208,81 @@ def run(cmd, *, env=None, cwd=None, events=SYNC_EVENTS, check=True, input=None,
 
 def eaten(cmd, **kw):
     return run([EATMYDATA, "--"] + [str(c) for c in cmd], **kw)
+
+
+def run_many(cmds, *, events=SYNC_EVENTS, env=None, timeout=TIMEOUT):
+    """Run each command of cmds ({key: cmd}) in turn, all under one `perf
+    record` of events, and count each command's events over its own tree:
+    {key: Run}, as run() gives (check them with checked()).  One perf run
+    costs what a few hundred commands do; its samples carry the process
+    that made them, and its fork records tell whose tree that process is
+    in, however deep or detached (an exec, a forked child, a supervisor)."""
+    cmds = {k: [str(c) for c in cmd] for k, cmd in cmds.items()}
+    keys = list(cmds)
+    with tempfile.TemporaryDirectory(prefix="perf-") as d:
+        # One shell runs the commands in turn, each in the foreground (an
+        # asynchronous one would ignore SIGINT) from a shell that says its
+        # process id and execs it; its exit status, output and errors go to
+        # files of its own.
+        q = shlex.quote(d)
+        start = "sh -c 'echo \"$1 $$\" >>\"$0\"; shift; exec \"$@\"'"
+        Path(d, "run.sh").write_text("".join(
+            f"{start} {q}/pids {i} {shlex.join(cmd)} "
+            f">{q}/{i}.out 2>{q}/{i}.err </dev/null; echo $? >{q}/{i}.rc\n"
+            for i, cmd in enumerate(cmds.values())))
+        perf = ["perf", "record", "-q", "--no-bpf-event", "-B", "-N", "-o", f"{d}/perf.data"]
+        for name, flt in events:
+            perf += ["-e", name] + (["--filter", flt] if flt else [])
+        proc = subprocess.Popen(perf + ["--", "sh", f"{d}/run.sh"], start_new_session=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=dict(os.environ, **(env or {})))
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            proc.communicate()
+            done = sum(1 for i in range(len(keys)) if os.path.exists(f"{d}/{i}.rc"))
+            raise AssertionError(f"timed out after {timeout}s in {keys[done]!r}: "
+                                 f"{cmdline(cmds[keys[done]], env)}")
+        assert proc.returncode == 0, f"perf record failed:\n{err}"
+        trace = subprocess.run(["perf", "script", "-i", f"{d}/perf.data", "--show-task-events",
+                                "--show-lost-events", "-F", "pid,event"], capture_output=True,
+                               text=True, check=True, timeout=timeout).stdout
+        roots = {int(pid): keys[int(i)] for i, pid in
+                 (line.split() for line in Path(f"{d}/pids").read_text().splitlines())}
+        results = {}
+        for i, key in enumerate(keys):
+            read = lambda ext: Path(f"{d}/{i}.{ext}").read_text(errors="replace")  # noqa: E731
+            changed = {k: str(v) for k, v in (env or {}).items() if os.environ.get(k) != str(v)}
+            results[key] = Run(cmds[key], int(read("rc")), read("out"), read("err"),
+                               {e: 0 for e, _ in events}, changed)
+    # Whose tree each process is in, as the fork records come (in time
+    # order, so that a process id used again is counted anew).
+    owner, stray, names = {}, [], {e for e, _ in events}
+    for line in trace.splitlines():
+        assert "PERF_RECORD_LOST" not in line, f"perf lost samples: {line}"
+        fork = re.search(r"PERF_RECORD_FORK\((\d+):\d+\):\((\d+):\d+\)", line)
+        if fork:
+            child, parent = int(fork[1]), int(fork[2])
+            if child != parent:
+                owner[child] = roots.get(child, owner.get(parent))
+            continue
+        sample = re.match(r"\s*(\d+)\s+(\S+):", line)
+        if sample and sample[2] in names:
+            key = owner.get(int(sample[1]))
+            if key is None:
+                stray.append(line)
+            else:
+                results[key].counts[sample[2]] += 1
+    assert not stray, f"events outside every command's tree: {stray[:5]}"
+    return results
+
+
+def checked(result):
+    """What run() asserts of its command, for a result of run_many()."""
+    assert result.returncode == 0, result.why()
+    assert "ld.so" not in result.stderr and "libeatmydata" not in result.stderr, result.why()
+    return result
 
 
 @pytest.fixture

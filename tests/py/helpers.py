@@ -111,9 +111,14 @@ def recorded(cmd, tmp_path, tool=(SYNCSTAT, "--json"), events=FSYNC, **kw):
     """Run cmd under syncstat (or eatmydata --stats) and perf; the report."""
     out = tmp_path / "report.json"
     r = run([*tool, "--output", out, "--", *cmd], events=events, **kw)
-    data = json.loads(out.read_text())
+    return r, report(out)
+
+
+def report(path):
+    """syncstat's JSON report at path, checked against its schema."""
+    data = json.loads(path.read_text())
     jsonschema.validate(data, SCHEMA)
-    return r, data
+    return data
 
 
 HEADER = struct.Struct("<8sIIQQQ")
@@ -143,9 +148,13 @@ def slot(latency, kind=0, state=2, program=b"prog", path=b"/data/f", site=b"prog
 def audit(cmd, tmp_path, **kw):
     out = tmp_path / "audit.json"
     r = run([SYNCSTAT, "--audit", "--json", "--output", out, "--", *cmd], **kw)
-    data = json.loads(out.read_text())
-    jsonschema.validate(data, SCHEMA)
-    return r, [(f["pattern"], f["program"], f["example"]) for f in data["findings"]]
+    return r, findings(out)
+
+
+def findings(path):
+    """The findings of syncstat --audit's JSON report at path: (pattern,
+    program, example)."""
+    return [(f["pattern"], f["program"], f["example"]) for f in report(path)["findings"]]
 
 
 # nocache: what the page cache holds.
