@@ -216,6 +216,17 @@ check: deps
 	$(B)/tests/unit
 	$(PYTHON) -m pytest -q --durations=15 $(PYTESTS)
 
+# make check-quick: the tests that take a second or less and need neither
+# a language toolchain nor root beyond perf's counters (tests/py/conftest.py
+# names the markers); about two minutes.  Without root, the tests that count
+# with perf skip, saying why.
+QUICK = not slow and not root and not go and not java and not node and not rust and not \
+	postgres and not browser
+check-quick:
+	@$(MAKE) --no-print-directory tests
+	$(B)/tests/unit
+	$(PYTHON) -m pytest -q --durations=5 -m "$(QUICK)" $(PYTESTS)
+
 demo: all
 	$(PYTHON) bench/demo.py
 
@@ -327,6 +338,6 @@ deb:
 clean:
 	rm -rf build build-san
 
-.PHONY: all libs deps tests check demo bench install install-libs installed print-multiarch uninstall deb clean
+.PHONY: all libs deps tests check check-quick demo bench install install-libs installed print-multiarch uninstall deb clean
 .SECONDARY:
 -include $(shell find $(B) -name deb-src -prune -o -name '*.d' -print 2>/dev/null)

@@ -6,6 +6,7 @@ Every assertion message carries a command line that can be pasted to rerun
 the failing step by hand.
 """
 import atexit
+import functools
 import os
 import re
 import shlex
@@ -21,10 +22,37 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+# The markers make check-quick selects by (Makefile, QUICK): what takes long,
+# what needs root beyond counting with perf (mounts, loop devices, other
+# users, installing), and each language toolchain or server a test runs.
+MARKERS = {
+    "slow": "takes more than a few seconds",
+    "root": "needs root for more than perf's counters (mounts, other users, installing)",
+    "go": "builds or runs a Go program",
+    "java": "runs a Java program",
+    "node": "runs a Node.js program",
+    "rust": "builds a Rust program",
+    "postgres": "runs PostgreSQL's initdb",
+    "browser": "opens a page in headless Chromium",
+}
+# A fixture that needs a toolchain or root marks the tests that use it.
+FIXTURE_MARKERS = {"go_program": "go", "other_user": "root", "debs": "root"}
+
+
 def pytest_configure(config):
-    for marker in ("slow: takes more than a few seconds (make check-quick leaves it out)",
-                   "root: needs root (mounts, loop devices, other users)"):
-        config.addinivalue_line("markers", marker)
+    for name, doc in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {doc}")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Markers from fixtures; without root, the tests that need it are
+    skipped, saying so (make check-quick deselects them)."""
+    for item in items:
+        for fixture, marker in FIXTURE_MARKERS.items():
+            if fixture in item.fixturenames:
+                item.add_marker(marker)
+        if os.geteuid() != 0 and item.get_closest_marker("root"):
+            item.add_marker(pytest.mark.skip(reason="needs root"))
 
 
 def reachable_by_all(path):
@@ -175,11 +203,30 @@ class Run:
                 f"counts {self.counts}\nstderr:\n{self.stderr[-3000:]}")
 
 
+@functools.cache
+def perf_counts():
+    """Can perf count tracepoints here (root, CAP_PERFMON or
+    kernel.perf_event_paranoid=-1)?"""
+    r = subprocess.run(["perf", "stat", "-e", "syscalls:sys_enter_fsync", "-e",
+                        "ext4:ext4_sync_file_enter", "--", "true"], capture_output=True, timeout=60)
+    return r.returncode == 0
+
+
+def need_perf():
+    """Skip the test where perf cannot count: it checks nothing there (CI
+    runs as root, where a skip fails the run)."""
+    if not perf_counts():
+        if os.environ.get("CI") == "true":
+            pytest.fail("perf cannot count tracepoints (run as root)")
+        pytest.skip("perf cannot count tracepoints: needs root or kernel.perf_event_paranoid=-1")
+
+
 def run(cmd, *, env=None, cwd=None, events=SYNC_EVENTS, check=True, input=None,
         system_wide=False, timeout=TIMEOUT):
     """Run cmd under `perf stat`, counting events over its whole tree (or,
     system_wide, on every CPU while it runs: work the kernel does for it in
     its own threads, then to be filtered to its files)."""
+    need_perf()
     cmd = [str(c) for c in cmd]
     with tempfile.NamedTemporaryFile("r", prefix="perf-", suffix=".csv") as stats:
         perf = ["perf", "stat", "-x", "\x1f", "-o", stats.name] + (["-a"] if system_wide else [])
@@ -206,8 +253,13 @@ def run(cmd, *, env=None, cwd=None, events=SYNC_EVENTS, check=True, input=None,
     return result
 
 
+def eating(cmd):
+    """cmd, under eatmydata."""
+    return [EATMYDATA, "--", *cmd]
+
+
 def eaten(cmd, **kw):
-    return run([EATMYDATA, "--"] + [str(c) for c in cmd], **kw)
+    return run(eating([str(c) for c in cmd]), **kw)
 
 
 def run_many(cmds, *, events=SYNC_EVENTS, env=None, timeout=TIMEOUT):
@@ -217,6 +269,7 @@ def run_many(cmds, *, events=SYNC_EVENTS, env=None, timeout=TIMEOUT):
     costs what a few hundred commands do; its samples carry the process
     that made them, and its fork records tell whose tree that process is
     in, however deep or detached (an exec, a forked child, a supervisor)."""
+    need_perf()
     cmds = {k: [str(c) for c in cmd] for k, cmd in cmds.items()}
     keys = list(cmds)
     with tempfile.TemporaryDirectory(prefix="perf-") as d:
@@ -276,6 +329,30 @@ def run_many(cmds, *, events=SYNC_EVENTS, env=None, timeout=TIMEOUT):
                 results[key].counts[sample[2]] += 1
     assert not stray, f"events outside every command's tree: {stray[:5]}"
     return results
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    """batch(name, rows, make, **kw): for every row, the run of the command
+    make(row, scratch, tmp) (a directory where anyone writes, on the file
+    system the counters watch, and one for reports), all made in one perf
+    run the first time a test asks for `name`: {row: (Run, tmp)}."""
+    made = {}
+
+    def get(name, rows, make, **kw):
+        if name not in made:
+            top = tmp_path_factory.mktemp(name)
+            top.chmod(0o755)
+            cmds, tmps = {}, {}
+            for i, row in enumerate(rows):
+                tmps[row] = top / str(i)
+                (tmps[row] / "w").mkdir(parents=True)
+                (tmps[row] / "w").chmod(0o777)
+                cmds[row] = make(row, tmps[row] / "w", tmps[row])
+            runs = run_many(cmds, **kw)
+            made[name] = {row: (runs[row], tmps[row]) for row in rows}
+        return made[name]
+    return get
 
 
 def checked(result):

@@ -77,6 +77,8 @@ def test_dpkg_makes_no_mistake(tmp_path):
     assert findings == []
 
 
+@pytest.mark.postgres
+@pytest.mark.root
 def test_initdb_bootstrap_renames_without_fsync(shared_lib):
     """initdb's bootstrap backend runs with fsync off (durable_rename does
     not sync) and initdb syncs the whole data directory before it exits."""

@@ -103,6 +103,7 @@ def test_sqlite_full_keeps_integrity_but_not_the_last_commit(database, model):
     assert "output" in {a for a, _ in report.failed()}, report.failed()
 
 
+@pytest.mark.slow
 def test_sqlite_off_loses_committed_data(database):
     status, report = sqlite_report(database, "OFF")
     assert status == 1 and 4 in report.statuses(), report.verdicts()
@@ -277,6 +278,7 @@ def sqlite_wal(database, synchronous):
                      SQL.replace("journal_mode=DELETE", "journal_mode=WAL"), "sql", synchronous)
 
 
+@pytest.mark.slow
 def test_sqlite_wal_full_survives_every_point(database, tmp_path):
     """journal_mode=WAL, synchronous=FULL: SQLite maps its -shm index shared
     and writable; the mapping is accounted for, so no point is unknown, and
@@ -293,6 +295,7 @@ def test_sqlite_wal_full_survives_every_point(database, tmp_path):
     assert status == 0, report.failed()
 
 
+@pytest.mark.slow
 def test_sqlite_wal_off_loses_committed_data(database):
     """synchronous=OFF never syncs: a transaction that returned is lost, and
     the state is known (no reason for unknown, though the -shm is mapped)."""

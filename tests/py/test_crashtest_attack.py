@@ -494,6 +494,7 @@ def test_an_unprivileged_run_with_read_only_files_and_directories():
         subprocess.run(["rm", "-rf", top])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [6, 7, 8])
 def test_all_lost_names_are_the_last_synced_state(tmp_path, seed):
     """Differential, of names: seeded creates, writes, renames, links and

@@ -12,6 +12,8 @@ import pytest
 from conftest import require, run
 from helpers import crash_report
 
+pytestmark = [pytest.mark.slow]
+
 SETTINGS = {
     "none": "-c core.fsync=none",
     "all": "-c core.fsync=all -c core.fsyncMethod=fsync",

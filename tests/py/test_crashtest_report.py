@@ -115,6 +115,7 @@ def test_the_schema_is_installed(tmp_path):
 SLOW = "sleep 0.4"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tty", [True, False])
 def test_progress_on_a_terminal_only(old, tty):
     """A long run on a terminal says how far it is on stderr (points done,

@@ -13,6 +13,8 @@ import pytest
 from conftest import require
 from helpers import CRASH, crash_report
 
+pytestmark = [pytest.mark.slow]
+
 DEBIAN_PYTHON = "/usr/bin/python3"
 
 

@@ -20,8 +20,9 @@ SYNC = [("ext4:ext4_sync_file_enter", None)]
 # The Debian packages ours replace, with the names of their files.
 DEBIAN = ["eatmydata", "libeatmydata1", "nocache"]
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 and os.environ.get("CI") != "true",
-                                reason="mmdebstrap --mode=root and chroot need root")
+pytestmark = [pytest.mark.skipif(os.geteuid() != 0 and os.environ.get("CI") != "true",
+                                 reason="mmdebstrap --mode=root and chroot need root"),
+              pytest.mark.slow, pytest.mark.root]
 
 
 def sh(*cmd, **kw):

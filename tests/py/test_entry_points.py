@@ -4,14 +4,14 @@ natively and never under eatmydata, from one thread, many, a forked child,
 a fortified build and a 32-bit build.
 
 Each test's runs, every entry point's native and eaten alike, are made in
-one perf run (conftest.run_many) the first time one of its cases asks, each
+one perf run (conftest's batch) the first time one of its cases asks, each
 in a directory of its own; each case then checks its own entry point's
 runs, and its message names it and the command to rerun."""
 import subprocess
 
 import pytest
 
-from conftest import BUILD, EATMYDATA, LIB_DIRS, SYNC_EVENTS, TESTS, checked, eaten, run_many
+from conftest import BUILD, EATMYDATA, LIB_DIRS, SYNC_EVENTS, TESTS, checked, eaten, eating
 from helpers import (ENTRY_POINTS, NEW_ENTRIES, RECORDED_ONLY, REQUESTS, SYNC_OPENS, SYNCSTAT,
                      findings, report)
 
@@ -20,34 +20,6 @@ VARIANTS = {
     "threads": ["-t", "16"],
     "fork": ["-f"],
 }
-
-
-@pytest.fixture(scope="module")
-def batch(tmp_path_factory):
-    """batch(name, rows, make, **kw): for every row, the run of the command
-    make(row, scratch, tmp) (a directory where anyone writes, on the file
-    system the counters watch, and one for reports), all made in one perf
-    run the first time a test asks for `name`: {row: (Run, tmp)}."""
-    made = {}
-
-    def get(name, rows, make, **kw):
-        if name not in made:
-            top = tmp_path_factory.mktemp(name)
-            top.chmod(0o755)
-            cmds, tmps = {}, {}
-            for i, row in enumerate(rows):
-                tmps[row] = top / str(i)
-                (tmps[row] / "w").mkdir(parents=True)
-                (tmps[row] / "w").chmod(0o777)
-                cmds[row] = make(row, tmps[row] / "w", tmps[row])
-            runs = run_many(cmds, **kw)
-            made[name] = {row: (runs[row], tmps[row]) for row in rows}
-        return made[name]
-    return get
-
-
-def eating(cmd):
-    return [EATMYDATA, "--", *cmd]
 
 
 @pytest.mark.parametrize("sym,prog,call", REQUESTS)

@@ -60,6 +60,7 @@ def readers(f, db, out):
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("reader", ["cat", "cp", "tar", "rsync", "sqlite3"])
 def test_uncached_file_stays_uncached(data, tmp_path, reader, path):
@@ -76,6 +77,7 @@ def test_uncached_file_stays_uncached(data, tmp_path, reader, path):
     assert r.syncs == 0 or reader == "sqlite3", "nocache synced" + r.why()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("reader", ["cat", "cp", "tar", "rsync", "sqlite3"])
 def test_cached_file_stays_cached(data, tmp_path, reader, path):
@@ -116,6 +118,7 @@ print(sum(v & 1 for v in vec[:behind]) * 4096, sum(v & 1 for v in vec) * 4096)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PATHS)
 def test_drops_behind_as_it_goes(data, path):
     """Three quarters through one big read, the cache holds at most one drop

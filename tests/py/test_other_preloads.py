@@ -49,6 +49,7 @@ def test_durability_from_a_constructor(scratch, ours_first):
     assert (scratch / "f").read_text() == "x" * 8
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("other", OTHERS)
 @pytest.mark.parametrize("ours_first", [True, False])
 def test_alongside_other_preloads(scratch, other, ours_first):

@@ -341,6 +341,7 @@ if os.fork() == 0:
 """
 
 
+@pytest.mark.slow
 def test_a_daemon_that_outlives_the_run_records_no_more(tmp_path, shm):
     """`syncstat --keep DIR -- service start`: the daemon outlives the run,
     keeps the descriptor and the environment, and went on writing its calls

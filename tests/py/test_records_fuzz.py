@@ -14,6 +14,8 @@ import pytest
 from conftest import TESTS, cmdline
 from helpers import SYNCSTAT
 
+pytestmark = [pytest.mark.slow]
+
 CASES = 300
 
 

@@ -46,6 +46,7 @@ STARTED = [("task:task_newtask", None), ("syscalls:sys_enter_socket", None),
            ("syscalls:sys_enter_mkdir", None), ("syscalls:sys_enter_mkdirat", None)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cmd", [["/bin/true"], ["sh", "-c", "/bin/true; /bin/true"],
                                  ["python3", "-c", "import subprocess; subprocess.run('true')"]],
                          ids=["true", "sh", "python"])

@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from conftest import EATMYDATA, REQUESTS, TESTS, cmdline, run, eaten, tool
+from conftest import EATMYDATA, REQUESTS, TESTS, checked, cmdline, run, eaten, tool
 from helpers import ENTRY_POINTS, FS_SYNCS, STATIC
 
 # Every request the supervisor answers (the filter notifies no other),
@@ -27,22 +27,31 @@ STATIC_PROGRAMS = ["entry-static"] + (["entry32-static"] if (TESTS / "entry32-st
 ON_BEHALF = {r.name for r in REQUESTS if r.eat in ("open", "write") and r.test == "bits"}
 
 
+# The syscalls:* events do not see a 32-bit program's calls; what
+# sync_file_range writes back in the caller's context, ext4 does.
+STATIC_EVENTS = [("ext4:ext4_sync_file_enter", None), ("ext4:ext4_sync_fs", None),
+                 ("ext4:ext4_writepages", None)]
+LAUNCHED = {"native": [], "eaten": [EATMYDATA, "--"], "on-behalf": [EATMYDATA, "--on-behalf=on"]}
+
+
 @pytest.mark.parametrize("program", STATIC_PROGRAMS)
 @pytest.mark.parametrize("call", STATIC_REQUESTS)
-def test_static_program(scratch, call, program):
-    cmd = [TESTS / program, "-t", "4", "-f", call, scratch]
-    # The syscalls:* events do not see a 32-bit program's calls; what
-    # sync_file_range writes back in the caller's context, ext4 does.
-    events = [("ext4:ext4_sync_file_enter", None), ("ext4:ext4_sync_fs", None),
-              ("ext4:ext4_writepages", None)]
-    native = run(cmd, events=events)
+def test_static_program(batch, call, program):
+    """Natively, eaten by default, and --on-behalf=on: each request's runs
+    made with every other's in one perf run (conftest's batch)."""
+    runs = batch("static", [(p, c, how) for p in STATIC_PROGRAMS for c in STATIC_REQUESTS
+                            for how in LAUNCHED
+                            if how != "on-behalf" or c.removeprefix("syscall-") in ON_BEHALF],
+                 lambda row, d, _: [*LAUNCHED[row[2]], TESTS / row[0], "-t", "4", "-f", row[1], d],
+                 events=STATIC_EVENTS)
+    native = checked(runs[program, call, "native"][0])
     assert native.syncs > 0, native.why()
-    under = eaten(cmd, events=events)
+    under = checked(runs[program, call, "eaten"][0])
     behalf = call.removeprefix("syscall-") in ON_BEHALF
     # By default the kernel makes them, as the program: they sync.
     assert (under.syncs == 0) != behalf, under.why()
     if behalf:
-        under = run([EATMYDATA, "--on-behalf=on", *cmd], events=events)
+        under = checked(runs[program, call, "on-behalf"][0])
         assert under.syncs == 0, under.why()
 
 
@@ -175,6 +184,8 @@ def test_o_sync_open_of_a_program_started_by_the_tree(go_program, scratch):
     assert under.syncs == 0, under.why()
 
 
+@pytest.mark.slow
+@pytest.mark.go
 def test_go_test_of_a_package_that_fsyncs(tmp_path, scratch):
     """`go test`: the go command, the compiler and the test binary are Go
     programs, started by each other."""

@@ -91,6 +91,7 @@ def empty(cgroup):
     raise AssertionError(f"{cgroup} does not empty")
 
 
+@pytest.mark.slow
 def test_no_worker_can_start(scratch, pids_cgroup):
     """Two threads' writes hold the supervisor's workers (memory no one
     provides) and the tree has taken every task pids.max allows: the main
@@ -133,6 +134,7 @@ def test_registered_ring_is_not_another(scratch):
     assert native.syncs > 0 and under.syncs == 0, under.why()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["swap", "swap-create"])
 def test_file_swapped_for_a_fifo(scratch, how):
     """A FIFO and a file exchange names while the program opens one of them

@@ -106,6 +106,8 @@ def test_git_shows_its_objects(tmp_path):
     assert {g["program"] for g in data["groups"]} == {"git"}
 
 
+@pytest.mark.postgres
+@pytest.mark.root
 @pytest.mark.parametrize("dropped", ["syncstat as postgres", "initdb as postgres"])
 def test_initdb_shows_its_data_files(shared_lib, tmp_path, dropped):
     """Run by postgres, or by root with initdb dropping to postgres under

@@ -232,6 +232,7 @@ def test_a_linked_sample_file_is_not_followed(tmp_path):
     assert b"devices: a symbolic link, not followed" in r.stderr
 
 
+@pytest.mark.slow
 def test_a_long_run_is_sampled_every_few_seconds(scratch, tmp_path):
     """The launcher samples while it waits (every 2 s), from a timer that is
     its own: the command starts with no timer and SIGALRM's default."""

@@ -18,6 +18,8 @@ import pytest
 from conftest import TESTS, cmdline, require, run
 from helpers import HEADER, SLOT, SYNCSTAT, browse
 
+pytestmark = [pytest.mark.browser]
+
 EVENTS = [("syscalls:sys_enter_fsync", None), ("syscalls:sys_enter_fdatasync", None)]
 
 

@@ -126,6 +126,7 @@ def million_records(d, audit):
     finished(d)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("audit", [False, True], ids=["report", "audit"])
 def test_a_million_records_take_linear_time(tmp_path, audit):
     """Grouping and the audit compared every record with every other: 16k
