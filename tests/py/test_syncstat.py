@@ -13,7 +13,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conftest import EATMYDATA, TESTS, cmdline, require, run
+from conftest import EATMYDATA, REQUESTS, TESTS, cmdline, require, run
 from helpers import FSYNC, SCHEMA, SYNCSTAT, recorded, slot, write_records
 
 STORMS = {
@@ -45,7 +45,7 @@ def test_counts_equal_the_kernels(scratch, tmp_path, storm):
     assert len(pids) == expected_pids
 
 
-@pytest.mark.parametrize("call,kinds", [
+KINDS = [
     ("fsync", ["fsync"]), ("fdatasync", ["fdatasync"]),
     ("sync_file_range", ["sync_file_range"]), ("msync", ["msync"]),
     ("syncfs", ["syncfs"]), ("syscall-fsync", ["fsync"]),
@@ -58,7 +58,15 @@ def test_counts_equal_the_kernels(scratch, tmp_path, storm):
     ("syscall-openat", ["open(O_SYNC)", "write(O_SYNC)"]),
     ("syscall-openat2", ["open(O_SYNC)", "write(O_SYNC)"]),
     ("syscall-write", ["open(O_SYNC)", "write(O_SYNC)", "open(O_DSYNC)", "write(O_DSYNC)"]),
-])
+]
+# Every request of the table recorded as the kind its row names (include/
+# requests.h), made through syscall(): the kind is the call's own name.
+KINDS += [(f"syscall-{r.name}", [r.name]) for r in REQUESTS
+          if r.eat in ("fd_sync", "fs_sync", "all_sync", "range", "mapping")
+          and f"syscall-{r.name}" not in dict(KINDS)]
+
+
+@pytest.mark.parametrize("call,kinds", KINDS)
 def test_every_kind_and_its_file(scratch, tmp_path, call, kinds):
     """Each kind is recorded once per request, with the file and the call
     site; what syncs is what the kernel synced (ext4 counts O_SYNC writes and
@@ -66,10 +74,13 @@ def test_every_kind_and_its_file(scratch, tmp_path, call, kinds):
     events = [("syscalls:sys_enter_fsync", None), ("syscalls:sys_enter_fdatasync", None),
               ("syscalls:sys_enter_sync_file_range", "flags != 0"),
               ("syscalls:sys_enter_msync", "flags & 4"), ("syscalls:sys_enter_syncfs", None),
-              ("ext4:ext4_sync_file_enter", None)]
+              ("syscalls:sys_enter_sync", None), ("ext4:ext4_sync_file_enter", None)]
     r, data = recorded([TESTS / "entry", call, scratch], tmp_path, events=events)
     assert sorted(g["kind"] for g in data["groups"]) == sorted(kinds), r.why()
-    assert all(f["path"].startswith(str(scratch)) for f in data["files"]), data["files"]
+    if kinds == ["sync"]:  # no file of its own
+        assert [f["path"] for f in data["files"]] == ["-"], data["files"]
+    else:
+        assert all(f["path"].startswith(str(scratch)) for f in data["files"]), data["files"]
     assert all("entry+0x" in s["site"] for s in data["sites"]), data["sites"]
     syscalls = sum(v for k, v in r.counts.items() if k.startswith("syscalls:"))
     synced = [g for g in data["groups"] if not g["kind"].startswith("open(")]
