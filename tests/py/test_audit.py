@@ -21,6 +21,8 @@ from helpers import SYNCSTAT, audit
     ("tail-mmap", "tail-not-synced", "new"),
     ("correct", None, None),
     ("correct-syncfs", None, None),
+    # syncfs of another file system (/proc) covers nothing here.
+    ("syncfs-elsewhere", "rename-unsynced", "target"),
 ])
 def test_each_mistake_once(scratch, tmp_path, mode, pattern, name):
     _, findings = audit([TESTS / "mistakes", mode, scratch], tmp_path)
