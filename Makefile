@@ -189,6 +189,13 @@ $(B)/tests/unit: tests/c/unit.c libeatmydata/glob.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) $(LIB_INC) -o $@ $(filter %.c,$^)
 
+# The library's sources built into a test program under AddressSanitizer,
+# which sees a write past the end of its tables (tests/c/marks.c).
+$(B)/tests/marks: tests/c/marks.c $(eatmydata_SRC)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all \
+		$(LIB_INC) -o $@ $^ -ldl -lpthread
+
 $(B)/tests/lib%.so: tests/lib/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fPIC -shared -o $@ $< -lpthread
@@ -214,6 +221,7 @@ deps:
 check: deps
 	@$(MAKE) --no-print-directory tests
 	$(B)/tests/unit
+	$(B)/tests/marks
 	$(PYTHON) -m pytest -q --durations=15 $(PYTESTS)
 
 # make check-quick: the tests that take a second or less and need neither
@@ -225,6 +233,7 @@ QUICK = not slow and not root and not go and not java and not node and not rust 
 check-quick:
 	@$(MAKE) --no-print-directory tests
 	$(B)/tests/unit
+	$(B)/tests/marks
 	$(PYTHON) -m pytest -q --durations=5 -m "$(QUICK)" $(PYTESTS)
 
 demo: all
