@@ -36,7 +36,8 @@ MARKERS = {
     "browser": "opens a page in headless Chromium",
 }
 # A fixture that needs a toolchain or root marks the tests that use it.
-FIXTURE_MARKERS = {"go_program": "go", "other_user": "root", "debs": "root"}
+FIXTURE_MARKERS = {"go_program": "go", "other_user": "root", "debs": "root", "loop_mount": "root",
+                   "memory_cgroup": "root"}
 
 
 def pytest_configure(config):

@@ -103,6 +103,7 @@ def test_json_follows_its_schema_and_says_what_ran(old):
     assert report["totals"]["points"] == 3 and report["totals"]["ok"] == 3, report["totals"]
 
 
+@pytest.mark.root
 def test_the_schema_is_installed(tmp_path):
     """make install puts the schema beside the manual."""
     dest = tmp_path / "dest"

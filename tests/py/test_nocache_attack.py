@@ -324,6 +324,7 @@ UNMOUNT = {
 }
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("how", list(UNMOUNT))
 def test_unmount_after_writing(small_ext4, how):
     """A file written and closed leaves nothing open on its file system:
@@ -405,6 +406,7 @@ os.close(fd)
 """
 
 
+@pytest.mark.root
 def test_file_its_writer_cannot_read(tmp_path):
     """A file its writer may not open to read (nor drop through such a
     descriptor later) is waited for and dropped at its close, not parked

@@ -395,6 +395,7 @@ def test_errors_say_what_and_exit_125(tool, args, message):
     assert r.stdout == ""
 
 
+@pytest.mark.root
 def test_install_puts_them_with_the_others(tmp_path):
     dest = tmp_path / "dest"
     subprocess.run(["make", "-s", "-C", ROOT, "install", f"DESTDIR={dest}", "PREFIX=/usr"],

@@ -455,6 +455,7 @@ def test_a_killed_launcher_leaves_only_private_records(other_user, tool):
     assert peek.returncode != 0 and "Permission denied" in peek.stderr, peek.stderr
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("tool", TOOLS)
 def test_a_dev_shm_without_inodes_falls_back_to_tmp(tmp_path, tool):
     """Another user filled /dev/shm with empty files (its inodes, not its

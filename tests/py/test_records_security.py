@@ -302,6 +302,7 @@ def small_dev_shm(tmp_path, tool, program):
     return int(calls[1]), int(lost[1]), rerun + "\n" + text
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("tool", TOOLS)
 def test_a_small_dev_shm_costs_records_not_the_program(tmp_path, tool):
     """/dev/shm of 16 MiB (a container's; the 512 MiB sparse file could
@@ -313,6 +314,7 @@ def test_a_small_dev_shm_costs_records_not_the_program(tmp_path, tool):
     assert calls + lost == 200000 and 10000 < calls <= 8 << 20 >> 9, why
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("tool", TOOLS)
 def test_a_program_that_fills_dev_shm_costs_records(tmp_path, tool):
     """The program itself fills /dev/shm after 5000 fsyncs, then makes 20000

@@ -119,6 +119,7 @@ def test_static_set_user_id_program_keeps_its_privilege(public):
     assert under.stdout == "0\n", under.why()
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("how", ["posix_spawn", "exec"])
 @pytest.mark.parametrize("owner", ["nobody", "root"])
 def test_planted_launcher_is_never_run(public, tmp_path, how, owner):
@@ -177,6 +178,7 @@ print(listeners)
 """
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("victim", ["root", "12345"])
 @pytest.mark.parametrize("backlog", ["full", "ready"])
 def test_another_users_socket_at_the_supervisors_name(public, victim, backlog):
@@ -220,6 +222,7 @@ print(repr(c.recv(1)))
 """
 
 
+@pytest.mark.root
 def test_a_supervisor_serves_its_user_alone(public):
     """A process of another user connects to root's running supervisor (its
     name is in /proc/net/unix): it is not answered, so could hand it no
@@ -266,6 +269,7 @@ def opens_of(path):
         os.close(fd)
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("kind", ["fifo", "device"])
 @pytest.mark.parametrize("how", ["launcher", "sh", "python-posix_spawn", "fexecve"])
 def test_exec_of_a_fifo_or_device_opens_nothing(tmp_path, kind, how):
@@ -343,6 +347,7 @@ def failing_static(public):
     yield progs
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("who", ["nobody", "root"])
 @pytest.mark.parametrize("why", ["EACCES", "ENOEXEC", "E2BIG", "E2BIG-string", "noexec",
                                  "ENOENT"])
@@ -462,6 +467,7 @@ def status_field(field, args, user=None):
     return r.stdout.split()[1]
 
 
+@pytest.mark.root
 def test_when_the_filter_is_on(shared_lib):
     emd = str(shared_lib / "bin" / "eatmydata")
     # auto: a dynamically linked program is reached by the library alone.

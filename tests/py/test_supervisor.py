@@ -45,6 +45,7 @@ def test_working_directory_is_the_callers(scratch, where):
         assert not os.path.exists(f"/{name}"), "created in the supervisor's directory"
 
 
+@pytest.mark.root
 def test_chroot_into_a_bind_mount_of_root(scratch):
     """A chroot into a bind mount of /: its /dev/shm is the directory of the
     root file system, not the tmpfs mounted over it, which the supervisor
@@ -147,6 +148,7 @@ def start_tagged(scratch):
     return p, tag
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("sig,expected", [
     ([signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGXFSZ, signal.SIGPIPE,
       signal.SIGUSR1, signal.SIGALRM], "second ok\n"),
@@ -168,6 +170,7 @@ def test_supervisor_and_signals(scratch, sig, expected):
         p.kill()
 
 
+@pytest.mark.root
 def test_supervisor_leaves_with_the_tree(scratch):
     p, tag = start_tagged(scratch)
     try:
@@ -222,6 +225,7 @@ def test_own_seccomp_filter_keeps_the_supervisor_away(scratch):
     assert native.syncs > 0 and under.syncs > 0, under.why()
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("ids", ["12345:0", "0:12345"], ids=["user", "group"])
 def test_ids_are_the_callers(scratch, ids):
     """Root that took another user or group id, keeping every capability:
@@ -235,6 +239,7 @@ def test_ids_are_the_callers(scratch, ids):
         assert in_user_namespace(cmd) == f"{ids}\n", cmdline(cmd)
 
 
+@pytest.mark.root
 def test_capabilities_are_the_callers(scratch):
     """Root that dropped CAP_DAC_OVERRIDE from its effective set cannot have
     another user's file opened for it, O_SYNC or not."""
@@ -302,6 +307,7 @@ def in_user_namespace(cmd):
     return out + err
 
 
+@pytest.mark.root
 def test_another_user_namespace(scratch):
     """Root in a user namespace of its own, where only root is mapped, under
     a supervisor in one where more users are: a file of another user's is

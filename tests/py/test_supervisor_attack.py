@@ -35,6 +35,7 @@ def public_dir():
     shutil.rmtree(d)
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("dropped,expected", [
     (MANY_GROUPS[0], "plain ok\nsync ok\n"),  # control: the file's group is kept
     (MANY_GROUPS[-1], "plain EACCES\nsync EACCES\n"),
@@ -176,6 +177,7 @@ def protected_regular():
         f.write(old)
 
 
+@pytest.mark.root
 def test_create_in_a_sticky_directory(public_dir, protected_regular):
     """O_CREAT of another user's file in a world-writable sticky directory:
     EACCES (fs.protected_regular), for the supervisor's open too."""
@@ -254,6 +256,7 @@ def test_tmpfile_excl_stays_unlinkable(scratch):
     assert not (scratch / "named").exists()
 
 
+@pytest.mark.root
 def test_exclusive_create_on_a_pseudo_file_system(public_dir):
     """O_CREAT|O_EXCL|O_SYNC of a fresh name on mqueue (a file system whose
     files are message queues): created once, by the program, as natively,
@@ -277,6 +280,7 @@ def test_descriptor_limit_creates_nothing(scratch):
 NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("launcher_as,program_as,signal_right", [
     ("root", "nobody", "EPERM"),
     # Its own user may signal it (kill it: ENOSYS after, README), nothing more.
@@ -341,6 +345,7 @@ def test_open_flag_the_supervisor_does_not_know(scratch, flags, eaten):
     assert (under.syncs == 0) == eaten, under.why()
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("option,env,expected", [
     ([], {}, "plain EPERM\nsync EPERM\n"),  # the default: the kernel opens, as the program
     (["--on-behalf=off"], {"EATMYDATA_ON_BEHALF": "1"}, "plain EPERM\nsync EPERM\n"),
