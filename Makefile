@@ -74,12 +74,13 @@ MULTI32 := $(if $(LIB32),$(or $(call multiarch_of,$(LIB32),-m32),$(LIB32)))
 SONAME = 1
 
 # The libraries see preload/ and the protocols in include/; the tools see
-# include/ and what the launchers share (launch/common.h).
+# include/ and what the launchers share (launch/common.h).  What is built
+# into both eatmydata's library and the launchers is in shared/.
 LIB_INC = -Iinclude -Ipreload
 CLI_INC = -I. -Iinclude
 
 # One preload library per tool, from lib<tool>/*.c and the shared
-# preload/*.c, in each ELF class.
+# preload/*.c, in each ELF class; eatmydata's also from shared/*.c.
 $(B)/obj64/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(LIB_CFLAGS) $(LIB_INC) -c $< -o $@
@@ -91,7 +92,7 @@ $(B)/obj32/%.o: %.c
 # hirestimes wraps no exec: preload/exec_list.c is for the others.
 define preload_library
 $(1)_SRC = $$(filter-out $$(if $$(filter hirestimes,$(1)),preload/exec_list.c),\
-	$$(wildcard lib$(1)/*.c preload/*.c))
+	$$(wildcard lib$(1)/*.c preload/*.c $$(if $$(filter eatmydata,$(1)),shared/*.c)))
 LIBS += $(LIBDIR64)/lib$(1).so $(if $(LIB32),$(LIBDIR32)/lib$(1).so)
 
 $(LIBDIR64)/lib$(1).so: $$($(1)_SRC:%.c=$(B)/obj64/%.o)
@@ -112,10 +113,8 @@ LAUNCH_OBJS = $(B)/cli/launch/common.o
 REPORT_OBJS = $(patsubst %.c,$(B)/cli/%.o,$(wildcard report/*.c))
 # crashtest's engine: the journal, the model, the states and the report.
 CRASHTEST_OBJS = $(patsubst %.c,$(B)/cli/%.o,$(wildcard crashtest/*.c))
-# What the supervisor and the launcher share with the library.
-SHARED_WITH_LIB = glob maps elf_kind filter rendezvous inherit iocb
-SECCOMP_OBJS = $(patsubst %.c,$(B)/cli/%.o,$(wildcard seccomp/*.c)) \
-	$(SHARED_WITH_LIB:%=$(B)/cli/libeatmydata/%.o)
+# What the supervisor and the launcher share with the library (shared/).
+SECCOMP_OBJS = $(patsubst %.c,$(B)/cli/%.o,$(wildcard seccomp/*.c shared/*.c))
 FLOOR = $(B)/bench/libfloor.so
 
 TEST_C = $(wildcard tests/c/*.c)
@@ -143,8 +142,6 @@ $(shell echo '$(EMBEDDED)' | cmp -s - $(B)/embedded || echo '$(EMBEDDED)' > $(B)
 $(B)/cli/launch/common.o: launch/common.c $(B)/embedded
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) $(CLI_INC) $(EMBEDDED) -c $< -o $@
-
-$(B)/cli/libeatmydata/%.o: CLI_INC += -Ipreload
 
 # The libraries the launchers use: jansson for JSON (every launcher may:
 # #include <jansson.h>; linked only where used), elfutils' libdw to name
@@ -185,16 +182,21 @@ $(B)/tests/%32: tests/c/%.c
 	@mkdir -p $(@D)
 	$(CC) -m32 $(CPPFLAGS) $(ALL_CFLAGS) $(LIB_SAN) -o $@ $< -lpthread
 
-$(B)/tests/unit: tests/c/unit.c libeatmydata/glob.c
+$(B)/tests/unit: tests/c/unit.c shared/glob.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) $(LIB_INC) -o $@ $(filter %.c,$^)
+	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) $(LIB_INC) -o $@ $(wildcard $(filter %.c,$^))
 
 # The library's sources built into a test program under AddressSanitizer,
 # which sees a write past the end of its tables (tests/c/marks.c).
 $(B)/tests/marks: tests/c/marks.c $(eatmydata_SRC)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all \
-		$(LIB_INC) -o $@ $^ -ldl -lpthread
+		$(LIB_INC) -o $@ $(wildcard $^) -ldl -lpthread
+
+# The sources that moved from libeatmydata/ to shared/, which the dependency
+# files of a build made before still name: nothing to make (the recipes
+# above take only the sources that exist).
+$(patsubst shared/%,libeatmydata/%,$(wildcard shared/*.c)):
 
 $(B)/tests/lib%.so: tests/lib/%.c
 	@mkdir -p $(@D)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* serve.c -- the supervisor process: started by the first process of the
- * run that needed it (libeatmydata/rendezvous.c), it receives the
+ * run that needed it (shared/rendezvous.c), it receives the
  * listeners of that process's filter and of those that connect to it
  * later (include/filter.h), and answers every notification of each
  * (supervisor.c says what), until no process is left to ask and none has

@@ -5,7 +5,7 @@
  *
  * Nothing is started here unless the command itself needs the filter: the
  * launcher names the supervisor (EATMYDATA_SECCOMP, include/filter.h) and
- * the process that first needs it starts it (libeatmydata/rendezvous.c).
+ * the process that first needs it starts it (shared/rendezvous.c).
  * A process the library serves runs with no filter at all.
  */
 #include "launch/common.h"
