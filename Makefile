@@ -74,8 +74,9 @@ MULTI32 := $(if $(LIB32),$(or $(call multiarch_of,$(LIB32),-m32),$(LIB32)))
 SONAME = 1
 
 # The libraries see preload/ and the protocols in include/; the tools see
-# include/ and what the launchers share (launch/common.h).  What is built
-# into both eatmydata's library and the launchers is in shared/.
+# include/ and what the tools share (common/: messages, running the
+# command, sync-on-exit).  What is built into both eatmydata's library and
+# the launchers is in shared/.
 LIB_INC = -Iinclude -Ipreload
 CLI_INC = -I. -Iinclude
 
@@ -109,7 +110,7 @@ $(foreach t,$(TOOLS),$(eval $(call preload_library,$(t))))
 # supervisor (seccomp/) and the report (report/) are linked into those that
 # use them.
 BINS = $(LAUNCHERS:%=$(B)/bin/%)
-LAUNCH_OBJS = $(B)/cli/launch/common.o
+LAUNCH_OBJS = $(B)/cli/common/common.o
 REPORT_OBJS = $(patsubst %.c,$(B)/cli/%.o,$(wildcard report/*.c))
 # crashtest's engine: the journal, the model, the states and the report.
 CRASHTEST_OBJS = $(patsubst %.c,$(B)/cli/%.o,$(wildcard crashtest/*.c))
@@ -139,7 +140,7 @@ $(B)/cli/%.o: %.c
 # so that an unchanged tree is up to date (make -q) and relinks nothing.
 EMBEDDED = -DEMD_VERSION='"$(VERSION)"' -DEMD_PREFIX='"$(PREFIX)"' -DEMD_LIB='"$(LIB64)"'
 $(shell echo '$(EMBEDDED)' | cmp -s - $(B)/embedded || echo '$(EMBEDDED)' > $(B)/embedded)
-$(B)/cli/launch/common.o: launch/common.c $(B)/embedded
+$(B)/cli/common/common.o: common/common.c $(B)/embedded
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) $(CLI_INC) $(EMBEDDED) -c $< -o $@
 
@@ -149,7 +150,7 @@ $(B)/cli/launch/common.o: launch/common.c $(B)/embedded
 JSON_LIBS ?= -ljansson
 DW_LIBS ?= -ldw -lelf
 LAUNCH_LIBS = -Wl,--as-needed $(JSON_LIBS)
-$(B)/bin/eatmydata: $(B)/cli/launch/sync_on_exit.o $(REPORT_OBJS) $(SECCOMP_OBJS)
+$(B)/bin/eatmydata: $(B)/cli/common/sync_on_exit.o $(REPORT_OBJS) $(SECCOMP_OBJS)
 $(B)/bin/syncstat: $(REPORT_OBJS)
 $(B)/bin/eatmydata $(B)/bin/syncstat: LAUNCH_LIBS += $(DW_LIBS)
 $(B)/bin/crashtest: $(CRASHTEST_OBJS)

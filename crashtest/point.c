@@ -8,7 +8,7 @@
 #include "crashtest/build.h"
 #include "crashtest/run.h"
 #include "crashtest/text.h"
-#include "launch/common.h"
+#include "common/common.h"
 
 #include <errno.h>
 #include <fcntl.h>

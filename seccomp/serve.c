@@ -20,7 +20,7 @@
  * of a filtered process fails with ENOSYS: the kernel has no one to ask;
  * a process filtered after that starts a supervisor of its own.
  */
-#include "launch/common.h"
+#include "common/common.h"
 #include "seccomp.h"
 #include "supervisor.h"
 #include "filter.h"

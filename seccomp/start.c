@@ -8,7 +8,7 @@
  * the process that first needs it starts it (shared/rendezvous.c).
  * A process the library serves runs with no filter at all.
  */
-#include "launch/common.h"
+#include "common/common.h"
 #include "seccomp.h"
 #include "elf_kind.h"
 #include "env.h"
