@@ -165,6 +165,8 @@ $(B)/tests/%: tests/c/%.c
 
 $(B)/tests/uring-sync $(B)/tests/uring-rings: TEST_LIBS = -luring
 $(B)/tests/requests $(B)/tests/ctcalls: CPPFLAGS += -Iinclude
+$(B)/tests/entry $(B)/tests/entry32 $(B)/tests/entry-fortify $(B)/tests/entry-static \
+	$(B)/tests/entry32-static: CPPFLAGS += -Iinclude
 
 $(B)/tests/%-fortify: tests/c/%.c
 	@mkdir -p $(@D)
