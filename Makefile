@@ -223,7 +223,12 @@ PYTESTS = tests/py
 deps:
 	$(DEPS)
 
-check: deps
+# make lint: no line of the C sources wider than .clang-format's ColumnLimit.
+C_SOURCES = $(wildcard */*.c */*.h tests/*/*.c)
+lint:
+	@build-aux/columns $(shell sed -n 's/^ColumnLimit: *//p' .clang-format) $(C_SOURCES)
+
+check: deps lint
 	@$(MAKE) --no-print-directory tests
 	$(B)/tests/unit
 	$(B)/tests/marks
@@ -235,7 +240,7 @@ check: deps
 # with perf skip, saying why.
 QUICK = not slow and not root and not go and not java and not node and not rust and not \
 	postgres and not browser
-check-quick:
+check-quick: lint
 	@$(MAKE) --no-print-directory tests
 	$(B)/tests/unit
 	$(B)/tests/marks
@@ -352,6 +357,6 @@ deb:
 clean:
 	rm -rf build build-san
 
-.PHONY: all libs deps tests check check-quick demo bench install install-libs installed print-multiarch uninstall deb clean
+.PHONY: all libs deps lint tests check check-quick demo bench install install-libs installed print-multiarch uninstall deb clean
 .SECONDARY:
 -include $(shell find $(B) -name deb-src -prune -o -name '*.d' -print 2>/dev/null)
