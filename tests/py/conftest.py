@@ -123,8 +123,10 @@ BUILD = public_build(ROOT / os.environ.get("EATMYDATA_BUILD", "build"))
 EATMYDATA = BUILD / "bin" / "eatmydata"
 TESTS = BUILD / "tests"
 TIMEOUT = 300
-# Where each ELF class's libraries are: the directories ld.so names $LIB.
-LIB_DIRS = sorted({p.parent.relative_to(BUILD) for p in BUILD.glob("**/libeatmydata.so")})
+# Where each ELF class's libraries are: the directories ld.so names $LIB
+# (not the copy of the tree make deb builds in, BUILD/deb-src).
+LIB_DIRS = sorted({p.parent.relative_to(BUILD) for p in BUILD.glob("**/libeatmydata.so")
+                   if p.relative_to(BUILD).parts[0] != "deb-src"})
 
 
 
