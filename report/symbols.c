@@ -15,7 +15,7 @@
  * recorded; debug files are looked for by build id under /usr/lib/debug
  * alone (not beside the module, where the tree may have put anything).
  */
-#include "launch/common.h"
+#include "common/common.h"
 #include "report_data.h"
 
 #include <dlfcn.h>

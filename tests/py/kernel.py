@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conftest import cmdline
-from crashlib import CRASHTEST
+from helpers import CRASHTEST
 
 # ext4 as most systems have it, committing its journal each second (it
 # commits every five by default: the states between are the same kind);

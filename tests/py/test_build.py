@@ -14,6 +14,8 @@ import pytest
 
 from conftest import BUILD, EATMYDATA, ROOT, TESTS, cmdline, no_sanitizer, require, run, tool
 
+pytestmark = [pytest.mark.slow]
+
 LAUNCHERS = ["eatmydata", "nocache", "hirestimes", "crashtest", "syncstat", "cachestats",
              "cachedel"]
 TOOLS = ["eatmydata", "nocache", "hirestimes", "crashtest"]
