@@ -8,7 +8,7 @@
  * inode and one name, never by a path) -- and every durability call and
  * claim (a write the program made to someone else: its standard output or
  * error, a pipe, a socket).  A crash state is the pristine copy with a subset
- * of these changes applied, the subset a model allows (crashtest/model.c).
+ * of these changes applied, the subset a model allows (crashtest/durable.c).
  *
  * One file in the run's private directory, appended to by every process of
  * the tree: a record is a header and its payload written by one writev on an

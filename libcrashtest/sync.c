@@ -131,7 +131,7 @@ PL_EXPORT int msync(void *addr, size_t len, int flags)
 }
 
 /* Not a durability call, but a file system with a journal makes what it
- * waited for durable at its next commit (crashtest/model.c). */
+ * waited for durable at its next commit (crashtest/durable.c). */
 PL_EXPORT int sync_file_range(int fd, off64_t off, off64_t n, unsigned int flags)
 {
 	unsigned int wait = SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;

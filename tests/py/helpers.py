@@ -124,7 +124,7 @@ def report(path):
 HEADER = struct.Struct("<8sIIQQQ")
 
 
-# libeatmydata/record.h: struct emd_rec_slot, its struct emd_rec_file inside;
+# include/record.h: struct emd_rec_slot, its struct emd_rec_file inside;
 # the last 112 bytes are the site's text (80), build id, its length and
 # address, which these tests leave zero (see test_syncstat_sites.py).
 SLOT = struct.Struct("<IIiiiiqQQ" "QQQQQII" "QQ" "32s256s112s")
