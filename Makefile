@@ -125,8 +125,9 @@ TEST_BINS = $(TEST_C:tests/c/%.c=$(B)/tests/%) \
 		$(B)/tests/ioprobe32) \
 	$(B)/tests/libctor.so $(B)/tests/entry-static $(B)/tests/probe-static \
 	$(B)/tests/hostile-static $(B)/tests/aio-submit-static \
+	$(B)/tests/fsyncs-static $(B)/tests/uring-fsyncs-static \
 	$(if $(LIB32),$(B)/tests/entry32-static $(B)/tests/probe32-static \
-		$(B)/tests/bigopen32-static)
+		$(B)/tests/bigopen32-static $(B)/tests/fsyncs32-static)
 
 all: $(BINS) $(LIBS)
 libs: $(LIBS)
@@ -153,7 +154,7 @@ JSON_LIBS ?= -ljansson
 DW_LIBS ?= -ldw -lelf
 LAUNCH_LIBS = -Wl,--as-needed $(JSON_LIBS)
 $(B)/bin/eatmydata: $(B)/cli/launch/sync_on_exit.o $(REPORT_OBJS) $(SECCOMP_OBJS)
-$(B)/bin/syncstat: $(REPORT_OBJS)
+$(B)/bin/syncstat: $(B)/cli/launch/sync_on_exit.o $(REPORT_OBJS) $(SECCOMP_OBJS)
 $(B)/bin/eatmydata $(B)/bin/syncstat: LAUNCH_LIBS += $(DW_LIBS)
 $(B)/bin/crashtest: $(CRASHTEST_OBJS)
 $(B)/bin/%: $(B)/cli/launch/%.o $(LAUNCH_OBJS)
@@ -165,7 +166,8 @@ $(B)/tests/%: tests/c/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) -o $@ $< -lpthread -lrt $(TEST_LIBS)
 
-$(B)/tests/uring-sync $(B)/tests/uring-rings: TEST_LIBS = -luring
+$(B)/tests/uring-sync $(B)/tests/uring-rings $(B)/tests/uring-fsyncs: TEST_LIBS = -luring
+$(B)/tests/uring-fsyncs-static: TEST_LIBS = -luring
 $(B)/tests/requests $(B)/tests/ctcalls: CPPFLAGS += -Iinclude
 
 $(B)/tests/%-fortify: tests/c/%.c
@@ -174,7 +176,7 @@ $(B)/tests/%-fortify: tests/c/%.c
 
 $(B)/tests/%-static: tests/c/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -static -o $@ $< -lpthread
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -static -o $@ $< -lpthread $(TEST_LIBS)
 
 $(B)/tests/%32-static: tests/c/%.c
 	@mkdir -p $(@D)

@@ -129,6 +129,12 @@ int emd_record_init(void);
 void emd_rec_claim(struct emd_rec *rec, int kind, int fd, const void *addr,
 		  const void *site);
 void emd_rec_complete(struct emd_rec *rec, long result);
+/* A program that will run unobserved (exec.c): recorded when recording,
+ * else said on stderr under eatmydata (its one message: the user must
+ * know the requests of that program reach the disk). */
+void emd_unobserved(const char *path, const char *why, int err);
+/* Is this process under a filter of its run's policy (filter.h's probe)? */
+int emd_under_own_filter(void);
 
 /* site.c: a call site's text, module build id and address into slot s;
  * record.c: the MODULE record of the module at pc, the first time. */

@@ -20,6 +20,7 @@
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -90,9 +91,19 @@ static void notify(struct emd_filter *f, long nr)
  * supervisor answers, by its number and argument there.  Landlock is no
  * durability request, but the supervisor must know that someone in the
  * tree confined itself, which cannot be seen from outside. */
-static void abi_rules(struct emd_filter *f, int compat, int no_io_uring)
+static void abi_rules(struct emd_filter *f, int compat, int no_io_uring, int probe_errno)
 {
+	long probe_nr = compat ? EMD_PROBE_NR32 : EMD_PROBE_NR;
+
 	load(f, offsetof(struct seccomp_data, nr));
+	if (probe_nr >= 0) { /* the probe; then on to the rules, with nr again */
+		rule(f, probe_nr, 3);
+		load(f, ARG_LO(0));
+		emit(f, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)EMD_PROBE_FD,
+						     0, 1));
+		ret(f, SECCOMP_RET_ERRNO | (unsigned)probe_errno);
+		load(f, offsetof(struct seccomp_data, nr));
+	}
 	if (no_io_uring) {
 		rule(f, SYS_io_uring_setup, 1); /* one number on every ABI */
 		ret(f, SECCOMP_RET_ERRNO | ENOSYS);
@@ -118,12 +129,13 @@ static void abi_rules(struct emd_filter *f, int compat, int no_io_uring)
 }
 
 /* "if the ABI is `arch`: its rules", patched once their length is known. */
-static void abi_block(struct emd_filter *f, unsigned arch, int compat, int no_io_uring)
+static void abi_block(struct emd_filter *f, unsigned arch, int compat, int no_io_uring,
+		      int probe_errno)
 {
 	unsigned short at = f->n;
 
 	emit(f, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 0, 0));
-	abi_rules(f, compat, no_io_uring);
+	abi_rules(f, compat, no_io_uring, probe_errno);
 	if (f->n - at - 1 > 255)
 		f->overflow = 1;
 	else
@@ -133,13 +145,13 @@ static void abi_block(struct emd_filter *f, unsigned arch, int compat, int no_io
 /* Each ABI the kernel runs here gets its own rules (x32 shares the native
  * ABI's arch with a bit in the number, which none of the rules has); any
  * other ABI only has Landlock watched. */
-void emd_filter_build(struct emd_filter *f, int no_io_uring)
+void emd_filter_build(struct emd_filter *f, int no_io_uring, int probe_errno)
 {
 	f->n = 0;
 	f->overflow = 0;
 	load(f, offsetof(struct seccomp_data, arch));
-	abi_block(f, EMD_ARCH_NATIVE, 0, no_io_uring);
-	abi_block(f, EMD_ARCH_COMPAT, 1, no_io_uring);
+	abi_block(f, EMD_ARCH_NATIVE, 0, no_io_uring, probe_errno);
+	abi_block(f, EMD_ARCH_COMPAT, 1, no_io_uring, probe_errno);
 	load(f, offsetof(struct seccomp_data, nr));
 	notify(f, SYS_landlock_restrict_self);
 	ret(f, ALLOW);
@@ -201,7 +213,7 @@ static int filter_self(int sock, int no_io_uring, char tag)
 	if (poll(&alive, 1, 0) != 1 || (alive.revents & (POLLHUP | POLLERR | POLLNVAL)) ||
 	    !ours(sock))
 		return -EPIPE;
-	emd_filter_build(&f, no_io_uring);
+	emd_filter_build(&f, no_io_uring, emd_probe_errno(getenv("EATMYDATA_SECCOMP_POLICY")));
 	if (f.overflow)
 		return -E2BIG;
 	prog = (struct sock_fprog){.len = f.n, .filter = f.insn};

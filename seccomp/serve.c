@@ -55,6 +55,7 @@ struct pool {
 
 static struct seccomp_notif_sizes sizes;
 static const char *only_globs;
+static const struct policy *policy;
 static int on_behalf; /* --on-behalf=on */
 /* Landlock in this kernel: then a filter the tree installs may postdate a
  * domain (see `trusted` in supervisor.h); without it, none can. */
@@ -110,7 +111,7 @@ static int serve_one(struct pool *p, struct seccomp_notif *req, struct seccomp_n
 		return got < 0;
 	memset(resp, 0, sizes.seccomp_notif_resp);
 	resp->id = req->id;
-	how = supervisor_answer(&c, only_globs);
+	how = supervisor_answer(&c, policy, only_globs);
 	if (how == CONTINUE)
 		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 	if (how != ANSWERED)
@@ -341,11 +342,13 @@ static int set_up(const struct seccomp_options *opt)
 	rights_init();
 	only_globs = opt->only;
 	on_behalf = opt->on_behalf;
+	policy = policy_named(opt->policy ? opt->policy : "eatmydata");
+	record_attach(opt->record_fd);
 	/* landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) */
 	landlock_enabled = syscall(SYS_landlock_create_ruleset, NULL, 0, 1UL) > 0;
 	/* Without /proc (a chroot), no listener could be told from a
 	 * device: none would be taken, and a filter sent would have no one. */
-	return syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) == 0 &&
+	return policy && syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) == 0 &&
 	       supervisor_table_agrees() && access("/proc/self/fd", R_OK) == 0;
 }
 
