@@ -1,0 +1,207 @@
+# SPDX-License-Identifier: MIT
+"""syncstat through the seccomp supervisor (issue 28): every durability call
+of a program the library cannot reach (static glibc, 32-bit static, Go,
+liburing, AIO, musl-dynamic) is counted, and the count is the kernel's;
+a program that could not be observed is named, never counted as zero."""
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import BUILD, EATMYDATA, TESTS, cmdline, require, run, tool
+
+SYNCSTAT = BUILD / "bin" / "syncstat"
+N = 40
+SYNCS = "ext4:ext4_sync_file_enter"
+
+
+def kernel(path):
+    """The file system's own count of the syncs of the file at path (made
+    now, so that its inode is known): a sync system call and an io_uring or
+    AIO sync alike, whichever thread makes it (io_uring's workers, AIO's
+    kworker: hence every CPU, filtered to the file)."""
+    path.touch()
+    return dict(events=[(SYNCS, f"ino == {path.stat().st_ino}")], system_wide=True)
+
+
+def syncstat_json(cmd, tmp_path, path, **kw):
+    """Run cmd under syncstat --json=FILE, counting the kernel's syncs of
+    path; (the run, the report)."""
+    out = tmp_path / "report.json"
+    r = run([SYNCSTAT, f"--json={out}", "-o", tmp_path / "report.txt", "--", *cmd],
+            **kernel(path), **kw)
+    return r, json.loads(out.read_text())
+
+
+def counted(report, kinds=("fsync", "fdatasync")):
+    return sum(g["count"] for g in report["groups"] if g["kind"] in kinds)
+
+
+@pytest.fixture(scope="module")
+def cgo_program(tmp_path_factory):
+    """tests/go/fsync.go built with cgo: dynamic, glibc's ld.so, our library
+    loaded, the Go runtime's own fsyncs past it."""
+    go = tool("go")
+    if not go or not shutil.which("gcc"):
+        pytest.fail("go and gcc are needed")
+    d = tmp_path_factory.mktemp("cgo")
+    exe = d / "fsync-cgo"
+    src = os.path.join(os.path.dirname(__file__), "..", "go", "fsync.go")
+    subprocess.run([go, "build", "-ldflags=-linkmode=external", "-o", exe, src], check=True,
+                   timeout=600, env=dict(os.environ, CGO_ENABLED="1", GOCACHE=str(d / "cache"),
+                                         GOPATH=str(d / "gopath"), GOFLAGS="-mod=mod"))
+    yield exe
+
+
+MUSL_SRC = r"""
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	char s[4200];
+	int n = atoi(argv[2]), fd = open(argv[1], O_CREAT | O_WRONLY | O_TRUNC, 0644), g;
+
+	snprintf(s, sizeof(s), "%s.sync", argv[1]);
+	g = open(s, O_CREAT | O_WRONLY | O_SYNC, 0644);
+	if (fd < 0 || g < 0)
+		return 2;
+	for (int i = 0; i < n; i++)
+		if (write(fd, "x", 1) != 1 || fsync(fd))
+			return 1;
+	return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def musl_program(tmp_path_factory):
+    """A musl-linked dynamic program (interpreter /lib/ld-musl-*.so.1):
+    N fsyncs and an O_SYNC open."""
+    cc = require("musl-gcc")
+    d = tmp_path_factory.mktemp("musl")
+    (d / "m.c").write_text(MUSL_SRC)
+    subprocess.run([cc, "-O2", "-o", d / "m", d / "m.c"], check=True, timeout=120)
+    interp = subprocess.run(["readelf", "-p", ".interp", d / "m"], capture_output=True,
+                            text=True).stdout
+    assert "ld-musl" in interp, interp
+    yield d / "m"
+
+
+# program, its arguments after FILE, the kinds it makes, extra calls
+ROWS = {
+    "static-fsync": (TESTS / "fsyncs-static", [N, "fsync"], 0),
+    "static-fdatasync": (TESTS / "fsyncs-static", [N, "fdatasync"], 0),
+    "static32-fsync": (TESTS / "fsyncs32-static", [N, "fsync"], 0),
+    "static-aio": (TESTS / "fsyncs-static", [N, "aio"], 0),
+    "static-raw-uring": (TESTS / "fsyncs-static", [N, "uring"], 0),
+    "liburing-dynamic": (TESTS / "uring-fsyncs", [N], 0),
+    "liburing-static": (TESTS / "uring-fsyncs-static", [N], 0),
+    "dynamic-fsync": (TESTS / "fsyncs", [N, "fsync"], 0),
+}
+
+
+@pytest.mark.parametrize("row", ROWS)
+@pytest.mark.parametrize("via", ["direct", "shell"])
+def test_counts_are_the_kernels(row, via, scratch, tmp_path):
+    """Each row's calls under syncstat: as many as the kernel counts natively
+    (the control) and under syncstat; a shell in between (the library's exec
+    puts the program under the filter) changes nothing."""
+    prog, args, extra = ROWS[row]
+    if not prog.exists():
+        pytest.skip(f"{prog.name} was not built (no 32-bit compiler?)")
+    f = scratch / "f"
+    cmd = [prog, f, *args]
+    native = run(cmd, **kernel(f))
+    assert native.counts[SYNCS] == N + extra, native.why()
+    if via == "shell":
+        cmd = ["sh", "-c", 'exec "$@"', "sh", *cmd]
+    r, report = syncstat_json(cmd, tmp_path, f)
+    assert r.counts[SYNCS] == N + extra, r.why()
+    assert counted(report) == N + extra, r.why() + json.dumps(report["groups"])
+    assert report["unobserved"] == [], r.why()
+    assert str(scratch / "f") in [f["path"] for f in report["files"]], r.why()
+    assert [p for p in report["processes"] if p["count"] == N + extra], r.why()
+
+
+def go_row(exe, scratch, tmp_path):
+    f = scratch / "f"
+    native = run([exe, f, N], **kernel(f))
+    r, report = syncstat_json([exe, f, N], tmp_path, f)
+    # N syncs and a last one; the O_SYNC open is counted apart.
+    assert native.counts[SYNCS] == N + 1, native.why()
+    assert r.counts[SYNCS] == N + 1, r.why()
+    assert counted(report, ("fsync",)) == N + 1, r.why() + json.dumps(report["groups"])
+    assert counted(report, ("open(O_SYNC)",)) == 1, r.why() + json.dumps(report["groups"])
+    assert report["unobserved"] == [], r.why()
+
+
+def test_go_static(go_program, scratch, tmp_path):
+    go_row(go_program, scratch, tmp_path)
+
+
+def test_go_cgo(cgo_program, scratch, tmp_path):
+    """cgo: our library is loaded too, and leaves the calls to the
+    supervisor (the probe), so none is counted twice."""
+    go_row(cgo_program, scratch, tmp_path)
+
+
+def test_musl_dynamic(musl_program, scratch, tmp_path):
+    """musl's loader does not load our library: the program is put under the
+    filter like a static one; eatmydata eats its syncs, syncstat counts
+    them, each beside the native count."""
+    f = scratch / "f"
+    cmd = [musl_program, f, N]
+    native = run(cmd, **kernel(f))
+    assert native.counts[SYNCS] == N, native.why()
+    eaten = run([EATMYDATA, "--", *cmd], **kernel(f))
+    assert eaten.counts[SYNCS] == 0, eaten.why()
+    r, report = syncstat_json(cmd, tmp_path, f)
+    assert r.counts[SYNCS] == N, r.why()
+    assert counted(report, ("fsync",)) == N, r.why() + json.dumps(report["groups"])
+    assert counted(report, ("open(O_SYNC)",)) == 1, r.why() + json.dumps(report["groups"])
+
+
+# The supervisor made unavailable: the launcher's binary, which the first
+# process that needs the supervisor starts it from, is one that cannot run
+# (set by env, which the library serves: a shell's own assignment would be
+# in the exec's environment only, not in the one the library reads).
+UNAVAILABLE = ["env", "EATMYDATA_SECCOMP_EXEC=/nonexistent"]
+
+
+def test_unobserved_is_named_never_zero(scratch, tmp_path):
+    """With no supervisor to be had, the static program runs unobserved:
+    the report and its JSON name it and why, compare refuses the run, and
+    the kernel shows its syncs did happen (the control)."""
+    prog, f = TESTS / "fsyncs-static", scratch / "f"
+    r, report = syncstat_json([*UNAVAILABLE, prog, f, N, "fsync"], tmp_path, f)
+    assert r.counts[SYNCS] == N, r.why()
+    assert [u["path"] for u in report["unobserved"]] == [str(prog)], r.why()
+    assert "supervisor" in report["unobserved"][0]["why"], r.why()
+    text = (tmp_path / "report.txt").read_text()
+    assert f"NOT OBSERVED: {prog}" in text, text
+    good = tmp_path / "good.json"
+    subprocess.run([SYNCSTAT, f"--json={good}", "-o", "/dev/null", "--", prog,
+                    scratch / "g", str(N), "fsync"], check=True, timeout=60)
+    for old, new in [(good, tmp_path / "report.json"), (tmp_path / "report.json", good)]:
+        c = subprocess.run([SYNCSTAT, "compare", old, new], capture_output=True, text=True,
+                           timeout=60)
+        assert c.returncode == 125 and "unobserved" in c.stderr, \
+            cmdline([SYNCSTAT, "compare", old, new]) + c.stderr
+    c = subprocess.run([SYNCSTAT, "compare", good, good], capture_output=True, timeout=60)
+    assert c.returncode == 0
+
+
+def test_eatmydata_says_unobserved(scratch):
+    """eatmydata, with no supervisor to be had: the static program's syncs
+    reach the disk, and stderr says which program and why."""
+    prog, f = TESTS / "fsyncs-static", scratch / "f"
+    r = run([EATMYDATA, "--", *UNAVAILABLE, prog, f, N, "fsync"], **kernel(f))
+    assert r.counts[SYNCS] == N, r.why()
+    assert f"eatmydata: {prog}: not eaten: the seccomp supervisor could not be started" \
+        in r.stderr, r.why()
+    ok = run([EATMYDATA, "--", "env", prog, f, N, "fsync"], **kernel(f))
+    assert ok.counts[SYNCS] == 0 and "not eaten" not in ok.stderr, ok.why()
