@@ -6,7 +6,10 @@ a program that could not be observed is named, never counted as zero."""
 import json
 import os
 import shutil
+import signal
+import socket
 import subprocess
+import time
 
 import pytest
 
@@ -39,20 +42,34 @@ def counted(report, kinds=("fsync", "fdatasync")):
     return sum(g["count"] for g in report["groups"] if g["kind"] in kinds)
 
 
+def go_build(tmp_path_factory, src, name, cgo):
+    go = tool("go")
+    if not go:
+        pytest.fail("go is not installed (.ci/run installs it)")
+    d = tmp_path_factory.mktemp(name)
+    exe = d / name
+    flags = ["-ldflags=-linkmode=external"] if cgo else []
+    subprocess.run([go, "build", *flags, "-o", exe,
+                    os.path.join(os.path.dirname(__file__), "..", "go", src)],
+                   check=True, timeout=600,
+                   env=dict(os.environ, CGO_ENABLED="1" if cgo else "0", GOCACHE=str(d / "cache"),
+                            GOPATH=str(d / "gopath"), GOFLAGS="-mod=mod"))
+    return exe
+
+
+@pytest.fixture(scope="module")
+def go_runner(tmp_path_factory):
+    """tests/go/run.go, static: a Go program starting another with os/exec."""
+    yield go_build(tmp_path_factory, "run.go", "run-go", cgo=False)
+
+
 @pytest.fixture(scope="module")
 def cgo_program(tmp_path_factory):
     """tests/go/fsync.go built with cgo: dynamic, glibc's ld.so, our library
     loaded, the Go runtime's own fsyncs past it."""
-    go = tool("go")
-    if not go or not shutil.which("gcc"):
-        pytest.fail("go and gcc are needed")
-    d = tmp_path_factory.mktemp("cgo")
-    exe = d / "fsync-cgo"
-    src = os.path.join(os.path.dirname(__file__), "..", "go", "fsync.go")
-    subprocess.run([go, "build", "-ldflags=-linkmode=external", "-o", exe, src], check=True,
-                   timeout=600, env=dict(os.environ, CGO_ENABLED="1", GOCACHE=str(d / "cache"),
-                                         GOPATH=str(d / "gopath"), GOFLAGS="-mod=mod"))
-    yield exe
+    if not shutil.which("gcc"):
+        pytest.fail("gcc is needed for cgo")
+    yield go_build(tmp_path_factory, "fsync.go", "fsync-cgo", cgo=True)
 
 
 MUSL_SRC = r"""
@@ -101,15 +118,17 @@ ROWS = {
     "liburing-dynamic": (TESTS / "uring-fsyncs", [N], 0),
     "liburing-static": (TESTS / "uring-fsyncs-static", [N], 0),
     "dynamic-fsync": (TESTS / "fsyncs", [N, "fsync"], 0),
+    "dynamic-aio": (TESTS / "fsyncs", [N, "aio"], 0),
 }
 
 
 @pytest.mark.parametrize("row", ROWS)
-@pytest.mark.parametrize("via", ["direct", "shell"])
-def test_counts_are_the_kernels(row, via, scratch, tmp_path):
+@pytest.mark.parametrize("via", ["direct", "shell", "go"])
+def test_counts_are_the_kernels(row, via, scratch, tmp_path, request):
     """Each row's calls under syncstat: as many as the kernel counts natively
     (the control) and under syncstat; a shell in between (the library's exec
-    puts the program under the filter) changes nothing."""
+    puts the program under the filter) or a Go program (itself under the
+    filter, which its child inherits) changes nothing."""
     prog, args, extra = ROWS[row]
     if not prog.exists():
         pytest.skip(f"{prog.name} was not built (no 32-bit compiler?)")
@@ -119,6 +138,8 @@ def test_counts_are_the_kernels(row, via, scratch, tmp_path):
     assert native.counts[SYNCS] == N + extra, native.why()
     if via == "shell":
         cmd = ["sh", "-c", 'exec "$@"', "sh", *cmd]
+    if via == "go":
+        cmd = [request.getfixturevalue("go_runner"), *cmd]
     r, report = syncstat_json(cmd, tmp_path, f)
     assert r.counts[SYNCS] == N + extra, r.why()
     assert counted(report) == N + extra, r.why() + json.dumps(report["groups"])
@@ -205,3 +226,63 @@ def test_eatmydata_says_unobserved(scratch):
         in r.stderr, r.why()
     ok = run([EATMYDATA, "--", "env", prog, f, N, "fsync"], **kernel(f))
     assert ok.counts[SYNCS] == 0 and "not eaten" not in ok.stderr, ok.why()
+
+
+def free_ports(n):
+    socks = [socket.socket() for _ in range(n)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+def children(pid):
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        return [int(c) for c in f.read().split()]
+
+
+@pytest.mark.slow
+def test_etcd_wal_fdatasyncs(tmp_path):
+    """etcd (Debian's etcd-server, cgo Go) under syncstat, 100 etcdctl puts:
+    the report's fdatasyncs are the kernel's count for the run, and the WAL
+    file is named among its files."""
+    etcd, etcdctl = require("etcd"), require("etcdctl")
+    client, peer = free_ports(2)
+    data, stats, out = tmp_path / "data", tmp_path / "perf.csv", tmp_path / "report.json"
+    cmd = ["perf", "stat", "-x", "\x1f", "-o", stats, "-e", "syscalls:sys_enter_fdatasync",
+           "-e", "syscalls:sys_enter_fsync", "--", SYNCSTAT, f"--json={out}", "-o", "/dev/null",
+           "--", etcd, "--name", "t", "--data-dir", data,
+           "--listen-client-urls", f"http://127.0.0.1:{client}",
+           "--advertise-client-urls", f"http://127.0.0.1:{client}",
+           "--listen-peer-urls", f"http://127.0.0.1:{peer}",
+           "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
+           "--initial-cluster", f"t=http://127.0.0.1:{peer}"]
+    perf = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        ctl = [etcdctl, f"--endpoints=127.0.0.1:{client}"]
+        deadline = time.monotonic() + 15
+        while subprocess.run([*ctl, "endpoint", "health"], capture_output=True,
+                             timeout=10).returncode != 0:
+            assert time.monotonic() < deadline and perf.poll() is None, "etcd did not start"
+            time.sleep(0.1)
+        for i in range(100):
+            subprocess.run([*ctl, "put", f"k{i}", "v"], check=True, capture_output=True,
+                           timeout=10)
+        os.kill(children(perf.pid)[0], signal.SIGTERM)  # syncstat passes it on
+        err = perf.communicate(timeout=30)[1]
+    finally:
+        perf.kill()
+    counts = {f[2]: int(f[0]) for f in (line.split("\x1f") for line in stats.read_text().splitlines())
+              if len(f) > 2 and f[0].isdigit()}
+    report = json.loads(out.read_text())
+    why = f"\nrerun: {cmdline(cmd)}\ncounts {counts}\n{err[-2000:]}"
+    assert counts["syscalls:sys_enter_fdatasync"] >= 100, why
+    assert counted(report, ("fdatasync",)) == counts["syscalls:sys_enter_fdatasync"], \
+        why + json.dumps(report["groups"])
+    assert counted(report, ("fsync",)) == counts["syscalls:sys_enter_fsync"], why
+    assert report["unobserved"] == [], why
+    wal = [f for f in report["files"] if f["path"].endswith(".wal")]
+    assert wal and wal[0]["path"].startswith(str(data / "member" / "wal")), why
