@@ -356,6 +356,48 @@ def seccomp_bench(top):
               f"{ratio(t, 'eatmydata', 'native'):.3f} |", flush=True)
 
 
+def supervised_syncstat_bench(top, calls=100000, runs=5):
+    """syncstat on programs the library cannot reach (a static C program, a
+    Go one), timed by the supervisor: the cost per durability call beyond
+    native, against strace -f -c's, and the system calls of the whole tree
+    (supervisor included) per durability call; then what the filter costs a
+    static program's other calls (getppid), which the supervisor never sees."""
+    go = shutil.which("go") or shutil.which("go", path="/usr/local/go/bin")
+    gexe = top / "fsync-go"
+    subprocess.run([go, "build", "-o", gexe, ROOT / "tests" / "go" / "fsync.go"], check=True,
+                   env=dict(os.environ, CGO_ENABLED="0", GOCACHE=str(top / "gocache")))
+    shm = Path(tempfile.mkdtemp(prefix="emd-bench-", dir="/dev/shm"))
+    syncstat = [str(BUILD / "bin" / "syncstat"), "--output=/dev/null", "--"]
+    strace = ["strace", "-f", "-c", "-o", "/dev/null"]
+    progs = {f"static C: {calls} x write+fdatasync on tmpfs":
+             [BUILD / "bench" / "fsyncs-static", shm / "f", calls, "fdatasync"],
+             f"Go: {calls} x write+fsync on tmpfs": [gexe, shm / "g", calls]}
+    print(f"\nsyncstat through the supervisor (programs the library cannot reach), "
+          f"median of {runs} interleaved runs; per call = (time - native) / calls; system "
+          "calls of the whole tree beyond native, per call (perf stat -e raw_syscalls:sys_enter):\n")
+    print("| program | native s | syncstat s | strace -f -c s | syncstat per call us | "
+          "strace per call us | strace / syncstat | syscalls per call |\n"
+          "|---|---:|---:|---:|---:|---:|---:|---:|")
+    every = [("raw_syscalls:sys_enter", None)]
+    try:
+        for name, cmd in progs.items():
+            cmd = [str(c) for c in cmd]
+            t = per_run({"native": cmd, "syncstat": syncstat + cmd, "strace": strace + cmd}, runs)
+            n = {m: tree_counts(c, 3)[0] for m, c in [("native", cmd), ("syncstat", syncstat + cmd)]}
+            ours, theirs = (t["syncstat"] - t["native"]) / calls, (t["strace"] - t["native"]) / calls
+            print(f"| {name} | {t['native'] / 1000:.3f} | {t['syncstat'] / 1000:.3f} | "
+                  f"{t['strace'] / 1000:.3f} | {ours * 1000:.2f} | {theirs * 1000:.2f} | "
+                  f"{theirs / ours:.1f} | {(n['syncstat'] - n['native']) / calls:.2f} |",
+                  flush=True)
+        cmd = [str(BUILD / "bench" / "syscalls"), "getppid", "1000000"]
+        t = per_run({"native": cmd, "syncstat": syncstat + cmd}, runs)
+        print(f"\nA static program's other calls under syncstat (1,000,000 x getppid, filtered, "
+              f"never notified): native {t['native']:.0f} ms, syncstat {t['syncstat']:.0f} ms, "
+              f"{(t['syncstat'] - t['native']) / 1000:.0f} ns per call (the filter).")
+    finally:
+        shutil.rmtree(shm, ignore_errors=True)
+
+
 def evict(path):
     fd = os.open(path, os.O_RDONLY)
     os.fsync(fd)
@@ -500,6 +542,12 @@ def main():
         return launcher_rows()
     if sys.argv[1:] == ["crashtest"]:
         return crashtest_only()
+    if sys.argv[1:] == ["syncstat"]:
+        top = Path(tempfile.mkdtemp(prefix="emd-bench-", dir="/tmp"))
+        try:
+            return supervised_syncstat_bench(top)
+        finally:
+            shutil.rmtree(top, ignore_errors=True)
     top = Path(tempfile.mkdtemp(prefix="emd-bench-", dir="/tmp"))
     top.chmod(0o755)
     try:
@@ -551,6 +599,7 @@ def main():
         default_vs_off(top, libs, workloads)
         seccomp_bench(top)
         syncstat_bench(top, libs, [w for w in workloads if not w[0].startswith("initdb")])
+        supervised_syncstat_bench(top)
         nocache_bench(top)
         nocache_write_bench(top)
         start_cost()
