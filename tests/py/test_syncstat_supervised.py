@@ -116,6 +116,7 @@ ROWS = {
     "static-aio": (TESTS / "fsyncs-static", [N, "aio"], 0),
     "static-raw-uring": (TESTS / "fsyncs-static", [N, "uring"], 0),
     "liburing-dynamic": (TESTS / "uring-fsyncs", [N], 0),
+    "liburing-dynamic-and-libc": (TESTS / "uring-fsyncs", [N, "libc"], N),
     "liburing-static": (TESTS / "uring-fsyncs-static", [N], 0),
     "dynamic-fsync": (TESTS / "fsyncs", [N, "fsync"], 0),
     "dynamic-aio": (TESTS / "fsyncs", [N, "aio"], 0),
