@@ -287,3 +287,21 @@ def test_etcd_wal_fdatasyncs(tmp_path):
     assert report["unobserved"] == [], why
     wal = [f for f in report["files"] if f["path"].endswith(".wal")]
     assert wal and wal[0]["path"].startswith(str(data / "member" / "wal")), why
+
+
+@pytest.mark.parametrize("prog", ["probe-static", "probe32-static", "aio-submit-static"])
+def test_results_are_the_kernels(prog, tmp_path):
+    """Every call of the semantics matrix (each durability call against each
+    kind of descriptor and argument), made by the supervisor for a static
+    program, answers what it answers natively: result and errno."""
+    exe = TESTS / prog
+    if not exe.exists():
+        pytest.skip(f"{prog} was not built (no 32-bit compiler?)")
+    (tmp_path / "n").mkdir()
+    (tmp_path / "s").mkdir()
+    native = subprocess.run([exe, tmp_path / "n"], capture_output=True, text=True, timeout=60)
+    cmd = [SYNCSTAT, "-o", "/dev/null", "--", exe, tmp_path / "s"]
+    ours = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert native.stdout.count("\n") >= 5
+    assert ours.stdout == native.stdout and ours.returncode == native.returncode, \
+        cmdline(cmd) + ours.stderr
