@@ -125,7 +125,7 @@ TEST_BINS = $(TEST_C:tests/c/%.c=$(B)/tests/%) \
 		$(B)/tests/ioprobe32) \
 	$(B)/tests/libctor.so $(B)/tests/entry-static $(B)/tests/probe-static \
 	$(B)/tests/hostile-static $(B)/tests/aio-submit-static \
-	$(B)/tests/fsyncs-static $(B)/tests/uring-fsyncs-static \
+	$(B)/tests/fsyncs-static $(B)/tests/uring-fsyncs-static $(B)/tests/rw-static \
 	$(if $(LIB32),$(B)/tests/entry32-static $(B)/tests/probe32-static \
 		$(B)/tests/bigopen32-static $(B)/tests/fsyncs32-static)
 
@@ -155,6 +155,7 @@ DW_LIBS ?= -ldw -lelf
 LAUNCH_LIBS = -Wl,--as-needed $(JSON_LIBS)
 $(B)/bin/eatmydata: $(B)/cli/launch/sync_on_exit.o $(REPORT_OBJS) $(SECCOMP_OBJS)
 $(B)/bin/syncstat: $(B)/cli/launch/sync_on_exit.o $(REPORT_OBJS) $(SECCOMP_OBJS)
+$(B)/bin/nocache: $(B)/cli/launch/sync_on_exit.o $(SECCOMP_OBJS)
 $(B)/bin/eatmydata $(B)/bin/syncstat: LAUNCH_LIBS += $(DW_LIBS)
 $(B)/bin/crashtest: $(CRASHTEST_OBJS)
 $(B)/bin/%: $(B)/cli/launch/%.o $(LAUNCH_OBJS)

@@ -21,13 +21,14 @@
 #include <sys/un.h>
 
 /* The filter, made from the request table (requests.h) for every ABI the
- * kernel runs here; no_io_uring: io_uring_setup fails with ENOSYS. */
+ * kernel runs here; no_io_uring: io_uring_setup fails with ENOSYS; io:
+ * nocache's, the reads and writes of io_requests.h instead. */
 struct emd_filter {
 	struct sock_filter insn[256];
 	unsigned short n;
 	int overflow;
 };
-void emd_filter_build(struct emd_filter *f, int no_io_uring, int probe_errno);
+void emd_filter_build(struct emd_filter *f, int no_io_uring, int probe_errno, int io);
 
 /* The probe: under the filter, flock(EMD_PROBE_FD, 0) fails with the errno
  * of the policy it was built for (EATMYDATA_SECCOMP_POLICY), and with

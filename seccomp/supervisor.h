@@ -149,9 +149,13 @@ struct policy {
 	const char *name;
 	int (*handlers[EMD_NEAT])(struct call *c);
 	int (*applies)(struct call *c, const char *only);
+	/* A policy whose filter notifies other calls than the request
+	 * table's (nocache's reads and writes) answers them all here. */
+	int (*answer)(struct call *c);
 };
 extern const struct policy eat_policy; /* supervisor.c */
 extern const struct policy time_policy; /* timed.c: syncstat's */
+extern const struct policy nocache_policy; /* nocache.c */
 
 /* The policy named by --seccomp-supervise, or NULL. */
 const struct policy *policy_named(const char *name);
