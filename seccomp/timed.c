@@ -69,48 +69,88 @@ static int site_at(const struct emd_map *m, void *arg)
 }
 
 /* The site: where the system call was made, as a module and offset (the
- * function that asked is not known from here); one look at the maps per
- * thread and address. */
-static void site(const struct call *c, struct emd_rec_slot *s)
+ * function that asked is not known from here). */
+static void site(unsigned long ip, struct emd_rec_slot *s)
 {
-	static __thread struct {
-		pid_t pid;
-		unsigned long ip, addr;
-		char text[80];
-	} last;
-	struct site_query q = {(unsigned long)c->req->data.instruction_pointer, s};
+	struct site_query q = {ip, s};
 	int fd;
 
-	if (last.pid == s->pid && last.ip == q.ip) {
-		memcpy(s->site, last.text, sizeof(s->site));
-		s->site_addr = last.addr;
-		return;
-	}
 	snprintf(s->site, sizeof(s->site), "? (system call: module unknown)");
 	if ((fd = open_proc(s->pid, "maps")) >= 0) {
 		emd_maps_each(fd, site_at, &q);
 		close(fd);
 	}
-	last.pid = s->pid;
-	last.ip = q.ip;
-	last.addr = s->site_addr;
-	memcpy(last.text, s->site, sizeof(last.text));
+}
+
+/* Who called, and from where: looked up once per thread and address of
+ * the call (an exec makes new addresses, and a new name), then kept, per
+ * worker: no /proc read for the calls after the first. */
+#define WHO_CACHED 16
+static __thread struct who {
+	pid_t tid;
+	unsigned long ip;
+	struct emd_rec_slot s; /* pid, ppid, program, site, site_addr */
+} who[WHO_CACHED];
+static __thread unsigned who_next;
+
+static void identify(const struct call *c, struct emd_rec_slot *s)
+{
+	pid_t tid = c->req->pid;
+	unsigned long ip = (unsigned long)c->req->data.instruction_pointer;
+	struct who *w;
+
+	for (int i = 0; i < WHO_CACHED; i++)
+		if (who[i].tid == tid && who[i].ip == ip) {
+			w = &who[i];
+			goto found;
+		}
+	w = &who[who_next++ % WHO_CACHED];
+	memset(w, 0, sizeof(*w));
+	caller(tid, &w->s);
+	site(ip, &w->s);
+	w->tid = tid;
+	w->ip = ip;
+found:
+	s->pid = w->s.pid;
+	s->ppid = w->s.ppid;
+	memcpy(s->program, w->s.program, sizeof(s->program));
+	memcpy(s->site, w->s.site, sizeof(s->site));
+	s->site_addr = w->s.site_addr;
+}
+
+/* The paths of the files seen last, by device, inode and birth time (a
+ * reused inode number is another file), per worker: the path is read once
+ * per file, as the library reads it. */
+#define PATHS_CACHED 32
+static __thread struct known {
+	unsigned long long dev, ino, btime;
+	char path[sizeof(((struct emd_rec_slot *)0)->path)];
+} known[PATHS_CACHED];
+
+static void path_of(int fd, struct emd_rec_slot *s)
+{
+	struct known *k = &known[(s->file.dev ^ s->file.ino ^ s->file.btime_ns) % PATHS_CACHED];
+	char proc[64];
+	ssize_t n;
+
+	if (k->dev == s->file.dev && k->ino == s->file.ino && k->btime == s->file.btime_ns &&
+	    k->path[0]) {
+		memcpy(s->path, k->path, sizeof(s->path));
+		return;
+	}
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, s->path, sizeof(s->path) - 1);
+	s->path[n > 0 ? n : 0] = '\0';
+	*k = (struct known){s->file.dev, s->file.ino, s->file.btime_ns, ""};
+	memcpy(k->path, s->path, sizeof(k->path));
 }
 
 /* The file open at fd here (a duplicate of the caller's), or none (-1). */
 static void file_of(int fd, struct emd_rec_slot *s)
 {
-	char proc[64];
 	struct statx stx;
-	ssize_t n = -1;
 
-	if (fd >= 0) {
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-		n = readlink(proc, s->path, sizeof(s->path) - 1);
-	}
-	s->path[n > 0 ? n : 0] = '\0';
-	if (n <= 0)
-		snprintf(s->path, sizeof(s->path), "-");
+	snprintf(s->path, sizeof(s->path), "-");
 	if (fd < 0 || statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
 			    STATX_TYPE | STATX_MODE | STATX_INO | STATX_BTIME | STATX_SIZE, &stx))
 		return;
@@ -119,6 +159,7 @@ static void file_of(int fd, struct emd_rec_slot *s)
 	s->file.btime_ns = stx.stx_btime.tv_sec * 1000000000ULL + stx.stx_btime.tv_nsec;
 	s->file.size = stx.stx_size;
 	s->file.mode = stx.stx_mode;
+	path_of(fd, s);
 }
 
 /* A record of kind `kind` in s, its file at fd here (-1: none), begun at
@@ -128,8 +169,7 @@ static void fill(const struct call *c, int kind, int fd, unsigned long long star
 {
 	memset(s, 0, sizeof(*s));
 	s->kind = (unsigned)kind;
-	caller(c->req->pid, s);
-	site(c, s);
+	identify(c, s);
 	file_of(fd, s);
 	s->start_ns = start ? start : record_now();
 	s->latency_ns = start ? record_now() - start : 0;
