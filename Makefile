@@ -88,10 +88,12 @@ $(B)/obj32/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) -m32 $(CPPFLAGS) $(LIB_CFLAGS) $(LIB_INC) -c $< -o $@
 
-# hirestimes wraps no exec: preload/exec_list.c is for the others.
+# hirestimes wraps no exec: preload/exec_list.c is for the others.  nocache
+# puts a static or Go program under the seccomp filter as libeatmydata does.
+NOCACHE_SHARED = libeatmydata/elf_kind.c libeatmydata/filter.c libeatmydata/rendezvous.c
 define preload_library
 $(1)_SRC = $$(filter-out $$(if $$(filter hirestimes,$(1)),preload/exec_list.c),\
-	$$(wildcard lib$(1)/*.c preload/*.c))
+	$$(wildcard lib$(1)/*.c preload/*.c)) $$(if $$(filter nocache,$(1)),$$(NOCACHE_SHARED))
 LIBS += $(LIBDIR64)/lib$(1).so $(if $(LIB32),$(LIBDIR32)/lib$(1).so)
 
 $(LIBDIR64)/lib$(1).so: $$($(1)_SRC:%.c=$(B)/obj64/%.o)

@@ -121,13 +121,17 @@ static const char *why_unfiltered(int r)
 }
 
 /* auto: the command runs unobserved; the report names it (syncstat,
- * --stats) and so does stderr. */
+ * --stats) and so does stderr, in each tool's words. */
 static void unobserved(const struct seccomp_options *opt, const char *file, int r)
 {
-	int eats = !opt->policy || !strcmp(opt->policy, "eatmydata");
+	const char *policy = opt->policy ? opt->policy : "eatmydata";
 
 	record_unobserved(file, why_unfiltered(r), r == -ECHILD ? 0 : -r);
-	warn("%s: not %s: %s", file, eats ? "eaten" : "observed", why_unfiltered(r));
+	if (!strcmp(policy, "nocache"))
+		warn("%s: its reads and writes stay cached: %s", file, why_unfiltered(r));
+	else
+		warn("%s: not %s: %s", file, strcmp(policy, "syncstat") ? "eaten" : "observed",
+		     why_unfiltered(r));
 }
 
 void seccomp_before_exec(const struct seccomp_options *opt, const char *file)

@@ -124,3 +124,23 @@ def test_writer_keeps_its_file_size_limit(scratch, request):
     cmd = [*limited, str(NOCACHE), *prog, str(out), str(MIB)]
     r = subprocess.run(cmd, capture_output=True, timeout=60)
     assert (r.returncode, out.stat().st_size) == (native.returncode, size), cmdline(cmd)
+
+
+def test_started_by_a_shell(big, request):
+    """A static reader that a shell of the tree starts: the library puts it
+    under nocache's filter at its exec."""
+    prog = [str(c) for c in program(request, "read", "static")]
+    cmd = [str(NOCACHE), "sh", "-c", '"$@"; true', "sh", *prog, str(big)]
+    subprocess.run(cmd, check=True, capture_output=True, timeout=60)
+    assert cached(big) <= 64 << 10, cmdline(cmd)
+
+
+def test_unobserved_is_said(big, request):
+    """With no supervisor to be had, nocache says which program keeps its
+    pages cached, and they are cached (the control that the program ran)."""
+    prog = [str(c) for c in program(request, "read", "static")]
+    cmd = [str(NOCACHE), "env", "EATMYDATA_SECCOMP_EXEC=/nonexistent", *prog, str(big)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and cached(big) == MIB << 20, cmdline(cmd)
+    assert f"nocache: {prog[0]}: its reads and writes stay cached: the seccomp supervisor " \
+        "could not be started" in r.stderr, cmdline(cmd) + r.stderr
