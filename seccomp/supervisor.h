@@ -157,6 +157,10 @@ extern const struct policy eat_policy; /* supervisor.c */
 extern const struct policy time_policy; /* timed.c: syncstat's */
 extern const struct policy nocache_policy; /* nocache.c */
 
+/* timed.c: eatmydata --stats: a request the supervisor ate, counted in
+ * the record file (its file named), when there is one. */
+void record_eaten(const struct call *c);
+
 /* The policy named by --seccomp-supervise, or NULL. */
 const struct policy *policy_named(const char *name);
 

@@ -298,6 +298,20 @@ static int counted_write(struct call *c)
 	return CONTINUE;
 }
 
+void record_eaten(const struct call *c)
+{
+	int eat = c->request->eat, fd = -1;
+
+	if (!recording() || c->request->kind < 0)
+		return;
+	if (eat == EMD_EAT_FD_SYNC || eat == EMD_EAT_FS_SYNC || eat == EMD_EAT_RANGE ||
+	    eat == EMD_EAT_WRITE)
+		fd = their_fd(c, (int)call_arg(c, 0));
+	record(c, c->request->kind, fd, 0, 0);
+	if (fd >= 0)
+		close(fd);
+}
+
 /* An io_uring or AIO sync: counted at its submission, named as such, its
  * descriptor `fd` in the caller (-1: a registered file, no name). */
 static void submitted(struct call *c, int kind, int fd, const char *how)

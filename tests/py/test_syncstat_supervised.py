@@ -305,3 +305,14 @@ def test_results_are_the_kernels(prog, tmp_path):
     assert native.stdout.count("\n") >= 5
     assert ours.stdout == native.stdout and ours.returncode == native.returncode, \
         cmdline(cmd) + ours.stderr
+
+
+def test_eatmydata_stats_counts_what_the_supervisor_ate(scratch):
+    """eatmydata --stats on a static program: none of its syncs reaches the
+    file system, and the report counts each one the supervisor ate (not
+    0), with its file."""
+    prog, f = TESTS / "fsyncs-static", scratch / "f"
+    r = run([EATMYDATA, "--stats", "--", prog, f, N, "fsync"], **kernel(f))
+    assert r.counts[SYNCS] == 0, r.why()
+    assert f"{N} durability calls, all eaten" in r.stderr, r.why()
+    assert str(f) in r.stderr, r.why()
