@@ -183,6 +183,8 @@ static const struct emd_request *request_of(const struct seccomp_data *d, int *c
 
 int supervisor_answer(struct call *c, const struct policy *p, const char *only)
 {
+	int how;
+
 	if (p->answer && (c->req->data.nr & ~EMD_X32_BIT) != SYS_landlock_restrict_self)
 		return p->answer(c);
 	c->request = request_of(&c->req->data, &c->compat);
@@ -193,5 +195,10 @@ int supervisor_answer(struct call *c, const struct policy *p, const char *only)
 	}
 	if (p->applies && !p->applies(c, only))
 		return CONTINUE;
-	return p->handlers[c->request->eat](c);
+	how = p->handlers[c->request->eat](c);
+	/* eatmydata --stats counts what was eaten (not what went on to the
+	 * kernel, nor a call the kernel's checks refused). */
+	if (p == &eat_policy && (how == ANSWERED || (how == 0 && !c->resp->error)))
+		record_eaten(c);
+	return how;
 }
