@@ -399,6 +399,55 @@ def supervised_syncstat_bench(top, calls=100000, runs=5):
         shutil.rmtree(shm, ignore_errors=True)
 
 
+def etcd_bench(top, puts=100, runs=3):
+    """etcd (Debian's, cgo Go: under the filter) under syncstat against
+    native: the wall time of 100 etcdctl puts, each waiting for its WAL's
+    fdatasync."""
+    import signal
+    import socket
+    etcd, etcdctl = tool("etcd"), tool("etcdctl")
+    if not etcd or not etcdctl:
+        print("\netcd: not installed (etcd-server, etcd-client), no row")
+        return
+
+    def once(wrapper):
+        socks = [socket.socket() for _ in range(2)]
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        client, peer = (s.getsockname()[1] for s in socks)
+        for s in socks:
+            s.close()
+        d = Path(tempfile.mkdtemp(dir=top))
+        p = subprocess.Popen([*wrapper, etcd, "--name", "b", "--data-dir", d / "data",
+                              "--listen-client-urls", f"http://127.0.0.1:{client}",
+                              "--advertise-client-urls", f"http://127.0.0.1:{client}",
+                              "--listen-peer-urls", f"http://127.0.0.1:{peer}",
+                              "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
+                              "--initial-cluster", f"b=http://127.0.0.1:{peer}"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        ctl = [etcdctl, f"--endpoints=127.0.0.1:{client}"]
+        while subprocess.run([*ctl, "endpoint", "health"], capture_output=True).returncode:
+            time.sleep(0.05)
+        t0 = time.perf_counter()
+        for i in range(puts):
+            subprocess.run([*ctl, "put", f"k{i}", "v"], check=True, capture_output=True)
+        elapsed = time.perf_counter() - t0
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=30)
+        shutil.rmtree(d, ignore_errors=True)
+        return elapsed
+
+    wrappers = {"native": [], "syncstat": [str(BUILD / "bin" / "syncstat"), "--output=/dev/null",
+                                           "--"]}
+    t = {m: [] for m in wrappers}
+    for _ in range(runs):
+        for m in random.sample(list(wrappers), 2):
+            t[m].append(once(wrappers[m]))
+    print(f"\netcd: {puts} etcdctl puts, median of {runs} interleaved runs: native "
+          f"{statistics.median(t['native']):.3f} s, syncstat {statistics.median(t['syncstat']):.3f} s "
+          f"({ratio(t, 'syncstat', 'native'):.3f} x)")
+
+
 def evict(path):
     fd = os.open(path, os.O_RDONLY)
     os.fsync(fd)
@@ -546,7 +595,8 @@ def main():
     if sys.argv[1:] == ["syncstat"]:
         top = Path(tempfile.mkdtemp(prefix="emd-bench-", dir="/tmp"))
         try:
-            return supervised_syncstat_bench(top)
+            supervised_syncstat_bench(top)
+            return etcd_bench(top)
         finally:
             shutil.rmtree(top, ignore_errors=True)
     top = Path(tempfile.mkdtemp(prefix="emd-bench-", dir="/tmp"))
@@ -601,6 +651,7 @@ def main():
         seccomp_bench(top)
         syncstat_bench(top, libs, [w for w in workloads if not w[0].startswith("initdb")])
         supervised_syncstat_bench(top)
+        etcd_bench(top)
         nocache_bench(top)
         nocache_write_bench(top)
         start_cost()
