@@ -68,13 +68,16 @@ static long long claim(void)
 /* The record file the launcher left for the tree, at `fd` (its number as
  * the starter moved it) or by name: only the file EATMYDATA_RECORD_FD
  * names by device and inode, a live one of this version. */
-static int attach_fd(int fd, const struct emd_inherited *id)
+static int attach_fd(int fd, const struct emd_inherited *id, int by_name)
 {
 	struct stat st;
 	struct emd_rec_header *h;
 
 	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != id->dev ||
 	    st.st_ino != id->ino || st.st_size <= EMD_REC_HEADER)
+		return 0;
+	/* By name, as the library: only this user's own private file. */
+	if (by_name && (st.st_uid != geteuid() || (st.st_mode & 077)))
 		return 0;
 	h = mmap(NULL, EMD_REC_HEADER, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (h == MAP_FAILED)
@@ -103,11 +106,11 @@ void record_attach(int fd)
 	sigemptyset(&bus);
 	sigaddset(&bus, SIGBUS);
 	pthread_sigmask(SIG_UNBLOCK, &bus, NULL);
-	if (attach_fd(fd >= 0 ? fd : id.fd, &id))
+	if (attach_fd(fd >= 0 ? fd : id.fd, &id, 0))
 		return;
 	/* By name, only the user's own private file, never through a link. */
 	fd = path ? open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
-	if (fd >= 0 && !attach_fd(fd, &id))
+	if (fd >= 0 && !attach_fd(fd, &id, 1))
 		close(fd);
 }
 
