@@ -120,7 +120,9 @@ static void abi_rules(struct emd_filter *f, int compat, int no_io_uring, int pro
 
 		if (nr < 0 || !emd_supervised(r))
 			continue;
-		if (r->test == EMD_TEST_FD)
+		/* syncstat counts a call on a negative descriptor too (its
+		 * EBADF), as the library does. */
+		if (r->test == EMD_TEST_FD && probe_errno != EMD_PROBE_TIME)
 			notify_unless_negative(f, nr, arg);
 		else if (r->test == EMD_TEST_BITS)
 			notify_if_flags(f, nr, arg, r->bits);

@@ -316,3 +316,35 @@ def test_eatmydata_stats_counts_what_the_supervisor_ate(scratch):
     assert r.counts[SYNCS] == 0, r.why()
     assert f"{N} durability calls, all eaten" in r.stderr, r.why()
     assert str(f) in r.stderr, r.why()
+
+
+NEGATIVE_SRC = r"""
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
+int main(void)
+{
+	for (int i = 0; i < 5; i++)
+		if (fsync(-1) == 0 || errno != EBADF)
+			return 1;
+	puts("ok");
+	return 0;
+}
+"""
+
+
+def test_negative_descriptor_counted_with_its_error(tmp_path):
+    """fsync(-1) of a static program: counted with the kernel's EBADF, as
+    the library counts a dynamic program's (5 calls, as the kernel's
+    syscall tracepoint counts natively)."""
+    (tmp_path / "n.c").write_text(NEGATIVE_SRC)
+    exe = tmp_path / "n"
+    subprocess.run(["gcc", "-static", "-o", exe, tmp_path / "n.c"], check=True, timeout=120)
+    native = run([exe], events=[("syscalls:sys_enter_fsync", None)])
+    assert native.counts["syscalls:sys_enter_fsync"] == 5, native.why()
+    out = tmp_path / "r.json"
+    r = run([SYNCSTAT, f"--json={out}", "-o", "/dev/null", "--", exe],
+            events=[("syscalls:sys_enter_fsync", None)])
+    groups = json.loads(out.read_text())["groups"]
+    assert [(g["kind"], g["count"], g["errors"]) for g in groups] == [("fsync", 5, 5)], \
+        r.why() + json.dumps(groups)
