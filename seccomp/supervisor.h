@@ -157,6 +157,18 @@ extern const struct policy eat_policy; /* supervisor.c */
 extern const struct policy time_policy; /* timed.c: syncstat's */
 extern const struct policy nocache_policy; /* nocache.c */
 
+/* site.c: the module that holds a call's system call instruction, and
+ * the program's own if that is another (from the caller's maps: extent,
+ * load bias, name); the call site, the function of the program that
+ * asked, into s->site (s->pid set). */
+struct site_module {
+	unsigned long inode, lo, hi, base;
+	char name[48], file[40];
+};
+void site_module(pid_t pid, unsigned long ip, struct site_module *m, struct site_module *prog);
+void site_name(const struct call *c, const struct site_module *m,
+	       const struct site_module *prog, struct emd_rec_slot *s);
+
 /* timed.c: eatmydata --stats: a request the supervisor ate, counted in
  * the record file (its file named), when there is one. */
 void record_eaten(const struct call *c);

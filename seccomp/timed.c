@@ -50,46 +50,16 @@ static void caller(pid_t tid, struct emd_rec_slot *s)
 		close(fd);
 }
 
-struct site_query {
-	unsigned long ip;
-	struct emd_rec_slot *s;
-};
-
-static int site_at(const struct emd_map *m, void *arg)
-{
-	struct site_query *q = arg;
-	const char *base = strrchr(m->path, '/');
-
-	if (q->ip < m->lo || q->ip >= m->hi)
-		return 0;
-	q->s->site_addr = q->ip - m->lo + m->offset;
-	snprintf(q->s->site, sizeof(q->s->site), "%.40s+%#llx (system call)",
-		 base ? base + 1 : *m->path ? m->path : "?", (unsigned long long)q->s->site_addr);
-	return 1;
-}
-
-/* The site: where the system call was made, as a module and offset (the
- * function that asked is not known from here). */
-static void site(unsigned long ip, struct emd_rec_slot *s)
-{
-	struct site_query q = {ip, s};
-	int fd;
-
-	snprintf(s->site, sizeof(s->site), "? (system call: module unknown)");
-	if ((fd = open_proc(s->pid, "maps")) >= 0) {
-		emd_maps_each(fd, site_at, &q);
-		close(fd);
-	}
-}
-
-/* Who called, and from where: looked up once per thread and address of
- * the call (an exec makes new addresses, and a new name), then kept, per
- * worker: no /proc read for the calls after the first. */
+/* Who called, and the module of its system call: looked up once per
+ * thread and address of the call (an exec makes new addresses, and a new
+ * name), then kept, per worker; the site, which differs from call to call
+ * through one wrapper, is found each time (site.c). */
 #define WHO_CACHED 16
 static __thread struct who {
 	pid_t tid;
 	unsigned long ip;
-	struct emd_rec_slot s; /* pid, ppid, program, site, site_addr */
+	struct emd_rec_slot s; /* pid, ppid, program */
+	struct site_module m, prog;
 } who[WHO_CACHED];
 static __thread unsigned who_next;
 
@@ -107,15 +77,14 @@ static void identify(const struct call *c, struct emd_rec_slot *s)
 	w = &who[who_next++ % WHO_CACHED];
 	memset(w, 0, sizeof(*w));
 	caller(tid, &w->s);
-	site(ip, &w->s);
+	site_module(w->s.pid, ip, &w->m, &w->prog);
 	w->tid = tid;
 	w->ip = ip;
 found:
 	s->pid = w->s.pid;
 	s->ppid = w->s.ppid;
 	memcpy(s->program, w->s.program, sizeof(s->program));
-	memcpy(s->site, w->s.site, sizeof(s->site));
-	s->site_addr = w->s.site_addr;
+	site_name(c, &w->m, &w->prog, s);
 }
 
 /* The paths of the files seen last, by device, inode and birth time (a

@@ -42,13 +42,14 @@ def counted(report, kinds=("fsync", "fdatasync")):
     return sum(g["count"] for g in report["groups"] if g["kind"] in kinds)
 
 
-def go_build(tmp_path_factory, src, name, cgo):
+def go_build(tmp_path_factory, src, name, cgo, strip=False):
     go = tool("go")
     if not go:
         pytest.fail("go is not installed (.ci/run installs it)")
     d = tmp_path_factory.mktemp(name)
     exe = d / name
-    flags = ["-ldflags=-linkmode=external"] if cgo else []
+    flags = ["-ldflags=" + " ".join((["-linkmode=external"] if cgo else []) +
+                                    (["-s", "-w"] if strip else []))]
     subprocess.run([go, "build", *flags, "-o", exe,
                     os.path.join(os.path.dirname(__file__), "..", "go", src)],
                    check=True, timeout=600,
@@ -147,6 +148,10 @@ def test_counts_are_the_kernels(row, via, scratch, tmp_path, request):
     assert report["unobserved"] == [], r.why()
     assert str(scratch / "f") in [f["path"] for f in report["files"]], r.why()
     assert [p for p in report["processes"] if p["count"] == N + extra], r.why()
+    if prog.name == "fsyncs-static" and args[-1] in ("fsync", "fdatasync"):
+        # The program's function that asked, from its symbol table.
+        sites = [s["site"] for s in report["sites"]]
+        assert len(sites) == 1 and sites[0].startswith("main (fsyncs-static+"), sites
 
 
 def go_row(exe, scratch, tmp_path):
@@ -159,10 +164,19 @@ def go_row(exe, scratch, tmp_path):
     assert counted(report, ("fsync",)) == N + 1, r.why() + json.dumps(report["groups"])
     assert counted(report, ("open(O_SYNC)",)) == 1, r.why() + json.dumps(report["groups"])
     assert report["unobserved"] == [], r.why()
+    # The site is the program's function that asked, not the runtime's
+    # system call (its symbol table, or .gopclntab when stripped).
+    sites = [s["site"] for s in report["sites"]]
+    assert sites and all(s.startswith("main.main (") for s in sites), sites
 
 
 def test_go_static(go_program, scratch, tmp_path):
     go_row(go_program, scratch, tmp_path)
+
+
+def test_go_stripped(tmp_path_factory, scratch, tmp_path):
+    go_row(go_build(tmp_path_factory, "fsync.go", "fsync-stripped", cgo=False, strip=True),
+           scratch, tmp_path)
 
 
 def test_go_cgo(cgo_program, scratch, tmp_path):
@@ -287,6 +301,10 @@ def test_etcd_wal_fdatasyncs(tmp_path):
     assert report["unobserved"] == [], why
     wal = [f for f in report["files"] if f["path"].endswith(".wal")]
     assert wal and wal[0]["path"].startswith(str(data / "member" / "wal")), why
+    # The site is the function of etcd's that asked (its file utilities,
+    # from the symbol table), not the Go runtime's system call.
+    sites = [s["site"] for s in report["sites"]]
+    assert any("fileutil" in s or "wal" in s for s in sites), why + json.dumps(sites)
 
 
 @pytest.mark.parametrize("prog", ["probe-static", "probe32-static", "aio-submit-static"])
