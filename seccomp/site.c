@@ -307,16 +307,38 @@ void site_module(pid_t pid, unsigned long ip, struct site_module *m, struct site
 	close(fd);
 }
 
-/* The caller's stack pointer, while it waits in the system call. */
+/* The caller's stack pointer, while it waits in the system call, from
+ * /proc/TID/syscall, kept open per thread served last (read again with
+ * pread, it says the state of now; a dead thread's says nothing). */
+#define SYSCALL_FILES 8
+static __thread struct {
+	pid_t tid;
+	int fd;
+} syscall_files[SYSCALL_FILES];
+static __thread unsigned syscall_next;
+
+static int syscall_file(pid_t tid)
+{
+	unsigned i;
+
+	for (i = 0; i < SYSCALL_FILES; i++)
+		if (syscall_files[i].tid == tid && syscall_files[i].fd > 0)
+			return syscall_files[i].fd;
+	i = syscall_next++ % SYSCALL_FILES;
+	if (syscall_files[i].fd > 0)
+		close(syscall_files[i].fd);
+	syscall_files[i].tid = tid;
+	syscall_files[i].fd = open_proc(tid, "syscall");
+	return syscall_files[i].fd;
+}
+
 static unsigned long stack_pointer(pid_t tid)
 {
 	char buf[256];
 	unsigned long sp = 0;
-	int fd = open_proc(tid, "syscall");
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	int fd = syscall_file(tid);
+	ssize_t n = fd >= 0 ? pread(fd, buf, sizeof(buf) - 1, 0) : -1;
 
-	if (fd >= 0)
-		close(fd);
 	buf[n > 0 ? n : 0] = '\0';
 	if (sscanf(buf, "%*d %*x %*x %*x %*x %*x %*x %lx", &sp) != 1)
 		return 0;
@@ -355,6 +377,11 @@ static int symbols_of(pid_t pid, const struct site_module *m)
 	struct stat st;
 	int fd;
 
+	for (int i = 0; i < 2; i++) /* by inode alone: the maps name no device */
+		if (mods[i].loaded && mods[i].ino == m->inode) {
+			mod = &mods[i];
+			return mod->n != 0;
+		}
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%s", pid, m->file);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return 0;
