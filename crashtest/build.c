@@ -12,7 +12,7 @@
  */
 #define _GNU_SOURCE 1
 #include "crashtest/build.h"
-#include "launch/common.h"
+#include "common/common.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -31,7 +31,7 @@
  */
 #define _GNU_SOURCE 1
 #include "crashtest/model.h"
-#include "launch/common.h"
+#include "common/common.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,7 @@
  */
 #define _GNU_SOURCE 1
 #include "crashtest/journal.h"
-#include "launch/common.h"
+#include "common/common.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -8,7 +8,7 @@
 #include "crashtest/build.h"
 #include "crashtest/run.h"
 #include "crashtest/text.h"
-#include "launch/common.h"
+#include "common/common.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +30,8 @@ static char *after(const struct run *run, uint32_t rec)
 	const char *p = m->file[rec], *failed = h->flags & CT_F_FAILED ? ", failed" : "";
 	const char *call = h->kind == CT_SYNC ? (h->flags & CT_F_RANGE ? "msync" :
 						 h->flags & CT_F_DATA ? "fdatasync" : "fsync")
-			   : h->kind == CT_SYNC_ALL ? (h->flags & CT_F_OUTSIDE ? "syncfs of another file system" : "sync")
+			   : h->kind == CT_SYNC_ALL
+				? (h->flags & CT_F_OUTSIDE ? "syncfs of another file system" : "sync")
 			   : h->kind == CT_CLAIM ? (h->ino ? "a write to a pipe or socket" : "output")
 			   : h->kind == CT_DURING ? (h->flags & CT_F_RANGE ? "during msync" : "during fsync")
 			   : "a change";

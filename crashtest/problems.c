@@ -2,7 +2,7 @@
 /* problems.c -- a list of reasons, each given once. */
 #define _GNU_SOURCE 1
 #include "crashtest/problems.h"
-#include "launch/common.h"
+#include "common/common.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
 #define _GNU_SOURCE 1
 #include "crashtest/report_json.h"
 #include "crashtest/text.h"
-#include "launch/common.h"
+#include "common/common.h"
 
 #include <jansson.h>
 #include <stdio.h>

@@ -10,7 +10,7 @@
  */
 #define _GNU_SOURCE 1
 #include "crashtest/model.h"
-#include "launch/common.h"
+#include "common/common.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +103,8 @@ static uint32_t dir_of(struct resolving *r, uint32_t i, uint64_t dev, uint64_t i
 	uint32_t d = file_of(r, dev, ino);
 
 	if (!d || r->m->t->node[d].type != NODE_DIR)
-		return model_unknown_at(r->m, i, "a name was changed in a directory the run did not see made"), 0;
+		return model_unknown_at(r->m, i, "a name was changed in a directory the run did not "
+						 "see made"), 0;
 	return d;
 }
 

@@ -13,7 +13,7 @@
 #include "crashtest/run.h"
 #include "crashtest/build.h"
 #include "crashtest/text.h"
-#include "launch/common.h"
+#include "common/common.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -14,7 +14,7 @@
  */
 #define _GNU_SOURCE 1
 #include "crashtest/model.h"
-#include "launch/common.h"
+#include "common/common.h"
 
 #include <stdio.h>
 #include <stdlib.h>

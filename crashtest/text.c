@@ -2,7 +2,7 @@
 /* text.c -- escaping what the run named or printed. */
 #define _GNU_SOURCE 1
 #include "crashtest/text.h"
-#include "launch/common.h"
+#include "common/common.h"
 
 #include <stdio.h>
 #include <stdlib.h>

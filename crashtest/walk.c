@@ -4,7 +4,7 @@
  */
 #define _GNU_SOURCE 1
 #include "crashtest/files.h"
-#include "launch/common.h"
+#include "common/common.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* elf_kind.h -- which programs the preload library cannot reach
- * (libeatmydata/elf_kind.c): read by the launcher before it runs the
+ * (shared/elf_kind.c): read by the launcher before it runs the
  * command, and by the library before each exec. */
 #ifndef EMD_ELF_KIND_H
 #define EMD_ELF_KIND_H

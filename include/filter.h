@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* filter.h -- putting a process under the seccomp filter and handing the
- * filter's listener to the run's supervisor (libeatmydata/filter.c), which
- * is found or started then (libeatmydata/rendezvous.c): the launcher does
+ * filter's listener to the run's supervisor (shared/filter.c), which
+ * is found or started then (shared/rendezvous.c): the launcher does
  * it before it execs a command the library cannot reach, the library
  * before a process it serves execs one (exec.c), and `eatmydata
  * --seccomp-exec` in place of a posix_spawn'd one.

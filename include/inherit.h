@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* inherit.h -- what the launcher leaves open for the whole tree, and how a
- * process finds it again (libeatmydata/inherit.c): the library, the
+ * process finds it again (shared/inherit.c): the library, the
  * supervisor and the launchers all use these.
  *
  * Each object is a descriptor the tree inherits, named in the environment

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* io_requests.h -- the reads and writes nocache's supervisor serves for a
  * program the library cannot reach (seccomp/nocache.c), once: the filter
- * notifies them (libeatmydata/filter.c) when the run's policy is nocache's,
+ * notifies them (shared/filter.c) when the run's policy is nocache's,
  * in the native ABI only (a 32-bit static program's pages stay cached).
  *
  * Columns: name; nr; write (1: a write); vec (1: an iovec array and its

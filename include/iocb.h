@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* iocb.h -- Linux AIO control blocks that sync, made not to
- * (libeatmydata/iocb.c): for the library's syscall(SYS_io_submit) and the
+ * (shared/iocb.c): for the library's syscall(SYS_io_submit) and the
  * supervisor's io_submit alike. */
 #ifndef EMD_IOCB_H
 #define EMD_IOCB_H

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* maps.h -- reading /proc/PID/maps (libeatmydata/maps.c), for the library
+/* maps.h -- reading /proc/PID/maps (shared/maps.c), for the library
  * (the file an msync names) and the supervisor (whether a caller's range
  * is mapped, where an io_uring ring's SQEs are). */
 #ifndef EMD_MAPS_H

@@ -70,6 +70,14 @@
 #define EMD_COMPAT_O_LARGEFILE 0
 #endif
 
+/* The assembly the toolkit writes (preload.h's vfork wrapper): x86_64 and
+ * i386 only; elsewhere what needs it is left out. */
+#if defined(__x86_64__)
+#define EMD_ASM_X86_64 1
+#elif defined(__i386__)
+#define EMD_ASM_I386 1
+#endif
+
 /* The ELF machines of the native and the 32-bit ABI the kernel runs (the
  * 32-bit library's too: it judges 64-bit programs for the stand-in):
  * EM_X86_64 and EM_386, EM_AARCH64 and EM_ARM.  A program of another

@@ -129,6 +129,7 @@ static inline int emd_supervised(const struct emd_request *r)
 
 /* The table as data, for whoever includes it (record.h for the kinds):
  * static, so each side keeps its own copy in read-only memory. */
-#define EMD_REQUEST_TABLE(var) static const struct emd_request var[EMD_NREQUESTS] = {EMD_REQUESTS(EMD_REQ_ROW)}
+#define EMD_REQUEST_TABLE(var)                                                                             \
+	static const struct emd_request var[EMD_NREQUESTS] = {EMD_REQUESTS(EMD_REQ_ROW)}
 
 #endif

@@ -7,7 +7,7 @@
  * kernel would soon send it anyway, with no journal commit and no flush of
  * the device's cache (no fsync).
  */
-#include "common.h"
+#include "common/common.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,7 +7,7 @@
  * The kernel answers for the page cache only to the file's owner or to
  * whoever may write it; for others it counts the pages of the mapping.
  */
-#include "common.h"
+#include "common/common.h"
 
 #include <errno.h>
 #include <getopt.h>

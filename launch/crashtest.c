@@ -6,7 +6,7 @@
  */
 #include "crashtest/run.h"
 #include "crashtest/text.h"
-#include "launch/common.h"
+#include "common/common.h"
 
 #include <errno.h>
 #include <getopt.h>

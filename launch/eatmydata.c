@@ -4,12 +4,12 @@
  * Invoked under another name (a link `dpkg -> eatmydata` early in PATH), it
  * runs that name from PATH, skipping itself, with argv unchanged.
  */
-#include "common.h"
+#include "common/common.h"
 #include "report/run.h"
 #include "seccomp/seccomp.h"
 #include "record.h"
 #include "report/report.h"
-#include "sync_on_exit.h"
+#include "common/sync_on_exit.h"
 #include "env.h"
 
 #include <getopt.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* hirestimes.c -- run a command whose times() counts in microseconds. */
-#include "common.h"
+#include "common/common.h"
 
 static const char usage[] =
 	"Usage: hirestimes [OPTION]... [--] COMMAND [ARG]...\n"

@@ -5,7 +5,7 @@
  * library in upstream's environment variables, which it checks first: the
  * library cannot say that a value is wrong.
  */
-#include "common.h"
+#include "common/common.h"
 #include "seccomp/seccomp.h"
 
 #include <errno.h>

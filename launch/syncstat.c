@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* syncstat.c -- run a command with real durability and report every
  * durability call of its process tree: how long, where, by whom. */
-#include "common.h"
+#include "common/common.h"
 #include "report/compare.h"
 #include "report/device.h"
 #include "report/run.h"

@@ -139,7 +139,10 @@ static long route_sendto(const long *a)
 	return sendto(A(0, int), A(1, const void *), A(2, size_t), A(3, int),
 		      A(4, const struct sockaddr *), A(5, socklen_t));
 }
-static long route_sendmsg(const long *a) { return sendmsg(A(0, int), A(1, const struct msghdr *), A(2, int)); }
+static long route_sendmsg(const long *a)
+{
+	return sendmsg(A(0, int), A(1, const struct msghdr *), A(2, int));
+}
 
 struct route {
 	long nr;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "env.h"
+#include "globs.h"
 #include "platform.h"
 #include "preload.h"
 #include "record.h"
@@ -302,7 +303,5 @@ void emd_aio_unsync(long nr, struct iocb **list);
 void emd_aio_record(long nr, struct iocb **list, const void *site);
 void emd_ring_unpolled(struct io_uring_params *p);
 
-/* Does `name` (a program's name or path) match the comma-separated globs? */
-int emd_glob_list_match(const char *globs, const char *name);
 
 #endif

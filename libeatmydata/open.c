@@ -48,15 +48,24 @@ static long call_open(const struct emd_open *op, int flags)
 	return EMD_REAL(openat)(op->dirfd, op->path, flags, op->mode);
 }
 
-/* The slow path of open and openat, out of line: the fast path builds no
- * struct and saves no registers. */
+typedef long open_call(const struct emd_open *op, int flags);
+
+/* The slow path of open and openat (and of open64 and openat64 on a 32-bit
+ * ABI: `call` says which), out of line: the fast path builds no struct and
+ * saves no registers. */
 __attribute__((noinline)) static int open_slow(int dirfd, const char *path,
 					       int flags, mode_t mode,
-					       const void *site)
+					       open_call *call, const void *site)
 {
-	struct emd_open op = {dirfd, path, flags, mode, call_open, NULL};
+	struct emd_open op = {dirfd, path, flags, mode, call, NULL};
 
 	return (int)emd_open(&op, site);
+}
+
+/* The mode after `flags` in a variadic open, if the flags say it is there. */
+static mode_t mode_arg(int flags, va_list ap)
+{
+	return __OPEN_NEEDS_MODE(flags) ? va_arg(ap, mode_t) : 0;
 }
 
 EMD_EXPORT int open(const char *path, int flags, ...)
@@ -64,15 +73,14 @@ EMD_EXPORT int open(const char *path, int flags, ...)
 	__typeof__(open) *real = EMD_REAL_READY(open);
 	mode_t mode = 0;
 
+	va_list ap;
+
 	if (EMD_LIKELY(real && !(flags & EMD_OPEN_SLOW_FLAGS)))
 		return real(path, flags);
-	if (__OPEN_NEEDS_MODE(flags)) {
-		va_list ap;
-		va_start(ap, flags);
-		mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
-	return open_slow(AT_FDCWD, path, flags, mode, EMD_CALLER);
+	va_start(ap, flags);
+	mode = mode_arg(flags, ap);
+	va_end(ap);
+	return open_slow(AT_FDCWD, path, flags, mode, call_open, EMD_CALLER);
 }
 
 EMD_EXPORT int openat(int dirfd, const char *path, int flags, ...)
@@ -80,24 +88,21 @@ EMD_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 	__typeof__(openat) *real = EMD_REAL_READY(openat);
 	mode_t mode = 0;
 
+	va_list ap;
+
 	if (EMD_LIKELY(real && !(flags & EMD_OPEN_SLOW_FLAGS)))
 		return real(dirfd, path, flags);
-	if (__OPEN_NEEDS_MODE(flags)) {
-		va_list ap;
-		va_start(ap, flags);
-		mode = va_arg(ap, mode_t);
-		va_end(ap);
-	}
-	return open_slow(dirfd, path, flags, mode, EMD_CALLER);
+	va_start(ap, flags);
+	mode = mode_arg(flags, ap);
+	va_end(ap);
+	return open_slow(dirfd, path, flags, mode, call_open, EMD_CALLER);
 }
 
 /* libc's creat opens through its own internal open, out of our reach. */
 EMD_EXPORT int creat(const char *path, mode_t mode)
 {
-	struct emd_open op = {AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC,
-			      mode, call_open, NULL};
-
-	return (int)emd_open(&op, EMD_CALLER);
+	return open_slow(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode,
+			 call_open, EMD_CALLER);
 }
 
 /* mkstemp and its kin open through libc's own open, out of our reach: the
@@ -213,18 +218,23 @@ static long call_open_2(const struct emd_open *op, int flags)
 	return EMD_REAL(__openat_2)(op->dirfd, op->path, flags);
 }
 
+/* The body of the four: `lfs` set for the *64 names of a 32-bit ABI. */
+static int open_2(int dirfd, const char *path, int flags, int *lfs,
+		  const void *site)
+{
+	struct emd_open op = {dirfd, path, flags, 0, call_open_2, lfs};
+
+	return (int)emd_open(&op, site);
+}
+
 EMD_EXPORT int __open_2(const char *path, int flags)
 {
-	struct emd_open op = {AT_FDCWD, path, flags, 0, call_open_2, NULL};
-
-	return (int)emd_open(&op, EMD_CALLER);
+	return open_2(AT_FDCWD, path, flags, NULL, EMD_CALLER);
 }
 
 EMD_EXPORT int __openat_2(int dirfd, const char *path, int flags)
 {
-	struct emd_open op = {dirfd, path, flags, 0, call_open_2, NULL};
-
-	return (int)emd_open(&op, EMD_CALLER);
+	return open_2(dirfd, path, flags, NULL, EMD_CALLER);
 }
 
 #ifdef EMD_LFS_ALIASES
@@ -253,40 +263,32 @@ static long call_open64(const struct emd_open *op, int flags)
 	return EMD_REAL(openat64)(op->dirfd, op->path, flags, op->mode);
 }
 
-/* The mode after `flags` in a variadic open, if the flags say it is there. */
-static mode_t mode_arg(int flags, va_list ap)
-{
-	return __OPEN_NEEDS_MODE(flags) ? va_arg(ap, mode_t) : 0;
-}
-
 EMD_EXPORT int open64(const char *path, int flags, ...)
 {
-	struct emd_open op = {AT_FDCWD, path, flags, 0, call_open64, NULL};
 	va_list ap;
+	mode_t mode;
 
 	va_start(ap, flags);
-	op.mode = mode_arg(flags, ap);
+	mode = mode_arg(flags, ap);
 	va_end(ap);
-	return (int)emd_open(&op, EMD_CALLER);
+	return open_slow(AT_FDCWD, path, flags, mode, call_open64, EMD_CALLER);
 }
 
 EMD_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 {
-	struct emd_open op = {dirfd, path, flags, 0, call_open64, NULL};
 	va_list ap;
+	mode_t mode;
 
 	va_start(ap, flags);
-	op.mode = mode_arg(flags, ap);
+	mode = mode_arg(flags, ap);
 	va_end(ap);
-	return (int)emd_open(&op, EMD_CALLER);
+	return open_slow(dirfd, path, flags, mode, call_open64, EMD_CALLER);
 }
 
 EMD_EXPORT int creat64(const char *path, mode_t mode)
 {
-	struct emd_open op = {AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC,
-			      mode, call_open64, NULL};
-
-	return (int)emd_open(&op, EMD_CALLER);
+	return open_slow(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode,
+			 call_open64, EMD_CALLER);
 }
 
 EMD_EXPORT FILE *fopen64(const char *path, const char *mode)
@@ -330,15 +332,11 @@ static int lfs = 1;
 
 EMD_EXPORT int __open64_2(const char *path, int flags)
 {
-	struct emd_open op = {AT_FDCWD, path, flags, 0, call_open_2, &lfs};
-
-	return (int)emd_open(&op, EMD_CALLER);
+	return open_2(AT_FDCWD, path, flags, &lfs, EMD_CALLER);
 }
 
 EMD_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
 {
-	struct emd_open op = {dirfd, path, flags, 0, call_open_2, &lfs};
-
-	return (int)emd_open(&op, EMD_CALLER);
+	return open_2(dirfd, path, flags, &lfs, EMD_CALLER);
 }
 #endif

@@ -66,43 +66,49 @@ EMD_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 	return emd_rec_finish(&rec, EMD_REAL(writev)(fd, iov, cnt));
 }
 
-EMD_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
+/* The bodies of pwrite and pwrite64, pwritev and pwritev64: the one name's
+ * offset is the other's, or (32-bit off_t) widens to it. */
+static ssize_t pwrite_at(int fd, const void *buf, size_t n, off64_t off,
+			 const void *site)
 {
 	struct emd_rec rec;
 	int kind = emd_write_kind(fd);
 
 	if (EMD_LIKELY(kind < 0))
 		return EMD_REAL(pwrite64)(fd, buf, n, off);
-	emd_rec_start(&rec, kind, fd, NULL, EMD_CALLER);
+	emd_rec_start(&rec, kind, fd, NULL, site);
 	return emd_rec_finish(&rec, EMD_REAL(pwrite64)(fd, buf, n, off));
 }
 
-EMD_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt,
-			     off64_t off)
+static ssize_t pwritev_at(int fd, const struct iovec *iov, int cnt,
+			  off64_t off, const void *site)
 {
 	struct emd_rec rec;
 	int kind = emd_write_kind(fd);
 
 	if (EMD_LIKELY(kind < 0))
 		return EMD_REAL(pwritev64)(fd, iov, cnt, off);
-	emd_rec_start(&rec, kind, fd, NULL, EMD_CALLER);
+	emd_rec_start(&rec, kind, fd, NULL, site);
 	return emd_rec_finish(&rec, EMD_REAL(pwritev64)(fd, iov, cnt, off));
 }
 
-#ifdef EMD_LFS_ALIASES
-EMD_EXPORT ssize_t pwrite(int, const void *, size_t, off_t)
-	__attribute__((alias("pwrite64")));
-EMD_EXPORT ssize_t pwritev(int, const struct iovec *, int, off_t)
-	__attribute__((alias("pwritev64")));
-#else
-/* A 32-bit off_t widens to the 64-bit call. */
+EMD_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
+{
+	return pwrite_at(fd, buf, n, off, EMD_CALLER);
+}
+
 EMD_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
-	return pwrite64(fd, buf, n, off);
+	return pwrite_at(fd, buf, n, off, EMD_CALLER);
+}
+
+EMD_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt,
+			     off64_t off)
+{
+	return pwritev_at(fd, iov, cnt, off, EMD_CALLER);
 }
 
 EMD_EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 {
-	return pwritev64(fd, iov, cnt, off);
+	return pwritev_at(fd, iov, cnt, off, EMD_CALLER);
 }
-#endif

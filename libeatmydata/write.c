@@ -51,23 +51,24 @@ static long call_pwritev64v2(void *arg, int flags)
 	return EMD_REAL(pwritev64v2)(a->fd, a->iov, a->cnt, a->offset, flags);
 }
 
+/* The body of pwritev2 and pwritev64v2: the one's offset is the other's,
+ * or (32-bit off_t) widens to it. */
+static ssize_t pwritev2_at(int fd, const struct iovec *iov, int iovcnt,
+			   off64_t offset, int flags, const void *site)
+{
+	struct pwritev2_args a = {fd, iov, iovcnt, offset};
+
+	return emd_pwritev2(fd, flags, call_pwritev64v2, &a, site);
+}
+
 EMD_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int iovcnt,
 			    off_t offset, int flags)
 {
-	struct pwritev2_args a = {fd, iov, iovcnt, offset};
-
-	return emd_pwritev2(fd, flags, call_pwritev64v2, &a, EMD_CALLER);
+	return pwritev2_at(fd, iov, iovcnt, offset, flags, EMD_CALLER);
 }
 
-#ifdef EMD_LFS_ALIASES
-EMD_EXPORT ssize_t pwritev64v2(int, const struct iovec *, int, off64_t, int)
-	__attribute__((alias("pwritev2")));
-#else
 EMD_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int iovcnt,
 			       off64_t offset, int flags)
 {
-	struct pwritev2_args a = {fd, iov, iovcnt, offset};
-
-	return emd_pwritev2(fd, flags, call_pwritev64v2, &a, EMD_CALLER);
+	return pwritev2_at(fd, iov, iovcnt, offset, flags, EMD_CALLER);
 }
-#endif

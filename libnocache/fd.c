@@ -110,7 +110,7 @@ PL_EXPORT ssize_t sendfile64(int out, int in, off64_t *offset, size_t count)
 	return after_copy(in, offset, out, NULL, r);
 }
 
-#ifdef NC_LFS_ALIASES
+#ifdef EMD_LFS_ALIASES /* sendfile64 is sendfile (platform.h) */
 PL_EXPORT ssize_t sendfile(int, int, off_t *, size_t)
 	__attribute__((alias("sendfile64")));
 #else

@@ -152,7 +152,7 @@ PL_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt,
 	return nc_write(fd, iov, cnt, off, flags, 0);
 }
 
-#ifdef NC_LFS_ALIASES
+#ifdef EMD_LFS_ALIASES /* pread64 is pread, and so on (platform.h) */
 PL_EXPORT ssize_t pread(int, void *, size_t, off_t)
 	__attribute__((alias("pread64")));
 PL_EXPORT ssize_t preadv(int, const struct iovec *, int, off_t)

@@ -73,10 +73,6 @@ void nc_debug_closed(int fd);
 /* Drop behind every this many bytes brought in without DONTCACHE. */
 #define NC_DROP_EVERY (4 * 1024 * 1024)
 
-#if __SIZEOF_LONG__ == 8
-#define NC_LFS_ALIASES 1 /* pread64 is pread, and so on */
-#endif
-
 #define NC_REAL_SYMBOLS(X)                                                     \
 	X(preadv64v2)                                                          \
 	X(pwritev64v2)                                                         \

@@ -2,7 +2,7 @@
 /* seccomp.c -- a program the library cannot reach (static, Go, musl's
  * loader: elf_kind.c), started by a process of the tree: just before the
  * exec, this process puts itself under nocache's seccomp filter and hands
- * the listener to the run's supervisor (libeatmydata/filter.c,
+ * the listener to the run's supervisor (shared/filter.c,
  * rendezvous.c), whose policy makes the program's reads and writes with
  * RWF_DONTCACHE (seccomp/nocache.c).  One that cannot have the filter is
  * named on stderr: its pages stay cached.

@@ -10,7 +10,7 @@
  * runs on the caller's stack, so its wrapper jumps to the real one from the
  * caller's own frame (preload.h); elsewhere than x86 it is not wrapped.
  * Another process, not the command's, that unmounts the file system while
- * the command runs on still finds it busy (README).
+ * the command runs on still finds it busy (doc/nocache.md, Limits).
  */
 #include "nocache.h"
 

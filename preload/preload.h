@@ -8,6 +8,8 @@
 #ifndef PRELOAD_H
 #define PRELOAD_H
 
+#include "platform.h"
+
 #define PL_EXPORT __attribute__((visibility("default")))
 #define PL_LIKELY(x) __builtin_expect(!!(x), 1)
 #define PL_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -32,13 +34,13 @@ void *pl_resolve(void **slot, const char *name);
  * the caller's own frame: a C wrapper's frame would be the child's to
  * return through, and the parent's to find overwritten.  x86 only; not
  * defined elsewhere, where vfork is then not wrapped. */
-#if defined(__x86_64__)
+#if defined(EMD_ASM_X86_64)
 #define PL_VFORK_WRAPPER(before)                                               \
 	__asm__(".text\n.globl vfork\n.type vfork, @function\nvfork:\n"        \
 		"\t.byte 0xf3, 0x0f, 0x1e, 0xfa\n" /* endbr64 */               \
 		"\tsub $8, %rsp\n\tcall " #before "\n\tadd $8, %rsp\n"            \
 		"\tjmp *%rax\n.size vfork, . - vfork\n")
-#elif defined(__i386__)
+#elif defined(EMD_ASM_I386)
 #define PL_VFORK_WRAPPER(before)                                               \
 	__asm__(".text\n.globl vfork\n.type vfork, @function\nvfork:\n"        \
 		"\t.byte 0xf3, 0x0f, 0x1e, 0xfb\n" /* endbr32 */               \

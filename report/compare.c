@@ -9,7 +9,7 @@
  * are untrusted input, and whatever is wrong in them stops the comparison
  * with exit 125, never a pass.
  */
-#include "launch/common.h"
+#include "common/common.h"
 #include "compare.h"
 #include "json_read.h"
 #include "report_data.h"

@@ -7,7 +7,7 @@
  * backwards (a wrapped 32-bit millisecond count, a new medium, a forged
  * file) never make a negative or wrapped figure.
  */
-#include "launch/common.h"
+#include "common/common.h"
 #include "device.h"
 #include "run.h"
 

@@ -15,7 +15,7 @@
  * files are read, never blocking, and the walk from a file system to its
  * disks visits at most WALK_MAX devices (slaves/ may name each other).
  */
-#include "launch/common.h"
+#include "common/common.h"
 #include "device.h"
 #include "run.h"
 

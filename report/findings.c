@@ -7,7 +7,7 @@
  * it changed (write, stdio, mmap, another process).  sync(2) and syncfs(2)
  * count as syncs of everything (on that file system) before them.
  */
-#include "launch/common.h"
+#include "common/common.h"
 #include "findings.h"
 #include "keymap.h"
 #include "run.h"

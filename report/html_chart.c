@@ -81,8 +81,8 @@ static void axes(FILE *out, int lo, int hi, unsigned long long span)
 			LEFT - 4, y_of(report_bucket_value(b), lo, hi) + 4,
 			report_duration(report_bucket_value(b)));
 	fprintf(out, "<text x=\"%d\" y=\"%d\">0 s</text><text x=\"%d\" y=\"%d\" "
-		"text-anchor=\"end\">%.3f s: the first call to the end of the last</text>\n", LEFT, TOP + PLOT_H + 16,
-		W - RIGHT, TOP + PLOT_H + 16, span / 1e9);
+		"text-anchor=\"end\">%.3f s: the first call to the end of the last</text>\n",
+		LEFT, TOP + PLOT_H + 16, W - RIGHT, TOP + PLOT_H + 16, span / 1e9);
 }
 
 static int is_of(const struct emd_rec_slot *s, const struct group *g)

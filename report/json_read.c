@@ -2,7 +2,7 @@
 /* json_read.c -- a report read back by `syncstat compare`, through jansson
  * in its strictest mode: duplicate names refused (which of two "calls"
  * would count?), \u0000 refused (no name in a report holds one). */
-#include "launch/common.h"
+#include "common/common.h"
 #include "json_read.h"
 
 json_t *json_read(const char *file, const char *text, size_t len)

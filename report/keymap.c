@@ -2,7 +2,7 @@
 /* keymap.c -- open addressing with linear probing, kept at most half full.
  * Keys come from record files anyone may hand the report, so the hash is
  * seeded per process: crafted records cannot all land in one chain. */
-#include "launch/common.h"
+#include "common/common.h"
 #include "keymap.h"
 
 #include <stdint.h>

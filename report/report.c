@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* report.c -- reads a record directory and prints what the run's durability
  * requests cost: per program and kind of call, per file, per call site. */
-#include "launch/common.h"
+#include "common/common.h"
 #include "run.h"
 #include "report_data.h"
 #include "record.h"

@@ -3,7 +3,7 @@
  * (doc/syncstat.schema.json), made and written by jansson (doc/design.md
  * says why that library).  Names from the records are bytes; JSON text is
  * Unicode: a byte that is not part of valid UTF-8 becomes U+FFFD. */
-#include "launch/common.h"
+#include "common/common.h"
 #include "report_data.h"
 
 #include <errno.h>

@@ -10,7 +10,7 @@
  * 0600.  The tree reaches the record file through a descriptor it inherits
  * (EATMYDATA_RECORD_FD), so a process that changes user still records.
  */
-#include "launch/common.h"
+#include "common/common.h"
 #include "run.h"
 #include "record.h"
 #include "env.h"

@@ -4,7 +4,10 @@
  * by the build id the library recorded at run time (record.h), so that a
  * run of a stripped program is named wherever its debug symbols are
  * installed (/usr/lib/debug/.build-id/, Debian's -dbgsym packages).  The
- * reading is elfutils' libdw (libdwfl).
+ * reading is elfutils' libdw (libdwfl), loaded when a report first names a
+ * site: linked, it and the four libraries it needs cost every run of the
+ * launchers 0.3 ms of loading, as much as the whole of Debian's eatmydata
+ * (doc/benchmarks.md); a report made without it names no function.
  *
  * The records are untrusted: a module's path in them is opened only as a
  * regular file of root's or the user's that no one else can write, never
@@ -12,9 +15,10 @@
  * recorded; debug files are looked for by build id under /usr/lib/debug
  * alone (not beside the module, where the tree may have put anything).
  */
-#include "launch/common.h"
+#include "common/common.h"
 #include "report_data.h"
 
+#include <dlfcn.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -36,6 +40,21 @@ struct module {
 	Dwfl_Module *mod;
 	char name[80];
 };
+
+/* The libdwfl calls this file makes, reached through `dw` once loaded. */
+#define DW_CALLS(X)                                                                        \
+	X(dwfl_begin) X(dwfl_end) X(dwfl_report_offline) X(dwfl_report_end)                \
+	X(dwfl_module_build_id) X(dwfl_module_getelf) X(dwfl_module_addrname)              \
+	X(dwfl_module_getsrc) X(dwfl_lineinfo) X(dwfl_build_id_find_elf)                   \
+	X(dwfl_offline_section_address)
+
+static struct {
+#define DW_POINTER(name) __typeof__(name) *name;
+	DW_CALLS(DW_POINTER)
+#undef DW_POINTER
+} dw;
+
+static Dwfl_Callbacks callbacks;
 
 static struct keymap modules = KEYMAP_INIT(struct module_key, struct module);
 
@@ -80,7 +99,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	const unsigned char *bits;
 	GElf_Addr vaddr;
 	char path[128];
-	int n = dwfl_module_build_id(mod, &bits, &vaddr), fd;
+	int n = dw.dwfl_module_build_id(mod, &bits, &vaddr), fd;
 
 	(void)userdata, (void)modname, (void)base, (void)file_name, (void)debuglink, (void)crc;
 	if (n <= 0 || n > 20)
@@ -95,11 +114,28 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 	return fd;
 }
 
-static const Dwfl_Callbacks callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-};
+/* libdw.so.1 and its calls, looked for once; 0 if it is not installed. */
+static int dw_loaded(void)
+{
+	static int state; /* 0 not tried, 1 loaded, -1 absent */
+	void *h;
+
+	if (state)
+		return state > 0;
+	state = -1;
+	if (!(h = dlopen("libdw.so.1", RTLD_NOW | RTLD_LOCAL)))
+		return 0;
+#define DW_LOOKUP(name)                                                                    \
+	if (!(*(void **)&dw.name = dlsym(h, #name)))                                       \
+		return 0;
+	DW_CALLS(DW_LOOKUP)
+#undef DW_LOOKUP
+	callbacks.find_elf = dw.dwfl_build_id_find_elf;
+	callbacks.find_debuginfo = find_debuginfo;
+	callbacks.section_address = dw.dwfl_offline_section_address;
+	state = 1;
+	return 1;
+}
 
 /* Report `path` as the module if it is the one with build id k. */
 static int try_file(struct module *m, const struct module_key *k, const char *path)
@@ -110,16 +146,16 @@ static int try_file(struct module *m, const struct module_key *k, const char *pa
 
 	if (fd < 0)
 		return 0;
-	if (!(m->dwfl = dwfl_begin(&callbacks))) {
+	if (!(m->dwfl = dw.dwfl_begin(&callbacks))) {
 		close(fd);
 		return 0;
 	}
-	m->mod = dwfl_report_offline(m->dwfl, m->name, path, fd);
-	dwfl_report_end(m->dwfl, NULL, NULL);
-	if (m->mod && dwfl_module_build_id(m->mod, &bits, &vaddr) == (int)k->len &&
+	m->mod = dw.dwfl_report_offline(m->dwfl, m->name, path, fd);
+	dw.dwfl_report_end(m->dwfl, NULL, NULL);
+	if (m->mod && dw.dwfl_module_build_id(m->mod, &bits, &vaddr) == (int)k->len &&
 	    memcmp(bits, k->id, k->len) == 0)
 		return 1;
-	dwfl_end(m->dwfl);
+	dw.dwfl_end(m->dwfl);
 	*m = (struct module){.name = {0}};
 	return 0;
 }
@@ -161,15 +197,15 @@ static const char *where(const struct run *run, const struct emd_rec_slot *s,
 	int lineno = 0;
 
 	*function = *source = NULL;
-	if (s->build_id_len == 0 || s->build_id_len > 20 || s->site_addr == 0)
+	if (s->build_id_len == 0 || s->build_id_len > 20 || s->site_addr == 0 || !dw_loaded())
 		return NULL;
 	memcpy(k.id, s->build_id, k.len);
-	if (!(m = module_of(run, &k)) || !dwfl_module_getelf(m->mod, &bias))
+	if (!(m = module_of(run, &k)) || !dw.dwfl_module_getelf(m->mod, &bias))
 		return NULL;
 	pc = s->site_addr - 1 + bias;
-	*function = dwfl_module_addrname(m->mod, pc);
-	line = dwfl_module_getsrc(m->mod, pc);
-	if (line && (file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL))) {
+	*function = dw.dwfl_module_addrname(m->mod, pc);
+	line = dw.dwfl_module_getsrc(m->mod, pc);
+	if (line && (file = dw.dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL))) {
 		snprintf(src, sizeof(src), "%s:%d", file, lineno);
 		*source = src;
 	}

@@ -6,7 +6,7 @@
  * submission goes on to the kernel, which completes them as it would have,
  * without the sync.
  */
-#include "launch/common.h"
+#include "common/common.h"
 #include "supervisor.h"
 #include "iocb.h"
 

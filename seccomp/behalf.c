@@ -19,7 +19,7 @@
  * error, the call goes on to the kernel unchanged, O_SYNC and all: the
  * request then syncs, and the answer is the kernel's.
  */
-#include "launch/common.h"
+#include "common/common.h"
 #include "supervisor.h"
 
 #include <errno.h>

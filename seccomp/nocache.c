@@ -16,7 +16,7 @@
  * sees this process, not the program.
  */
 #define _GNU_SOURCE 1
-#include "launch/common.h"
+#include "common/common.h"
 #include "supervisor.h"
 #include "io_requests.h"
 

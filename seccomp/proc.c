@@ -7,7 +7,7 @@
  * of its own (unshare(CLONE_FILES)), so its descriptors are fetched through
  * a pidfd of that very thread (PIDFD_THREAD, Linux 6.9).
  */
-#include "launch/common.h"
+#include "common/common.h"
 #include "supervisor.h"
 #include "maps.h"
 #include "env.h"

@@ -11,7 +11,7 @@
  * which serves every other process of the tree.
  */
 #define _GNU_SOURCE 1
-#include "launch/common.h"
+#include "common/common.h"
 #include "supervisor.h"
 #include "env.h"
 #include "inherit.h"

@@ -17,7 +17,7 @@
  *
  * What depends on the call itself (the caller's working directory, its
  * umask, its file size limit, /proc/self) is for the caller of this. */
-#include "launch/common.h"
+#include "common/common.h"
 #include "supervisor.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* serve.c -- the supervisor process: started by the first process of the
- * run that needed it (libeatmydata/rendezvous.c), it receives the
+ * run that needed it (shared/rendezvous.c), it receives the
  * listeners of that process's filter and of those that connect to it
  * later (include/filter.h), and answers every notification of each
  * (supervisor.c says what), until no process is left to ask and none has
@@ -20,7 +20,7 @@
  * of a filtered process fails with ENOSYS: the kernel has no one to ask;
  * a process filtered after that starts a supervisor of its own.
  */
-#include "launch/common.h"
+#include "common/common.h"
 #include "seccomp.h"
 #include "supervisor.h"
 #include "filter.h"

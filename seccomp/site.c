@@ -17,7 +17,7 @@
  * pread of the thread's /proc file, kept open, and process_vm_readv).
  */
 #define _GNU_SOURCE 1
-#include "launch/common.h"
+#include "common/common.h"
 #include "supervisor.h"
 #include "maps.h"
 

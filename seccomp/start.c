@@ -5,10 +5,10 @@
  *
  * Nothing is started here unless the command itself needs the filter: the
  * launcher names the supervisor (EATMYDATA_SECCOMP, include/filter.h) and
- * the process that first needs it starts it (libeatmydata/rendezvous.c).
+ * the process that first needs it starts it (shared/rendezvous.c).
  * A process the library serves runs with no filter at all.
  */
-#include "launch/common.h"
+#include "common/common.h"
 #include "seccomp.h"
 #include "elf_kind.h"
 #include "env.h"

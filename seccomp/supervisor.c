@@ -11,10 +11,10 @@
  * answered faithfully goes on to the kernel unchanged
  * (SECCOMP_USER_NOTIF_FLAG_CONTINUE): it then syncs, but it is answered.
  */
-#include "launch/common.h"
+#include "common/common.h"
 #include "seccomp.h"
 #include "supervisor.h"
-#include "launch/sync_on_exit.h"
+#include "common/sync_on_exit.h"
 
 #include <errno.h>
 #include <string.h>

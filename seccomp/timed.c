@@ -13,7 +13,7 @@
  * such.  A descriptor that cannot be fetched goes on too, counted.
  */
 #define _GNU_SOURCE 1
-#include "launch/common.h"
+#include "common/common.h"
 #include "supervisor.h"
 #include "iocb.h"
 #include "maps.h"

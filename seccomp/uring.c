@@ -12,7 +12,7 @@
  * ring entered through its registered index (IORING_ENTER_REGISTERED_RING)
  * is not rewritten: nothing outside the process maps that index to a ring.
  */
-#include "launch/common.h"
+#include "common/common.h"
 #include "supervisor.h"
 #include "maps.h"
 

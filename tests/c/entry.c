@@ -25,6 +25,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "platform.h"
+
 static const char *dir;
 static char static_prog[4096]; /* entry-static, beside this program */
 static volatile int sync_flags = O_WRONLY | O_SYNC; /* not a constant */
@@ -370,7 +372,7 @@ static void do_call(const char *call)
 	else if (!strcmp(call, "syscall-syncfs"))
 		r = syscall(SYS_syncfs, fd);
 	else if (!strcmp(call, "syscall-sync_file_range"))
-#ifdef __i386__
+#if EMD_SFR_FLAGS_ARG == 5 /* each offset in two words (platform.h) */
 		r = syscall(SYS_sync_file_range, fd, 0, 0, 0, 0, 7);
 #else
 		r = syscall(SYS_sync_file_range, fd, 0, 0, 7);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* execs.c -- exec entry points that fail, or run something odd, from a
  * dynamic process (the library's exec.c serves it), each printing what the
- * process saw, to compare with a native run (test_tree.py).
+ * process saw, to compare with a native run (test_seccomp_filter.py).
  *
  * Usage: execs COMMAND ARG...
  *   fexecve-opath FILE      fexecve of an O_PATH descriptor of FILE

@@ -737,7 +737,13 @@ static const struct {
 	{"fdlimit", 1, fdlimit},       {"stalled", 1, stalled},
 	{"partial", 1, partial},       {"deny-seccomp", 1, deny_seccomp}, {"fsync-twice", 1, fsync_twice},
 	{"vsyscall", 0, vsyscall},     {"status", 0, status},     {"open-sync", 1, open_sync},
-	{"landlock-exec", 1, landlock_exec},     {"umask-create", 1, umask_create},     {"setid-create", 3, setid_create},     {"drop-dac", 1, drop_dac},     {"own-filter", 1, own_filter},     {"attack", 0, attack},     {"fdlimit-create", 1, fdlimit_create},     {"create-excl", 1, create_excl},     {"tmpfile-excl", 2, tmpfile_excl},     {"memcg-write", 3, memcg_write},     {"cgroup-zero", 2, cgroup_zero},     {"fsync-storm", 3, fsync_storm},     {"swap", 1, swap},     {"swap-create", 1, swap_create},     {"pids-full", 1, pids_full},     {"drop-group", 2, drop_group},
+	{"landlock-exec", 1, landlock_exec}, {"umask-create", 1, umask_create},
+	{"setid-create", 3, setid_create}, {"drop-dac", 1, drop_dac}, {"own-filter", 1, own_filter},
+	{"attack", 0, attack}, {"fdlimit-create", 1, fdlimit_create},
+	{"create-excl", 1, create_excl}, {"tmpfile-excl", 2, tmpfile_excl},
+	{"memcg-write", 3, memcg_write}, {"cgroup-zero", 2, cgroup_zero},
+	{"fsync-storm", 3, fsync_storm}, {"swap", 1, swap}, {"swap-create", 1, swap_create},
+	{"pids-full", 1, pids_full}, {"drop-group", 2, drop_group},
 };
 
 int main(int argc, char **argv)

@@ -87,16 +87,20 @@ static void new_file(int dir_synced, int tail)
 	close(fd);
 }
 
-static void with_syncfs(void)
+/* The rename made durable by syncfs of its file system, or (elsewhere) of
+ * another one, /proc, which covers nothing of it. */
+static void with_syncfs(int elsewhere)
 {
+	int other = elsewhere ? open("/proc", O_RDONLY | O_DIRECTORY) : -1;
 	int fd;
 
+	check(!elsewhere || other >= 0, "/proc");
 	target();
 	fd = create("target.tmp", "new contents\n");
-	check(syncfs(fd) == 0, "syncfs");
+	check(syncfs(elsewhere ? other : fd) == 0, "syncfs");
 	close(fd);
 	check(renameat(dirfd_, "target.tmp", dirfd_, "target") == 0, "rename");
-	check(syncfs(dirfd_) == 0, "syncfs");
+	check(syncfs(elsewhere ? other : dirfd_) == 0, "syncfs");
 }
 
 int main(int argc, char **argv)
@@ -122,7 +126,9 @@ int main(int argc, char **argv)
 		replace(1, 0, 1);
 		new_file(1, 0);
 	} else if (!strcmp(m, "correct-syncfs"))
-		with_syncfs();
+		with_syncfs(0);
+	else if (!strcmp(m, "syncfs-elsewhere"))
+		with_syncfs(1);
 	else
 		check(0, m);
 	return 0;

@@ -6,9 +6,12 @@ Every assertion message carries a command line that can be pasted to rerun
 the failing step by hand.
 """
 import atexit
+import functools
 import os
+import re
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -20,10 +23,38 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+# The markers make check-quick selects by (Makefile, QUICK): what takes long,
+# what needs root beyond counting with perf (mounts, loop devices, other
+# users, installing), and each language toolchain or server a test runs.
+MARKERS = {
+    "slow": "takes more than a few seconds",
+    "root": "needs root for more than perf's counters (mounts, other users, installing)",
+    "go": "builds or runs a Go program",
+    "java": "runs a Java program",
+    "node": "runs a Node.js program",
+    "rust": "builds a Rust program",
+    "postgres": "runs PostgreSQL's initdb",
+    "browser": "opens a page in headless Chromium",
+}
+# A fixture that needs a toolchain or root marks the tests that use it.
+FIXTURE_MARKERS = {"go_program": "go", "other_user": "root", "debs": "root", "loop_mount": "root",
+                   "memory_cgroup": "root"}
+
+
 def pytest_configure(config):
-    for marker in ("slow: takes more than a few seconds (make check-quick leaves it out)",
-                   "root: needs root (mounts, loop devices, other users)"):
-        config.addinivalue_line("markers", marker)
+    for name, doc in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {doc}")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Markers from fixtures; without root, the tests that need it are
+    skipped, saying so (make check-quick deselects them)."""
+    for item in items:
+        for fixture, marker in FIXTURE_MARKERS.items():
+            if fixture in item.fixturenames:
+                item.add_marker(marker)
+        if os.geteuid() != 0 and item.get_closest_marker("root"):
+            item.add_marker(pytest.mark.skip(reason="needs root"))
 
 
 def reachable_by_all(path):
@@ -92,9 +123,12 @@ def pytest_sessionfinish(session, exitstatus):
 BUILD = public_build(ROOT / os.environ.get("EATMYDATA_BUILD", "build"))
 EATMYDATA = BUILD / "bin" / "eatmydata"
 TESTS = BUILD / "tests"
+SIGCHLD_WRAPPER = str(TESTS / "sigchld-static")
 TIMEOUT = 300
-# Where each ELF class's libraries are: the directories ld.so names $LIB.
-LIB_DIRS = sorted({p.parent.relative_to(BUILD) for p in BUILD.glob("**/libeatmydata.so")})
+# Where each ELF class's libraries are: the directories ld.so names $LIB
+# (not the copy of the tree make deb builds in, BUILD/deb-src).
+LIB_DIRS = sorted({p.parent.relative_to(BUILD) for p in BUILD.glob("**/libeatmydata.so")
+                   if p.relative_to(BUILD).parts[0] != "deb-src"})
 
 
 
@@ -174,19 +208,44 @@ class Run:
                 f"counts {self.counts}\nstderr:\n{self.stderr[-3000:]}")
 
 
+@functools.cache
+def perf_counts():
+    """Can perf count tracepoints here (root, CAP_PERFMON or
+    kernel.perf_event_paranoid=-1)?"""
+    r = subprocess.run(["perf", "stat", "-e", "syscalls:sys_enter_fsync", "-e",
+                        "ext4:ext4_sync_file_enter", "--", "true"], capture_output=True, timeout=60)
+    return r.returncode == 0
+
+
+def need_perf():
+    """Skip the test where perf cannot count: it checks nothing there (CI
+    runs as root, where a skip fails the run)."""
+    if not perf_counts():
+        if os.environ.get("CI") == "true":
+            pytest.fail("perf cannot count tracepoints (run as root)")
+        pytest.skip("perf cannot count tracepoints: needs root or kernel.perf_event_paranoid=-1")
+
+
 def run(cmd, *, env=None, cwd=None, events=SYNC_EVENTS, check=True, input=None,
         system_wide=False, timeout=TIMEOUT):
     """Run cmd under `perf stat`, counting events over its whole tree (or,
     system_wide, on every CPU while it runs: work the kernel does for it in
     its own threads, then to be filtered to its files)."""
+    need_perf()
     cmd = [str(c) for c in cmd]
     with tempfile.NamedTemporaryFile("r", prefix="perf-", suffix=".csv") as stats:
         perf = ["perf", "stat", "-x", "\x1f", "-o", stats.name] + (["-a"] if system_wide else [])
         for name, flt in events:
             perf += ["-e", name] + (["--filter", flt] if flt else [])
-        proc = subprocess.run(perf + ["--"] + cmd, capture_output=True, text=True,
-                              env=dict(os.environ, **(env or {})), cwd=cwd,
-                              input=input, timeout=timeout)
+        # perf inherits SIGCHLD blocked, its workload unblocks it (see
+        # tests/c/sigchld.c): else a quick exit's status is lost.
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+        try:
+            proc = subprocess.run(perf + ["--", SIGCHLD_WRAPPER] + cmd, capture_output=True,
+                                  text=True, env=dict(os.environ, **(env or {})), cwd=cwd,
+                                  input=input, timeout=timeout)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         out, err = proc.stdout, proc.stderr
         stats = stats.read()
     counts = {}
@@ -205,8 +264,113 @@ def run(cmd, *, env=None, cwd=None, events=SYNC_EVENTS, check=True, input=None,
     return result
 
 
+def eating(cmd):
+    """cmd, under eatmydata."""
+    return [EATMYDATA, "--", *cmd]
+
+
 def eaten(cmd, **kw):
-    return run([EATMYDATA, "--"] + [str(c) for c in cmd], **kw)
+    return run(eating([str(c) for c in cmd]), **kw)
+
+
+def run_many(cmds, *, events=SYNC_EVENTS, env=None, timeout=TIMEOUT):
+    """Run each command of cmds ({key: cmd}) in turn, all under one `perf
+    record` of events, and count each command's events over its own tree:
+    {key: Run}, as run() gives (check them with checked()).  One perf run
+    costs what a few hundred commands do; its samples carry the process
+    that made them, and its fork records tell whose tree that process is
+    in, however deep or detached (an exec, a forked child, a supervisor)."""
+    need_perf()
+    cmds = {k: [str(c) for c in cmd] for k, cmd in cmds.items()}
+    keys = list(cmds)
+    with tempfile.TemporaryDirectory(prefix="perf-") as d:
+        # One shell runs the commands in turn, each in the foreground (an
+        # asynchronous one would ignore SIGINT) from a shell that says its
+        # process id and execs it; its exit status, output and errors go to
+        # files of its own.
+        q = shlex.quote(d)
+        start = "sh -c 'echo \"$1 $$\" >>\"$0\"; shift; exec \"$@\"'"
+        Path(d, "run.sh").write_text("".join(
+            f"{start} {q}/pids {i} {shlex.join(cmd)} "
+            f">{q}/{i}.out 2>{q}/{i}.err </dev/null; echo $? >{q}/{i}.rc\n"
+            for i, cmd in enumerate(cmds.values())))
+        perf = ["perf", "record", "-q", "--no-bpf-event", "-B", "-N", "-o", f"{d}/perf.data"]
+        for name, flt in events:
+            perf += ["-e", name] + (["--filter", flt] if flt else [])
+        proc = subprocess.Popen(perf + ["--", "sh", f"{d}/run.sh"], start_new_session=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=dict(os.environ, **(env or {})))
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            proc.communicate()
+            done = sum(1 for i in range(len(keys)) if os.path.exists(f"{d}/{i}.rc"))
+            raise AssertionError(f"timed out after {timeout}s in {keys[done]!r}: "
+                                 f"{cmdline(cmds[keys[done]], env)}")
+        assert proc.returncode == 0, f"perf record failed:\n{err}"
+        trace = subprocess.run(["perf", "script", "-i", f"{d}/perf.data", "--show-task-events",
+                                "--show-lost-events", "-F", "pid,event"], capture_output=True,
+                               text=True, check=True, timeout=timeout).stdout
+        roots = {int(pid): keys[int(i)] for i, pid in
+                 (line.split() for line in Path(f"{d}/pids").read_text().splitlines())}
+        results = {}
+        for i, key in enumerate(keys):
+            read = lambda ext: Path(f"{d}/{i}.{ext}").read_text(errors="replace")  # noqa: E731
+            changed = {k: str(v) for k, v in (env or {}).items() if os.environ.get(k) != str(v)}
+            results[key] = Run(cmds[key], int(read("rc")), read("out"), read("err"),
+                               {e: 0 for e, _ in events}, changed)
+    # Whose tree each process is in, as the fork records come (in time
+    # order, so that a process id used again is counted anew).
+    owner, stray, names = {}, [], {e for e, _ in events}
+    for line in trace.splitlines():
+        assert "PERF_RECORD_LOST" not in line, f"perf lost samples: {line}"
+        fork = re.search(r"PERF_RECORD_FORK\((\d+):\d+\):\((\d+):\d+\)", line)
+        if fork:
+            child, parent = int(fork[1]), int(fork[2])
+            if child != parent:
+                owner[child] = roots.get(child, owner.get(parent))
+            continue
+        sample = re.match(r"\s*(\d+)\s+(\S+):", line)
+        if sample and sample[2] in names:
+            key = owner.get(int(sample[1]))
+            if key is None:
+                stray.append(line)
+            else:
+                results[key].counts[sample[2]] += 1
+    assert not stray, f"events outside every command's tree: {stray[:5]}"
+    return results
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    """batch(name, rows, make, **kw): for every row, the run of the command
+    make(row, scratch, tmp) (a directory where anyone writes, on the file
+    system the counters watch, and one for reports), all made in one perf
+    run the first time a test asks for `name`: {row: (Run, tmp)}."""
+    made = {}
+
+    def get(name, rows, make, **kw):
+        if name not in made:
+            top = tmp_path_factory.mktemp(name)
+            top.chmod(0o755)
+            cmds, tmps = {}, {}
+            for i, row in enumerate(rows):
+                tmps[row] = top / str(i)
+                (tmps[row] / "w").mkdir(parents=True)
+                (tmps[row] / "w").chmod(0o777)
+                cmds[row] = make(row, tmps[row] / "w", tmps[row])
+            runs = run_many(cmds, **kw)
+            made[name] = {row: (runs[row], tmps[row]) for row in rows}
+        return made[name]
+    return get
+
+
+def checked(result):
+    """What run() asserts of its command, for a result of run_many()."""
+    assert result.returncode == 0, result.why()
+    assert "ld.so" not in result.stderr and "libeatmydata" not in result.stderr, result.why()
+    return result
 
 
 @pytest.fixture
@@ -273,3 +437,35 @@ def go_program(tmp_path_factory):
                    env=dict(os.environ, CGO_ENABLED="0", GOCACHE=str(d / "cache"),
                             GOPATH=str(d / "gopath"), GOFLAGS="-mod=mod"))
     yield exe
+
+
+@pytest.fixture(scope="module")
+def other_user():
+    """A local user of its own, neither root nor the run's."""
+    name = f"emdrec{os.getpid() % 100000}"
+    subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/bin/sh", name],
+                   check=True, timeout=60)
+    yield name
+    subprocess.run(["userdel", name], check=True, timeout=60)
+
+
+# crashtest's starting points.
+@pytest.fixture
+def old(tmp_path):
+    """A directory holding `data`, "old"."""
+    d = tmp_path / "dir"
+    d.mkdir()
+    (d / "data").write_text("old\n")
+    return d
+
+
+@pytest.fixture
+def database(tmp_path):
+    """A directory holding an SQLite database `db`, table t."""
+    sqlite3 = require("sqlite3")
+    d = tmp_path / "db"
+    d.mkdir()
+    subprocess.run([sqlite3, d / "db", "CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB);"
+                    "INSERT INTO t VALUES(0, randomblob(5000));"], check=True)
+    return d
+

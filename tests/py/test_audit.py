@@ -5,19 +5,10 @@ do."""
 import json
 import subprocess
 
-import jsonschema
 import pytest
 
 from conftest import TESTS, require, run
-from test_syncstat import SCHEMA, SYNCSTAT
-
-
-def audit(cmd, tmp_path, **kw):
-    out = tmp_path / "audit.json"
-    r = run([SYNCSTAT, "--audit", "--json", "--output", out, "--", *cmd], **kw)
-    data = json.loads(out.read_text())
-    jsonschema.validate(data, SCHEMA)
-    return r, [(f["pattern"], f["program"], f["example"]) for f in data["findings"]]
+from helpers import SYNCSTAT, audit
 
 
 @pytest.mark.parametrize("mode,pattern,name", [
@@ -30,6 +21,8 @@ def audit(cmd, tmp_path, **kw):
     ("tail-mmap", "tail-not-synced", "new"),
     ("correct", None, None),
     ("correct-syncfs", None, None),
+    # syncfs of another file system (/proc) covers nothing here.
+    ("syncfs-elsewhere", "rename-unsynced", "target"),
 ])
 def test_each_mistake_once(scratch, tmp_path, mode, pattern, name):
     _, findings = audit([TESTS / "mistakes", mode, scratch], tmp_path)
@@ -86,6 +79,8 @@ def test_dpkg_makes_no_mistake(tmp_path):
     assert findings == []
 
 
+@pytest.mark.postgres
+@pytest.mark.root
 def test_initdb_bootstrap_renames_without_fsync(shared_lib):
     """initdb's bootstrap backend runs with fsync off (durable_rename does
     not sync) and initdb syncs the whole data directory before it exits."""

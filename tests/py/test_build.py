@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EATMYDATA, ROOT, TESTS, cmdline, no_sanitizer, require, run, tool
+from conftest import BUILD, EATMYDATA, ROOT, TESTS, cmdline, no_sanitizer, require, run, tool
+
+pytestmark = [pytest.mark.slow]
 
 LAUNCHERS = ["eatmydata", "nocache", "hirestimes", "crashtest", "syncstat", "cachestats",
              "cachedel"]
@@ -254,3 +256,13 @@ def test_sanitize_builds_apart(clone):
     for lib in [*san.glob("**/lib*.so"), san / "tests" / "entry32"]:
         assert not [n for n in needed(lib) if "san" in n], lib
     assert len(list(san.glob("**/lib*.so"))) == 2 * len(TOOLS)
+
+
+@pytest.mark.parametrize("launcher", ["eatmydata", "syncstat", "crashtest", "nocache"])
+def test_launchers_start_without_the_symbolizer(launcher):
+    """libdw and the four libraries it needs cost every launch 0.3 ms, as much
+    as Debian's whole eatmydata: the report loads it when it names a site."""
+    out = subprocess.run(["readelf", "-d", BUILD / "bin" / launcher], text=True, capture_output=True,
+                         check=True).stdout
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[(.*?)\]", out)
+    assert needed and not [n for n in needed if re.match(r"lib(dw|elf|z|lzma|bz2)\.", n)], needed

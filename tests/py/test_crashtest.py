@@ -14,8 +14,7 @@ import subprocess
 import pytest
 
 from conftest import TESTS, require, run
-from crashlib import (PYTHON, CRASHTEST, CRASHY, REPLACED, SQL, SQL_CHECK, Report,
-                      crash_report, database, old)  # noqa: F401 (fixtures)
+from helpers import CRASHTEST, CRASHY, PYTHON, REPLACED, SQL, SQL_CHECK, Report, crash_report
 
 STDIOSYNC = TESTS / "stdiosync"
 
@@ -104,6 +103,7 @@ def test_sqlite_full_keeps_integrity_but_not_the_last_commit(database, model):
     assert "output" in {a for a, _ in report.failed()}, report.failed()
 
 
+@pytest.mark.slow
 def test_sqlite_off_loses_committed_data(database):
     status, report = sqlite_report(database, "OFF")
     assert status == 1 and 4 in report.statuses(), report.verdicts()
@@ -278,6 +278,7 @@ def sqlite_wal(database, synchronous):
                      SQL.replace("journal_mode=DELETE", "journal_mode=WAL"), "sql", synchronous)
 
 
+@pytest.mark.slow
 def test_sqlite_wal_full_survives_every_point(database, tmp_path):
     """journal_mode=WAL, synchronous=FULL: SQLite maps its -shm index shared
     and writable; the mapping is accounted for, so no point is unknown, and
@@ -294,6 +295,7 @@ def test_sqlite_wal_full_survives_every_point(database, tmp_path):
     assert status == 0, report.failed()
 
 
+@pytest.mark.slow
 def test_sqlite_wal_off_loses_committed_data(database):
     """synchronous=OFF never syncs: a transaction that returned is lost, and
     the state is known (no reason for unknown, though the -shm is mapped)."""
@@ -360,6 +362,26 @@ ROUTES = [line.split() for line in subprocess.run(
 # says why): what they change is found unseen, and the run is unknown.
 UNROUTED = {"open_by_handle_at", "io_uring_enter", "io_uring_setup", "io_submit"}
 DURABLE = {"fsync", "fdatasync", "syncfs", "sync", "msync", "pwritev2"}
+# What each call of tests/c/ctcalls.c is journaled as, in the points it makes
+# (before the end): its own function's doing, with its own arguments.
+JOURNALED = {
+    "fsync": ["fsync(data)"], "fdatasync": ["fdatasync(data)"], "syncfs": ["sync"],
+    "sync": ["sync"], "msync": ["during msync", "msync"], "sync_file_range": [],
+    **dict.fromkeys(["open", "openat", "openat2", "creat"], ["create new"]),
+    "pwritev2": ["O_DSYNC write data [0, +3)"],
+    **dict.fromkeys(["write", "writev", "pwrite64", "pwritev", "copy_file_range", "sendfile"],
+                    ["write data [0, +3)"]),
+    "ftruncate": ["truncate data to 1 bytes"], "truncate": ["truncate data to 1 bytes"],
+    "fallocate": ["truncate data to 9000 bytes"],
+    "rename": ["rename data -> moved"], "renameat": ["rename data -> moved"],
+    "renameat2": ["rename data -> src"],  # RENAME_EXCHANGE
+    "unlink": ["unlink data"], "unlinkat": ["unlink data"],
+    "rmdir": ["mkdir d", "rmdir d"], "mkdir": ["mkdir d"], "mkdirat": ["mkdir d"],
+    "link": ["link other"], "linkat": ["link other"],
+    "symlink": ["symlink sym"], "symlinkat": ["symlink sym"],
+    "mknod": ["mknod node"], "mknodat": ["mknod node"],
+    "sendto": ["a write to a pipe or socket"], "sendmsg": ["a write to a pipe or socket"],
+}
 
 
 @pytest.mark.parametrize("name", [n for n, nr in ROUTES if n not in UNROUTED and int(nr) >= 0])
@@ -367,11 +389,13 @@ def test_every_call_routed_by_number_is_journaled(old, name):
     """Each row of the routing tables, called by number through libc's
     syscall(): journaled as the function of that name, so the run is all
     seen (not unknown), a durability call is a crash point, a send a claim.
-    A row whose route is removed fails here."""
+    A row whose route is removed, or given another row's function, fails
+    here."""
     (old / "src").write_text("src\n")
     status, report = crashtest("--writes", "--each", "--check=true", old, "--", CTCALLS, name)
     end, afters = report.points[-1], [a for a, _ in report.verdicts()]
     assert not end["unknown"] and status == 0, report.verdicts()
+    assert afters[:-1] == JOURNALED[name], afters
     if name in DURABLE:
         assert end["durability_calls"] == 1, afters
     elif name in ("sendto", "sendmsg"):

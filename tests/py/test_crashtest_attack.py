@@ -22,7 +22,7 @@ import time
 import pytest
 
 from conftest import cmdline
-from crashlib import PYTHON, CRASH, CRASHTEST, Report, crash_report, old  # noqa: F401 (fixtures)
+from helpers import CRASH, CRASHTEST, PYTHON, Report, crash_report
 
 crashtest = crash_report
 NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
@@ -494,6 +494,7 @@ def test_an_unprivileged_run_with_read_only_files_and_directories():
         subprocess.run(["rm", "-rf", top])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [6, 7, 8])
 def test_all_lost_names_are_the_last_synced_state(tmp_path, seed):
     """Differential, of names: seeded creates, writes, renames, links and

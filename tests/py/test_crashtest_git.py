@@ -10,7 +10,9 @@ import subprocess
 import pytest
 
 from conftest import require, run
-from crashlib import crash_report
+from helpers import crash_report
+
+pytestmark = [pytest.mark.slow]
 
 SETTINGS = {
     "none": "-c core.fsync=none",

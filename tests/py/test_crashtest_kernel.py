@@ -13,7 +13,7 @@ import subprocess
 import pytest
 
 from conftest import require
-from crashlib import CRASHY, REPLACED, SQL, SQL_CHECK
+from helpers import CRASHY, REPLACED, SQL, SQL_CHECK
 from kernel import host, kernel_verdicts, model_statuses, run_case, writeback
 
 pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="loop devices and mounts need root"),

@@ -9,8 +9,7 @@ import subprocess
 import pytest
 
 from conftest import TESTS
-from crashlib import (PYTHON, CRASH, CRASHTEST, CRASHY, REPLACED, SQL, crash_report,
-                      database, old)  # noqa: F401 (fixtures)
+from helpers import CRASH, CRASHTEST, CRASHY, PYTHON, REPLACED, SQL, crash_report
 
 crashtest = crash_report
 CLASSES = ["lost", "kept", "prefix", "omit", "alone", "torn", "journal"]
@@ -82,6 +81,30 @@ def test_an_unsynced_replacing_rename_is_lost_after_the_claim(old, model):
     status, report = crashtest("--each", "--writes", f"--model={model}", f"--check={REPLACED}",
                                old, "--", CRASHY, "good", "data", "expected")
     assert status == 0, report.failed()
+
+
+# A file moved to another directory, then the directories named fsynced;
+# the check: once the program said so, the file is at its new name alone.
+MOVE = ("import os, sys\n"
+        "os.rename('a/f', 'b/f')\n"
+        "for d in sys.argv[1:]:\n"
+        "    fd = os.open(d, os.O_RDONLY); os.fsync(fd); os.close(fd)\n"
+        "print('moved', flush=True)\n")
+MOVED = 'if grep -q moved "$CRASHTEST_OUTPUT"; then test -e b/f && ! test -e a/f; fi'
+
+
+@pytest.mark.parametrize("synced,status", [(["b"], 1), (["a"], 1), (["a", "b"], 0)],
+                         ids=["target only", "source only", "both"])
+def test_a_rename_across_directories_needs_both_synced(tmp_path, synced, status):
+    """posix: a rename from one directory to another is durable once both
+    directories were fsynced; one of them alone leaves a state where the
+    file is still at its old name (the control: both)."""
+    d = tmp_path / "dir"
+    (d / "a").mkdir(parents=True)
+    (d / "b").mkdir()
+    (d / "a" / "f").write_text("f\n")
+    got, report = crashtest(f"--check={MOVED}", d, "--", PYTHON, "-c", MOVE, *synced)
+    assert got == status, report.verdicts()
 
 
 def test_a_new_name_can_hold_an_empty_file(old):

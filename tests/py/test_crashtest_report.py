@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 
 from conftest import cmdline, require
-from crashlib import PYTHON, CRASHTEST, CRASHY, REPLACED, SCHEMA, crash_report, old  # noqa: F401
+from helpers import CRASHTEST, CRASHTEST_SCHEMA, CRASHY, PYTHON, REPLACED, crash_report
 
 SUMMARY = re.compile(r"^\d+ points?, \d+ states? \(\d+ distinct, \d+ checked\): \d+ failed, "
                      r"\d+ unknown, \d+ ok, \d+ unchecked, [\d.]+ s$")
@@ -84,7 +84,7 @@ def test_names_cannot_forge_a_line_or_reach_the_terminal(old):
     assert b"back\\\\slash" in out, out
     status, report = crash_report("--writes", "--each", "--classes=kept",
                                   "--check=ls >&2; false", old, "--", PYTHON, "-c", HOSTILE)
-    jsonschema.validate(report, json.loads(SCHEMA.read_text()))
+    jsonschema.validate(report, json.loads(CRASHTEST_SCHEMA.read_text()))
     afters = [p["after"] for p in report.points]
     assert "create \\x1b[31mred\\x1b[0m" in afters and "create bad\\xff\\xfeutf8" in afters
 
@@ -96,25 +96,27 @@ def test_json_follows_its_schema_and_says_what_ran(old):
     status, report = crash_report("--random=2", "--seed=9", "--writes", "--model=xfs",
                                   "--states=3", f"--check={REPLACED}", old, "--", CRASHY,
                                   "good", "data", "expected")
-    jsonschema.validate(report, json.loads(SCHEMA.read_text()))
+    jsonschema.validate(report, json.loads(CRASHTEST_SCHEMA.read_text()))
     assert report["schema"] == "eatmydata.crashtest/1" and report["version"] == 1
     assert report["command"][1:] == ["good", "data", "expected"] and report["model"] == "xfs"
     assert report["seed"] == 9 and report["states_bound"] == 3 and report["dir"] == str(old)
     assert report["totals"]["points"] == 3 and report["totals"]["ok"] == 3, report["totals"]
 
 
+@pytest.mark.root
 def test_the_schema_is_installed(tmp_path):
     """make install puts the schema beside the manual."""
     dest = tmp_path / "dest"
     subprocess.run(["make", "-s", "install", f"DESTDIR={dest}", "PREFIX=/usr"],
-                   cwd=SCHEMA.parents[1], check=True, capture_output=True, timeout=600)
+                   cwd=CRASHTEST_SCHEMA.parents[1], check=True, capture_output=True, timeout=600)
     assert (dest / "usr/share/eatmydata/crashtest.schema.json").read_bytes() == \
-        SCHEMA.read_bytes()
+        CRASHTEST_SCHEMA.read_bytes()
 
 
 SLOW = "sleep 0.4"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tty", [True, False])
 def test_progress_on_a_terminal_only(old, tty):
     """A long run on a terminal says how far it is on stderr (points done,

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from conftest import require
-from crashlib import CRASH, crash_report
+from helpers import CRASH, crash_report
+
+pytestmark = [pytest.mark.slow]
 
 DEBIAN_PYTHON = "/usr/bin/python3"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, TESTS, require, run
-from test_nocache import cached_bytes, evict
+from helpers import cached_bytes, evict
 
 MIRROR = "deb http://deb.debian.org/debian bookworm main"
 HOOK = Path("/usr/share/mmdebstrap/hooks/eatmydata")
@@ -20,8 +20,9 @@ SYNC = [("ext4:ext4_sync_file_enter", None)]
 # The Debian packages ours replace, with the names of their files.
 DEBIAN = ["eatmydata", "libeatmydata1", "nocache"]
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 and os.environ.get("CI") != "true",
-                                reason="mmdebstrap --mode=root and chroot need root")
+pytestmark = [pytest.mark.skipif(os.geteuid() != 0 and os.environ.get("CI") != "true",
+                                 reason="mmdebstrap --mode=root and chroot need root"),
+              pytest.mark.slow, pytest.mark.root]
 
 
 def sh(*cmd, **kw):

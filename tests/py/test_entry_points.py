@@ -1,15 +1,19 @@
 # SPDX-License-Identifier: MIT
 """Every entry point, from a C program: the request reaches the disk when run
 natively and never under eatmydata, from one thread, many, a forked child,
-a fortified build and a 32-bit build."""
+a fortified build and a 32-bit build.
+
+Each test's runs, every entry point's native and eaten alike, are made in
+one perf run (conftest's batch) the first time one of its cases asks, each
+in a directory of its own; each case then checks its own entry point's
+runs, and its message names it and the command to rerun."""
 import subprocess
 
 import pytest
 
-from conftest import BUILD, EATMYDATA, LIB_DIRS, SYNC_EVENTS, TESTS, eaten, run
-from entries import ENTRY_POINTS, NEW_ENTRIES, RECORDED_ONLY, REQUESTS, SYNC_OPENS
-from test_audit import audit
-from test_syncstat import recorded
+from conftest import BUILD, EATMYDATA, LIB_DIRS, SYNC_EVENTS, TESTS, checked, eaten, eating
+from helpers import (ENTRY_POINTS, NEW_ENTRIES, RECORDED_ONLY, REQUESTS, SYNC_OPENS, SYNCSTAT,
+                     findings, report)
 
 VARIANTS = {
     "plain": [],
@@ -20,26 +24,35 @@ VARIANTS = {
 
 @pytest.mark.parametrize("sym,prog,call", REQUESTS)
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_request_is_eaten(scratch, sym, prog, call, variant):
-    cmd = [TESTS / prog] + VARIANTS[variant] + [call, scratch]
-    native = run(cmd)
-    assert native.syncs > 0, "the request never reached the disk natively" + native.why()
-    under = eaten(cmd)
-    assert under.syncs == 0, f"{sym} let durability through" + under.why()
+def test_request_is_eaten(batch, sym, prog, call, variant):
+    runs = batch("eaten", [(v, p, c, how) for v in VARIANTS for _, p, c in REQUESTS
+                           for how in ("native", "eaten")],
+                 lambda row, d, _: (eating if row[3] == "eaten" else list)(
+                     [TESTS / row[1], *VARIANTS[row[0]], row[2], d]))
+    native, _ = runs[variant, prog, call, "native"]
+    assert checked(native).syncs > 0, f"{sym}: never reached the disk natively" + native.why()
+    under, _ = runs[variant, prog, call, "eaten"]
+    assert checked(under).syncs == 0, f"{sym} let durability through" + under.why()
+
+
+# The syscalls: tracepoints do not see a 32-bit process's system calls;
+# sync_file_range shows as writeback the process started itself.
+EVENTS_32 = SYNC_EVENTS + [("ext4:ext4_writepages", None)]
 
 
 @pytest.mark.parametrize("sym,prog,call",
                          [r for r in REQUESTS if r[1] == "entry"])
-def test_32bit_request_is_eaten(scratch, sym, prog, call):
-    # The syscalls: tracepoints do not see a 32-bit process's system calls;
-    # sync_file_range shows as writeback the process started itself.
-    events = SYNC_EVENTS + [("ext4:ext4_writepages", None)]
+def test_32bit_request_is_eaten(batch, sym, prog, call):
     entry32 = TESTS / "entry32"
     assert entry32.exists(), "no 32-bit build: install gcc-multilib"
-    native = run([entry32, call, scratch], events=events)
-    assert native.syncs > 0, native.why()
-    under = eaten([entry32, "-f", call, scratch], events=events)
-    assert under.syncs == 0, under.why()
+    runs = batch("eaten32", [(c, how) for _, p, c in REQUESTS if p == "entry"
+                             for how in ("native", "eaten")],
+                 lambda row, d, _: [entry32, row[0], d] if row[1] == "native"
+                 else eating([entry32, "-f", row[0], d]), events=EVENTS_32)
+    native, _ = runs[call, "native"]
+    assert checked(native).syncs > 0, f"{sym}: never reached the disk natively" + native.why()
+    under, _ = runs[call, "eaten"]
+    assert checked(under).syncs == 0, f"{sym} let durability through" + under.why()
 
 
 # Each request also from the 32-bit build, whose wrappers are other code.
@@ -52,47 +65,64 @@ SYNC_OPEN_EVENTS = [("ext4:ext4_sync_file_enter", None),
                     ("syscalls:sys_enter_openat", "flags & 0x101000"),
                     ("syscalls:sys_enter_openat2", None),
                     ("syscalls:sys_enter_open_by_handle_at", "flags & 0x101000")]
+SYNC_OPENS_BOTH = SYNC_OPENS + [
+    (sym, "entry32", call) for sym, prog, call in SYNC_OPENS if prog == "entry"]
 
 
-@pytest.mark.parametrize("sym,prog,call", SYNC_OPENS + [
-    (sym, "entry32", call) for sym, prog, call in SYNC_OPENS if prog == "entry"])
-def test_syncstat_counts_the_writes_the_kernel_syncs(scratch, tmp_path, sym, prog, call):
+@pytest.mark.parametrize("sym,prog,call", SYNC_OPENS_BOTH)
+def test_syncstat_counts_the_writes_the_kernel_syncs(batch, sym, prog, call):
     """Whatever the entry point of the open, syncstat records it and then
     each write on its descriptor: as many as the kernel synced."""
-    r, data = recorded([TESTS / prog, call, scratch], tmp_path, events=SYNC_OPEN_EVENTS)
+    # The 32-bit program's opens are counted in its 64-bit build.
+    runs = batch("syncstat", [(p, c, "syncstat") for _, p, c in SYNC_OPENS_BOTH] + [
+        ("entry", c, "alone") for _, p, c in SYNC_OPENS_BOTH if p == "entry32"],
+        lambda row, d, tmp: [TESTS / row[0], row[1], d] if row[2] == "alone" else
+        [SYNCSTAT, "--json", "--output", tmp / "report.json", "--", TESTS / row[0], row[1], d],
+        events=SYNC_OPEN_EVENTS)
+    r, tmp = runs[prog, call, "syncstat"]
+    data = report(checked(r) and tmp / "report.json")
     # O_DSYNC and O_SYNC are told apart; both sync every write.
     count = {}
     for g in data["groups"]:
         kind = g["kind"].replace("O_DSYNC", "O_SYNC")
         count[kind] = count.get(kind, 0) + g["count"]
     kernel = r.counts["ext4:ext4_sync_file_enter"]
-    assert kernel > 0, r.why()
+    assert kernel > 0, f"{sym}" + r.why()
     assert count.get("write(O_SYNC)") == kernel, f"{sym}: {count}" + r.why()
-    if prog == "entry32":  # the same program's opens, counted in its 64-bit build
-        r = run([TESTS / "entry", call, scratch], events=SYNC_OPEN_EVENTS)
+    if prog == "entry32":
+        r = checked(runs["entry", call, "alone"][0])
     opens = sum(v for k, v in r.counts.items() if k.startswith("syscalls:"))
     assert count.get("open(O_SYNC)") == opens > 0, f"{sym}: {count}" + r.why()
 
 
 @pytest.mark.parametrize("sym,prog,call", BOTH_CLASSES)
-def test_sync_on_exit_after_each_request(scratch, sym, prog, call):
+def test_sync_on_exit_after_each_request(batch, sym, prog, call):
     """An eaten request is noted: --sync-on-exit syncs at the end (syncfs of
     the noted file system, or sync), and nothing else does."""
-    r = run([EATMYDATA, "--sync-on-exit", TESTS / prog, call, scratch])
-    exit_syncs = r.counts["syscalls:sys_enter_syncfs"] + r.counts["syscalls:sys_enter_sync"]
+    runs = batch("sync-on-exit", [(p, c) for _, p, c in BOTH_CLASSES],
+                 lambda row, d, _: [EATMYDATA, "--sync-on-exit", TESTS / row[0], row[1], d])
+    r, _ = runs[prog, call]
+    exit_syncs = checked(r).counts["syscalls:sys_enter_syncfs"] + \
+        r.counts["syscalls:sys_enter_sync"]
     assert exit_syncs == 1, f"{sym} was not noted" + r.why()
 
 
-@pytest.mark.parametrize("sym,prog,call", [
-    (sym, prog, call) for sym, calls in NEW_ENTRIES.items() for call in calls
-    for prog in ("entry", "entry32")])
-def test_audit_follows_each_new_entry(scratch, tmp_path, sym, prog, call):
+NEW_ENTRY_ROWS = [(sym, prog, call) for sym, calls in NEW_ENTRIES.items() for call in calls
+                  for prog in ("entry", "entry32")]
+
+
+@pytest.mark.parametrize("sym,prog,call", NEW_ENTRY_ROWS)
+def test_audit_follows_each_new_entry(batch, sym, prog, call):
     """The file is synced, the directory of its new entry never is: --audit
     says so, whichever call made the entry."""
-    r, findings = audit([TESTS / prog, call, scratch], tmp_path)
-    assert [(p, n) for p, n, _ in findings] == [("dir-not-synced", prog)], \
-        f"{sym}: {findings}" + r.why()
-    assert findings[0][2].startswith(f"{scratch}/o"), findings
+    runs = batch("audit", [(p, c) for _, p, c in NEW_ENTRY_ROWS],
+                 lambda row, d, tmp: [SYNCSTAT, "--audit", "--json", "--output",
+                                      tmp / "audit.json", "--", TESTS / row[0], row[1], d])
+    r, tmp = runs[prog, call]
+    found = findings(checked(r) and tmp / "audit.json")
+    assert [(p, n) for p, n, _ in found] == [("dir-not-synced", prog)], \
+        f"{sym}: {found}" + r.why()
+    assert found[0][2].startswith(f"{tmp}/w/o"), f"{sym}: {found}" + r.why()
 
 
 def test_fortified_build_calls_the_fortified_entry_points():

@@ -9,6 +9,8 @@ import pytest
 
 from conftest import ROOT, TESTS, run
 
+pytestmark = [pytest.mark.slow]
+
 
 def make(*args, wrap=()):
     subprocess.run([*wrap, "make", "-s", "-C", ROOT, *args], check=True, timeout=300,

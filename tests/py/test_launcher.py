@@ -107,6 +107,7 @@ def test_symlink_mode_without_the_real_program(tmp_path):
     assert r.stderr.startswith("eatmydata: no-such-tool-xyz: command not found")
 
 
+@pytest.mark.slow
 def test_only_eats_in_the_named_programs(scratch):
     (scratch / "fsync.py").write_text(FSYNC_PY)
     (scratch / "fsync.pl").write_text(FSYNC_PL)
@@ -398,6 +399,7 @@ def test_two_launchers_in_path_do_not_run_each_other(tmp_path, scratch):
     assert r.syncs == 0, r.why()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", ["{link}::/usr/bin:/bin", "{link}:.:/usr/bin:/bin",
                                   "{link}:/usr/bin:/bin:"])
 def test_working_directory_in_path_is_searched_like_the_rest(tmp_path, scratch, path):

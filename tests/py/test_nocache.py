@@ -12,40 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BUILD, SYNC_EVENTS, TESTS, cmdline, require, run
+from conftest import TESTS, cmdline, require, run
+from helpers import DURABLE, NOCACHE, cached_bytes, evict, warm
 
-NOCACHE = BUILD / "bin" / "nocache"
 SIZE = 64 << 20
 # Every path: RWF_DONTCACHE where ext4 takes it, and the posix_fadvise
 # fallback that other file systems get.
 PATHS = {"dontcache": {}, "fadvise": {"NOCACHE_NO_DONTCACHE": "1"}}
-# What nocache must never make: every durability request but the writeback
-# it starts and waits for itself (sync_file_range: data I/O, no journal
-# commit, no device flush).
-DURABLE = [e for e in SYNC_EVENTS if e[0] != "syscalls:sys_enter_sync_file_range"]
-
-
-def cached_bytes(path):
-    out = subprocess.run([require("fincore"), "--bytes", "--noheadings", "--output", "RES",
-                          path], capture_output=True, text=True, check=True).stdout
-    return int(out.split()[0])
-
-
-def evict(path):
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
-    assert cached_bytes(path) == 0
-
-
-def warm(path):
-    with open(path, "rb") as f:
-        while f.read(1 << 20):
-            pass
-    assert cached_bytes(path) == os.path.getsize(path)
 
 
 @contextlib.contextmanager
@@ -87,6 +60,7 @@ def readers(f, db, out):
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("reader", ["cat", "cp", "tar", "rsync", "sqlite3"])
 def test_uncached_file_stays_uncached(data, tmp_path, reader, path):
@@ -103,6 +77,7 @@ def test_uncached_file_stays_uncached(data, tmp_path, reader, path):
     assert r.syncs == 0 or reader == "sqlite3", "nocache synced" + r.why()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("reader", ["cat", "cp", "tar", "rsync", "sqlite3"])
 def test_cached_file_stays_cached(data, tmp_path, reader, path):
@@ -143,6 +118,7 @@ print(sum(v & 1 for v in vec[:behind]) * 4096, sum(v & 1 for v in vec) * 4096)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PATHS)
 def test_drops_behind_as_it_goes(data, path):
     """Three quarters through one big read, the cache holds at most one drop

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import BUILD, cmdline, run
-from test_nocache import DURABLE, NOCACHE, cached_bytes
-from test_nocache_compat import cached_under, files_under, random_tree
+from helpers import DURABLE, NOCACHE, cached_bytes, cached_under, files_under, random_tree
 
 # The library alone, as LD_PRELOAD users set it: ld.so picks the ELF class.
 PRELOAD = f"{BUILD}/$LIB/libnocache.so"
@@ -325,6 +324,7 @@ UNMOUNT = {
 }
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("how", list(UNMOUNT))
 def test_unmount_after_writing(small_ext4, how):
     """A file written and closed leaves nothing open on its file system:
@@ -406,6 +406,7 @@ os.close(fd)
 """
 
 
+@pytest.mark.root
 def test_file_its_writer_cannot_read(tmp_path):
     """A file its writer may not open to read (nor drop through such a
     descriptor later) is waited for and dropped at its close, not parked

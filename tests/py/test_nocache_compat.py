@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import BUILD, ROOT, cmdline, require, run
-from test_nocache import DURABLE, NOCACHE, cached_bytes, evict, warm
+from helpers import DURABLE, NOCACHE, cached_bytes, cached_under, evict, files_under, random_tree, warm
 
 CACHESTATS = BUILD / "bin" / "cachestats"
 CACHEDEL = BUILD / "bin" / "cachedel"
@@ -30,29 +30,6 @@ def debian(name):
     if not path.exists():
         require(f"debian-{name}")  # fails in CI, skips elsewhere
     return path
-
-
-def files_under(d):
-    return sorted(str(p) for p in Path(d).rglob("*") if p.is_file())
-
-
-def cached_under(paths):
-    """Bytes cached of all the files, and their size, in as few fincore runs
-    as the command line allows."""
-    cached = 0
-    for i in range(0, len(paths), 500):
-        out = subprocess.run([require("fincore"), "--bytes", "--noheadings", "--output",
-                              "RES", *paths[i:i + 500]], capture_output=True, text=True,
-                             check=True).stdout
-        cached += sum(int(x) for x in out.split())
-    return cached, sum(os.path.getsize(p) for p in paths)
-
-
-def random_tree(d, count, size):
-    d.mkdir(parents=True)
-    for i in range(count):
-        (d / f"f{i:04d}").write_bytes(os.urandom(size))
-    return d
 
 
 # What each writer needs (made once, untimed) and its command; every command
@@ -418,6 +395,7 @@ def test_errors_say_what_and_exit_125(tool, args, message):
     assert r.stdout == ""
 
 
+@pytest.mark.root
 def test_install_puts_them_with_the_others(tmp_path):
     dest = tmp_path / "dest"
     subprocess.run(["make", "-s", "-C", ROOT, "install", f"DESTDIR={dest}", "PREFIX=/usr"],

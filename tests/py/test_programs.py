@@ -104,16 +104,20 @@ def test_perl(scratch):
     both([require("perl"), "-e", PERL, scratch], check_output="ok")
 
 
+@pytest.mark.node
 def test_node(scratch):
     both([require("node"), "-e", NODE, scratch], check_output="ok")
 
 
+@pytest.mark.java
 def test_java(scratch):
     src = scratch / "Sync.java"
     src.write_text(JAVA)
     both([require("java"), src, scratch], check_output="ok")
 
 
+@pytest.mark.rust
+@pytest.mark.slow
 def test_rust(scratch, tmp_path):
     src = tmp_path / "sync.rs"
     src.write_text(RUST)
@@ -199,6 +203,8 @@ def pg_dir(shared_lib):
     shutil.rmtree(d, ignore_errors=True)
 
 
+@pytest.mark.postgres
+@pytest.mark.root
 def test_initdb(pg_dir, shared_lib):
     initdb = require("initdb")
     as_postgres = [require("setpriv"), "--reuid=postgres", "--regid=postgres",

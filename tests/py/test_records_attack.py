@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import BUILD, EATMYDATA, TESTS, cmdline, require
-from test_records_security import other_user  # noqa: F401 (a fixture)
-from test_syncstat import SYNCSTAT, slot, write_records
+from helpers import SYNCSTAT, slot, write_records
 
 TOOLS = {"syncstat": [SYNCSTAT], "eatmydata --stats": [EATMYDATA, "--stats"]}
 
@@ -342,6 +341,7 @@ if os.fork() == 0:
 """
 
 
+@pytest.mark.slow
 def test_a_daemon_that_outlives_the_run_records_no_more(tmp_path, shm):
     """`syncstat --keep DIR -- service start`: the daemon outlives the run,
     keeps the descriptor and the environment, and went on writing its calls
@@ -455,6 +455,7 @@ def test_a_killed_launcher_leaves_only_private_records(other_user, tool):
     assert peek.returncode != 0 and "Permission denied" in peek.stderr, peek.stderr
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("tool", TOOLS)
 def test_a_dev_shm_without_inodes_falls_back_to_tmp(tmp_path, tool):
     """Another user filled /dev/shm with empty files (its inodes, not its

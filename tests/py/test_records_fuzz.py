@@ -12,7 +12,9 @@ import subprocess
 import pytest
 
 from conftest import TESTS, cmdline
-from test_syncstat import SYNCSTAT
+from helpers import SYNCSTAT
+
+pytestmark = [pytest.mark.slow]
 
 CASES = 300
 

@@ -21,7 +21,7 @@ import jsonschema
 import pytest
 
 from conftest import EATMYDATA, TESTS, cmdline, require
-from test_syncstat import SCHEMA, SYNCSTAT, recorded, slot, write_records
+from helpers import SCHEMA, SYNCSTAT, recorded, slot, write_records
 
 
 def test_events_after_the_record_file_is_full(tmp_path):
@@ -124,16 +124,6 @@ class Scribbler:
                                              rnd.randrange(1 << 30))
         self.done.wait(60)
         return self.line[0] if self.line else ""
-
-
-@pytest.fixture(scope="module")
-def other_user():
-    """A local user of its own, neither root nor the run's."""
-    name = f"emdrec{os.getpid() % 100000}"
-    subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/bin/sh", name],
-                   check=True, timeout=60)
-    yield name
-    subprocess.run(["userdel", name], check=True, timeout=60)
 
 
 def as_user(user, cmd, **kw):
@@ -312,6 +302,7 @@ def small_dev_shm(tmp_path, tool, program):
     return int(calls[1]), int(lost[1]), rerun + "\n" + text
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("tool", TOOLS)
 def test_a_small_dev_shm_costs_records_not_the_program(tmp_path, tool):
     """/dev/shm of 16 MiB (a container's; the 512 MiB sparse file could
@@ -323,6 +314,7 @@ def test_a_small_dev_shm_costs_records_not_the_program(tmp_path, tool):
     assert calls + lost == 200000 and 10000 < calls <= 8 << 20 >> 9, why
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("tool", TOOLS)
 def test_a_program_that_fills_dev_shm_costs_records(tmp_path, tool):
     """The program itself fills /dev/shm after 5000 fsyncs, then makes 20000

@@ -8,28 +8,13 @@ the program must see the same thing eaten as natively."""
 import os
 import signal
 import subprocess
-import threading
 import time
 import uuid
 
 import pytest
 
 from conftest import EATMYDATA, TESTS, cmdline, eaten, litter, run
-
-HOSTILE = TESTS / "hostile-static"
-SYNCS = [("ext4:ext4_sync_file_enter", None)]
-
-
-def same_as_native(args, expected, cwd=None, events=SYNCS, program=False):
-    """Run hostile (or args itself: `program`) natively and eaten, under the
-    filter; both must print `expected`."""
-    cmd = args if program else [HOSTILE, *args]
-    native = run(cmd, cwd=cwd, events=events)
-    assert native.stdout == expected, native.why()
-    under = run([EATMYDATA, "--seccomp=on", "--on-behalf=on", *cmd], cwd=cwd, events=events)
-    assert under.stdout == expected, under.why()
-    return native, under
-
+from helpers import HOSTILE, SYNCS, first_line, same_as_native, supervisor_of
 
 def test_landlock_domain_is_kept():
     """Reading only under /usr: /etc/shadow stays out of reach, O_SYNC or not."""
@@ -60,6 +45,7 @@ def test_working_directory_is_the_callers(scratch, where):
         assert not os.path.exists(f"/{name}"), "created in the supervisor's directory"
 
 
+@pytest.mark.root
 def test_chroot_into_a_bind_mount_of_root(scratch):
     """A chroot into a bind mount of /: its /dev/shm is the directory of the
     root file system, not the tmpfs mounted over it, which the supervisor
@@ -150,17 +136,6 @@ def test_refused_seccomp_leaves_nothing_behind():
     assert r.stderr.startswith("eatmydata: cannot install the seccomp filter"), r.stderr
 
 
-def first_line(proc, timeout=30):
-    """proc's first line of output; the process is killed if none comes
-    within `timeout` seconds (then the line is empty)."""
-    timer = threading.Timer(timeout, proc.kill)
-    timer.start()
-    try:
-        return proc.stdout.readline()
-    finally:
-        timer.cancel()
-
-
 def start_tagged(scratch):
     """fsync-twice under eatmydata, with a tag in its environment that finds
     its supervisor among those of other test runs on the machine."""
@@ -173,30 +148,12 @@ def start_tagged(scratch):
     return p, tag
 
 
-def holds_listener(pid):
-    fds = f"/proc/{pid}/fd"
-    return any(os.readlink(f"{fds}/{fd}") == "anon_inode:seccomp notify" for fd in os.listdir(fds))
-
-
-def supervisor_of(proc, tag):
-    """The supervisor started for a launcher's tree: an eatmydata process
-    holding a seccomp listener, with the launcher's tag in its environment
-    (its starter's)."""
-    for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
-        try:
-            if (open(f"/proc/{pid}/comm").read() == "eatmydata\n" and holds_listener(pid) and
-                    tag.encode() in open(f"/proc/{pid}/environ", "rb").read().split(b"\0")):
-                return pid
-        except OSError:
-            pass
-    raise AssertionError(f"no supervisor found for {proc.pid}")
-
-
+@pytest.mark.root
 @pytest.mark.parametrize("sig,expected", [
     ([signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGXFSZ, signal.SIGPIPE,
       signal.SIGUSR1, signal.SIGALRM], "second ok\n"),
     # What the tree sees if the supervisor dies anyway: the kernel has no one
-    # to ask, so the request fails (README, Security).
+    # to ask, so the request fails (SECURITY.md).
     ([signal.SIGKILL], "second ENOSYS\n"),
 ], ids=["survives signals", "killed"])
 def test_supervisor_and_signals(scratch, sig, expected):
@@ -213,6 +170,7 @@ def test_supervisor_and_signals(scratch, sig, expected):
         p.kill()
 
 
+@pytest.mark.root
 def test_supervisor_leaves_with_the_tree(scratch):
     p, tag = start_tagged(scratch)
     try:
@@ -254,7 +212,7 @@ def test_disable_read_past_8k_of_environment(scratch):
     assert enabled.syncs == 0, enabled.why()
 
 
-# ---- one test for each row of the README's Security table ----------------
+# ---- one test for each row of SECURITY.md's table ------------------------
 # (the rows that other tests here and in test_supervisor_attack.py do not
 # cover already: each fails when its check in seccomp/rights.c or
 # seccomp/behalf.c is taken out)
@@ -267,6 +225,7 @@ def test_own_seccomp_filter_keeps_the_supervisor_away(scratch):
     assert native.syncs > 0 and under.syncs > 0, under.why()
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("ids", ["12345:0", "0:12345"], ids=["user", "group"])
 def test_ids_are_the_callers(scratch, ids):
     """Root that took another user or group id, keeping every capability:
@@ -280,6 +239,7 @@ def test_ids_are_the_callers(scratch, ids):
         assert in_user_namespace(cmd) == f"{ids}\n", cmdline(cmd)
 
 
+@pytest.mark.root
 def test_capabilities_are_the_callers(scratch):
     """Root that dropped CAP_DAC_OVERRIDE from its effective set cannot have
     another user's file opened for it, O_SYNC or not."""
@@ -347,6 +307,7 @@ def in_user_namespace(cmd):
     return out + err
 
 
+@pytest.mark.root
 def test_another_user_namespace(scratch):
     """Root in a user namespace of its own, where only root is mapped, under
     a supervisor in one where more users are: a file of another user's is

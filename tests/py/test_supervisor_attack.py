@@ -14,7 +14,7 @@ import uuid
 import pytest
 
 from conftest import EATMYDATA, TESTS, cmdline, run
-from test_supervisor import HOSTILE, SYNCS, first_line, same_as_native, supervisor_of
+from helpers import HOSTILE, SYNCS, first_line, same_as_native, supervisor_of
 
 # Supplementary groups whose list in /proc/PID/status is longer than a
 # line buffer; the last one is the one dropped.
@@ -35,6 +35,7 @@ def public_dir():
     shutil.rmtree(d)
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("dropped,expected", [
     (MANY_GROUPS[0], "plain ok\nsync ok\n"),  # control: the file's group is kept
     (MANY_GROUPS[-1], "plain EACCES\nsync EACCES\n"),
@@ -91,6 +92,7 @@ def empty(cgroup):
     raise AssertionError(f"{cgroup} does not empty")
 
 
+@pytest.mark.slow
 def test_no_worker_can_start(scratch, pids_cgroup):
     """Two threads' writes hold the supervisor's workers (memory no one
     provides) and the tree has taken every task pids.max allows: the main
@@ -133,6 +135,7 @@ def test_registered_ring_is_not_another(scratch):
     assert native.syncs > 0 and under.syncs == 0, under.why()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["swap", "swap-create"])
 def test_file_swapped_for_a_fifo(scratch, how):
     """A FIFO and a file exchange names while the program opens one of them
@@ -174,6 +177,7 @@ def protected_regular():
         f.write(old)
 
 
+@pytest.mark.root
 def test_create_in_a_sticky_directory(public_dir, protected_regular):
     """O_CREAT of another user's file in a world-writable sticky directory:
     EACCES (fs.protected_regular), for the supervisor's open too."""
@@ -193,7 +197,7 @@ def test_create_in_a_sticky_directory(public_dir, protected_regular):
 
 
 @pytest.mark.xfail(strict=True, reason="a request the supervisor has not taken yet is "
-                   "interruptible in the kernel: EINTR without SA_RESTART (README, Security)")
+                   "interruptible in the kernel: EINTR without SA_RESTART (SECURITY.md)")
 def test_signals_without_restart():
     """fsync under a 30 µs signal whose handler does not restart calls:
     natively none fails; filtered, a signal that comes before the supervisor
@@ -252,6 +256,7 @@ def test_tmpfile_excl_stays_unlinkable(scratch):
     assert not (scratch / "named").exists()
 
 
+@pytest.mark.root
 def test_exclusive_create_on_a_pseudo_file_system(public_dir):
     """O_CREAT|O_EXCL|O_SYNC of a fresh name on mqueue (a file system whose
     files are message queues): created once, by the program, as natively,
@@ -275,9 +280,10 @@ def test_descriptor_limit_creates_nothing(scratch):
 NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("launcher_as,program_as,signal_right", [
     ("root", "nobody", "EPERM"),
-    # Its own user may signal it (kill it: ENOSYS after, README), nothing more.
+    # Its own user may signal it (kill it: ENOSYS after, SECURITY.md), nothing more.
     ("nobody", "nobody", "ok"),
 ], ids=["program dropped privileges", "same user"])
 def test_program_cannot_take_over_the_supervisor(scratch, launcher_as, program_as, signal_right):
@@ -339,6 +345,7 @@ def test_open_flag_the_supervisor_does_not_know(scratch, flags, eaten):
     assert (under.syncs == 0) == eaten, under.why()
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("option,env,expected", [
     ([], {}, "plain EPERM\nsync EPERM\n"),  # the default: the kernel opens, as the program
     (["--on-behalf=off"], {"EATMYDATA_ON_BEHALF": "1"}, "plain EPERM\nsync EPERM\n"),

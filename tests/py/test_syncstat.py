@@ -13,21 +13,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conftest import BUILD, EATMYDATA, ROOT, TESTS, cmdline, require, run
-
-SYNCSTAT = BUILD / "bin" / "syncstat"
-SCHEMA = json.loads((ROOT / "doc" / "syncstat.schema.json").read_text())
-FSYNC = [("syscalls:sys_enter_fsync", None)]
-
-
-def recorded(cmd, tmp_path, tool=(SYNCSTAT, "--json"), events=FSYNC, **kw):
-    """Run cmd under syncstat (or eatmydata --stats) and perf; the report."""
-    out = tmp_path / "report.json"
-    r = run([*tool, "--output", out, "--", *cmd], events=events, **kw)
-    data = json.loads(out.read_text())
-    jsonschema.validate(data, SCHEMA)
-    return r, data
-
+from conftest import EATMYDATA, REQUESTS, TESTS, cmdline, require, run
+from helpers import FSYNC, SCHEMA, SYNCSTAT, recorded, slot, write_records
 
 STORMS = {
     "16 threads": ["threads", "16", "20"],
@@ -58,7 +45,7 @@ def test_counts_equal_the_kernels(scratch, tmp_path, storm):
     assert len(pids) == expected_pids
 
 
-@pytest.mark.parametrize("call,kinds", [
+KINDS = [
     ("fsync", ["fsync"]), ("fdatasync", ["fdatasync"]),
     ("sync_file_range", ["sync_file_range"]), ("msync", ["msync"]),
     ("syncfs", ["syncfs"]), ("syscall-fsync", ["fsync"]),
@@ -71,7 +58,15 @@ def test_counts_equal_the_kernels(scratch, tmp_path, storm):
     ("syscall-openat", ["open(O_SYNC)", "write(O_SYNC)"]),
     ("syscall-openat2", ["open(O_SYNC)", "write(O_SYNC)"]),
     ("syscall-write", ["open(O_SYNC)", "write(O_SYNC)", "open(O_DSYNC)", "write(O_DSYNC)"]),
-])
+]
+# Every request of the table recorded as the kind its row names (include/
+# requests.h), made through syscall(): the kind is the call's own name.
+KINDS += [(f"syscall-{r.name}", [r.name]) for r in REQUESTS
+          if r.eat in ("fd_sync", "fs_sync", "all_sync", "range", "mapping")
+          and f"syscall-{r.name}" not in dict(KINDS)]
+
+
+@pytest.mark.parametrize("call,kinds", KINDS)
 def test_every_kind_and_its_file(scratch, tmp_path, call, kinds):
     """Each kind is recorded once per request, with the file and the call
     site; what syncs is what the kernel synced (ext4 counts O_SYNC writes and
@@ -79,10 +74,13 @@ def test_every_kind_and_its_file(scratch, tmp_path, call, kinds):
     events = [("syscalls:sys_enter_fsync", None), ("syscalls:sys_enter_fdatasync", None),
               ("syscalls:sys_enter_sync_file_range", "flags != 0"),
               ("syscalls:sys_enter_msync", "flags & 4"), ("syscalls:sys_enter_syncfs", None),
-              ("ext4:ext4_sync_file_enter", None)]
+              ("syscalls:sys_enter_sync", None), ("ext4:ext4_sync_file_enter", None)]
     r, data = recorded([TESTS / "entry", call, scratch], tmp_path, events=events)
     assert sorted(g["kind"] for g in data["groups"]) == sorted(kinds), r.why()
-    assert all(f["path"].startswith(str(scratch)) for f in data["files"]), data["files"]
+    if kinds == ["sync"]:  # no file of its own
+        assert [f["path"] for f in data["files"]] == ["-"], data["files"]
+    else:
+        assert all(f["path"].startswith(str(scratch)) for f in data["files"]), data["files"]
     assert all("entry+0x" in s["site"] for s in data["sites"]), data["sites"]
     syscalls = sum(v for k, v in r.counts.items() if k.startswith("syscalls:"))
     synced = [g for g in data["groups"] if not g["kind"].startswith("open(")]
@@ -119,6 +117,8 @@ def test_git_shows_its_objects(tmp_path):
     assert {g["program"] for g in data["groups"]} == {"git"}
 
 
+@pytest.mark.postgres
+@pytest.mark.root
 @pytest.mark.parametrize("dropped", ["syncstat as postgres", "initdb as postgres"])
 def test_initdb_shows_its_data_files(shared_lib, tmp_path, dropped):
     """Run by postgres, or by root with initdb dropping to postgres under
@@ -182,28 +182,6 @@ def test_report_of_a_killed_run(scratch, tmp_path):
     data = json.loads(j.stderr)
     jsonschema.validate(data, SCHEMA)
     assert data["exit_status"] is None and data["calls"] >= 100
-
-
-HEADER = struct.Struct("<8sIIQQQ")
-# libeatmydata/record.h: struct emd_rec_slot, its struct emd_rec_file inside;
-# the last 112 bytes are the site's text (80), build id, its length and
-# address, which these tests leave zero (see test_syncstat_sites.py).
-SLOT = struct.Struct("<IIiiiiqQQ" "QQQQQII" "QQ" "32s256s112s")
-
-
-def write_records(d, slots, magic=b"EMDREC01", capacity=16, flags=0, version=3):
-    assert SLOT.size == 512
-    d.mkdir(exist_ok=True)
-    data = bytearray(4096 + capacity * 512)
-    HEADER.pack_into(data, 0, magic, version, 512, capacity, len(slots), flags)
-    for i, s in enumerate(slots):
-        SLOT.pack_into(data, 4096 + 512 * i, *s)
-    (d / "records").write_bytes(bytes(data))
-
-
-def slot(latency, kind=0, state=2, program=b"prog", path=b"/data/f", site=b"prog+0x10"):
-    return (state, kind, 7, 1, 0, 0, 0, 0, latency, 0, 0, 0, 0, 0, 0o100644, 0, 0, 0,
-            program, path, site)
 
 
 GOLDEN = """\

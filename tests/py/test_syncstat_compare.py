@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from conftest import cmdline, require, run
-from test_syncstat import SYNCSTAT
+from helpers import SYNCSTAT
 
 EVENTS = [("syscalls:sys_enter_fsync", None), ("syscalls:sys_enter_fdatasync", None)]
 ROWS = "".join(f"INSERT INTO t VALUES({i});" for i in range(40))
@@ -84,6 +84,36 @@ def test_absolute_limits(runs):
     assert compare("--max-time-increase=6ms", normal, runs["tmp"] / "slower.json").returncode == 0
     assert compare("--max-time-increase=4.5ms", normal, runs["tmp"] / "slower.json").returncode == 1
     assert compare("--max-time-increase=0ns", runs["tmp"] / "slower.json", normal).returncode == 0
+
+
+def scaled(report, path, factor, extra=0):
+    """report with its calls and times multiplied by factor (its first
+    group `extra` calls more), written to path."""
+    data = json.loads(report.read_text())
+    data["calls"] = data["calls"] * factor + extra
+    data["total_ns"] *= factor
+    for i, g in enumerate(data["groups"]):
+        g["count"] = g["count"] * factor + (extra if i == 0 else 0)
+        g["timed"] = g["timed"] * factor + (extra if i == 0 else 0)
+        g["total_ns"] *= factor
+    path.write_text(json.dumps(data))
+    return path
+
+
+@pytest.mark.parametrize("what", ["calls", "time"])
+def test_a_percentage_is_a_limit_more_than_it_fails(runs, tmp_path, what):
+    """+10% exactly is within a 10% limit (the README: "more than 10%
+    more" fails); one call or a 9% limit more is past it."""
+    normal = runs["NORMAL"][1]
+    was, now = scaled(normal, tmp_path / "was.json", 10), scaled(normal, tmp_path / "now.json", 11)
+    limit = f"--max-{what}-increase"
+    r = compare(f"{limit}=10%", was, now)
+    assert r.returncode == 0, r.why
+    r = compare(f"{limit}=9%", was, now)
+    assert r.returncode == 1, r.why
+    if what == "calls":
+        r = compare(f"{limit}=10%", was, scaled(normal, tmp_path / "more.json", 11, 1))
+        assert r.returncode == 1, r.why
 
 
 def bad(tmp_path, *args):

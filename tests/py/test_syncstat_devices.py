@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 
 from conftest import ROOT, cmdline, run
-from test_syncstat import SCHEMA, SYNCSTAT, slot, write_records
+from helpers import SCHEMA, SYNCSTAT, slot, write_records
 
 FSYNC = [("syscalls:sys_enter_fsync", None)]
 N = 40
@@ -81,6 +81,7 @@ def test_the_text_report_tells_the_disk_and_the_share(scratch, tmp_path):
     assert "what others did with it during the run is in them too" in text
 
 
+@pytest.mark.root
 def test_a_file_on_tmpfs_has_no_block_device(tmp_path):
     """The JSON names the file system and no disk; the text, kept and
     reported again later, says "no block device"."""
@@ -131,6 +132,7 @@ def test_a_loop_device_counts_on_the_disk_under_its_file(loop_mount, tmp_path):
     assert d["tree_calls"] == 10
 
 
+@pytest.mark.root
 def test_sys_hidden_leaves_the_attribution_unavailable(scratch, tmp_path):
     """/sys hidden in a mount namespace: the run and the report go on, and
     say the attribution is unavailable; beside it, the same run with /sys."""
@@ -232,6 +234,7 @@ def test_a_linked_sample_file_is_not_followed(tmp_path):
     assert b"devices: a symbolic link, not followed" in r.stderr
 
 
+@pytest.mark.slow
 def test_a_long_run_is_sampled_every_few_seconds(scratch, tmp_path):
     """The launcher samples while it waits (every 2 s), from a timer that is
     its own: the command starts with no timer and SIGALRM's default."""
@@ -296,6 +299,7 @@ exit $rc
 """
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("sysfs", ["loop", "fifo", "fed"])
 def test_a_crafted_sys_does_not_hang_the_run(scratch, tmp_path, sysfs):
     """Devices made of each other (the walk would grow tenfold a level), a

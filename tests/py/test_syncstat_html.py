@@ -11,54 +11,16 @@ import shutil
 import struct
 import subprocess
 import tempfile
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
 from conftest import TESTS, cmdline, require, run
-from test_syncstat import HEADER, SLOT, SYNCSTAT
+from helpers import HEADER, SLOT, SYNCSTAT, browse
+
+pytestmark = [pytest.mark.browser]
 
 EVENTS = [("syscalls:sys_enter_fsync", None), ("syscalls:sys_enter_fdatasync", None)]
-
-
-class Dom(HTMLParser):
-    """The rendered DOM's elements (tag, attributes, id path) and its text."""
-
-    def __init__(self, text):
-        super().__init__(convert_charrefs=True)
-        self.tags, self.text, self.ids = [], [], []
-        self.feed(text)
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append((tag, dict(attrs)))
-
-    def handle_data(self, data):
-        self.text.append(data)
-
-    def count(self, tag, **attrs):
-        return sum(1 for t, a in self.tags
-                   if t == tag and all(a.get(k) == v for k, v in attrs.items()))
-
-    def all_text(self):
-        return "".join(self.text)
-
-
-def browse(page, tmp_path, screenshot=None):
-    """Chromium's rendered DOM of page, and what its console said."""
-    chromium = require("chromium")
-    base = [chromium, "--headless", "--no-sandbox", "--disable-gpu",
-            f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0"]
-    cmd = base + ["--dump-dom", f"file://{page}"]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, cmdline(cmd) + r.stderr[-2000:]
-    console = [l for l in r.stderr.splitlines() if ":CONSOLE" in l]
-    if screenshot:
-        shot = base + ["--window-size=1100,2400", f"--screenshot={screenshot}",
-                       f"file://{page}"]
-        subprocess.run(shot, capture_output=True, timeout=120, check=True)
-        assert screenshot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    return Dom(r.stdout), console
 
 
 def safe(dom):

@@ -11,8 +11,7 @@ import jsonschema
 import pytest
 
 from conftest import TESTS, cmdline, require
-from test_syncstat import SCHEMA, SYNCSTAT, slot, write_records
-from test_syncstat_html import browse
+from helpers import SCHEMA, SYNCSTAT, browse, slot, write_records
 
 ZERO = b" 0" * 17
 
@@ -158,6 +157,7 @@ def test_report_errors_name_what_was_given(given, says):
     assert r.returncode == 125 and r.stderr == says, r.why
 
 
+@pytest.mark.browser
 def test_html_says_what_the_text_says(tmp_path):
     """The page holds the text report's sentences: "eatmydata would answer",
     min latency, the audit's explanations, the device's share and figures."""

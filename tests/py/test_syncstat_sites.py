@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cmdline, require
-from test_syncstat import HEADER, SYNCSTAT
+from helpers import HEADER, SYNCSTAT
 
 SOURCE = r'''
 #include <fcntl.h>

@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: MIT
-"""Plain `eatmydata CMD` eats every program of the tree, whoever starts it
-(a shell, make, Python's subprocess and posix_spawn, go test, a 32-bit
-process) and whatever it is (static, Go, 32- or 64-bit); only those pay for
-the seccomp filter, and a set-user-ID program beside them keeps its
-privilege."""
+"""When the seccomp filter is on and who pays for it: only the programs no
+preloaded library sees, --seccomp's modes, one listener in a tree (eatmydata
+within eatmydata); the supervisor started when first needed and serving its
+user alone (planted launchers, another user's socket, a chroot without
+/proc, a Landlock domain, a killed supervisor); a failed exec or spawn as
+natively, and a set-user-ID program beside them keeps its privilege."""
 import contextlib
 import ctypes
 import os
@@ -12,108 +13,11 @@ import shutil
 import stat
 import subprocess
 import tempfile
-import textwrap
 
 import pytest
 
-from conftest import EATMYDATA, TESTS, cmdline, eaten, run, tool
-
-SYNCS = [("ext4:ext4_sync_file_enter", None), ("ext4:ext4_sync_fs", None),
-         ("ext4:ext4_writepages", None)]
-STATIC = {"static": TESTS / "entry-static", "static32": TESTS / "entry32-static"}
-
-
-def starters(prog, d, args=None):
-    """The ways a process of the tree starts `prog fsync d` (or prog with
-    `args`)."""
-    args = [str(prog), *(args or ["fsync", str(d)])]
-    py = ("import os, subprocess, sys\n"
-          "a = sys.argv[2:]\n"
-          "if sys.argv[1] == 'spawn':\n"
-          "    os.waitpid(os.posix_spawn(a[0], a, os.environ), 0)\n"
-          "else:\n"
-          "    subprocess.run(a, check=True)\n")
-    makefile = d / "Makefile"
-    makefile.write_text(f"all:\n\t{' '.join(args)}\n")
-    return {
-        "sh": ["sh", "-c", " ".join(args) + "; true"],
-        "bash": ["bash", "-c", " ".join(args) + "; true"],
-        "make": ["make", "-s", "-f", str(makefile)],
-        "python-subprocess": ["python3", "-c", py, "run", *args],
-        "python-posix_spawn": ["python3", "-c", py, "spawn", *args],
-        "32-bit parent": [TESTS / "entry32", "exec-execv", d],
-    }
-
-
-@pytest.mark.parametrize("kind,starter", [
-    (kind, starter) for kind in STATIC
-    for starter in ["sh", "bash", "make", "python-subprocess", "python-posix_spawn"]
-] + [("static", "32-bit parent")])  # entry32 starts the 64-bit entry-static
-def test_static_program_started_by(scratch, kind, starter):
-    cmd = starters(STATIC[kind], scratch)[starter]
-    native = run(cmd, events=SYNCS)
-    assert native.syncs > 0, native.why()
-    under = eaten(cmd, events=SYNCS)
-    assert under.returncode == 0 and under.syncs == 0, under.why()
-
-
-@pytest.mark.parametrize("starter", ["sh", "make", "python-posix_spawn"])
-def test_go_program_started_by(go_program, scratch, starter):
-    """Its 21 fsyncs of f (its O_SYNC open of f.sync: below)."""
-    cmd = starters(go_program, scratch, [str(scratch / "f"), "20"])[starter]
-    events = syncs_of(scratch / "f")
-    native = run(cmd, events=events, system_wide=True)
-    assert native.syncs >= 21, native.why()
-    under = eaten(cmd, events=events, system_wide=True)
-    assert under.syncs == 0 and under.stdout == "ok\n", under.why()
-
-
-def landlock_enabled():
-    import ctypes
-    return ctypes.CDLL(None).syscall(444, None, 0, 1) > 0
-
-
-@pytest.mark.xfail(landlock_enabled(), strict=True,
-                   reason="with Landlock in the kernel, nothing is opened for a filter a process "
-                          "of the tree installed (a domain may predate it): its O_SYNC open syncs "
-                          "(README, What it cannot reach)")
-def test_o_sync_open_of_a_program_started_by_the_tree(go_program, scratch):
-    cmd = ["sh", "-c", f"{go_program} {scratch / 'f'} 0"]
-    events = syncs_of(scratch / "f.sync")
-    native = run(cmd, events=events, system_wide=True)
-    assert native.syncs >= 1, native.why()
-    under = eaten(cmd, events=events, system_wide=True)
-    assert under.syncs == 0, under.why()
-
-
-def test_go_test_of_a_package_that_fsyncs(tmp_path, scratch):
-    """`go test`: the go command, the compiler and the test binary are Go
-    programs, started by each other."""
-    go = tool("go")
-    assert go, "go is not installed (.ci/run installs it)"
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (pkg / "go.mod").write_text("module example.com/pkg\n\ngo 1.19\n")
-    (pkg / "sync_test.go").write_text(textwrap.dedent(f"""\
-        package pkg
-
-        import ("os"; "testing")
-
-        func TestSync(t *testing.T) {{
-        \tf, err := os.Create("{scratch}/go-test")
-        \tif err != nil {{ t.Fatal(err) }}
-        \tfor i := 0; i < 20; i++ {{
-        \t\tf.Write([]byte("x"))
-        \t\tif err := f.Sync(); err != nil {{ t.Fatal(err) }}
-        \t}}
-        }}
-        """))
-    env = {"GOCACHE": str(tmp_path / "cache"), "GOPATH": str(tmp_path / "gopath"),
-           "GOFLAGS": "-count=1", "CGO_ENABLED": "0", "HOME": str(tmp_path)}
-    native = run([go, "test", "./..."], cwd=pkg, env=env, events=SYNCS)
-    assert native.counts["ext4:ext4_sync_file_enter"] >= 20, native.why()
-    under = eaten([go, "test", "./..."], cwd=pkg, env=env, events=SYNCS)
-    assert under.returncode == 0 and under.counts["ext4:ext4_sync_file_enter"] == 0, under.why()
+from conftest import EATMYDATA, TESTS, cmdline, eaten, run
+from helpers import FS_SYNCS, STATIC
 
 
 def seccomp_status(prefix):
@@ -142,6 +46,7 @@ STARTED = [("task:task_newtask", None), ("syscalls:sys_enter_socket", None),
            ("syscalls:sys_enter_mkdir", None), ("syscalls:sys_enter_mkdirat", None)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cmd", [["/bin/true"], ["sh", "-c", "/bin/true; /bin/true"],
                                  ["python3", "-c", "import subprocess; subprocess.run('true')"]],
                          ids=["true", "sh", "python"])
@@ -163,7 +68,7 @@ def test_nothing_is_started_when_no_program_needs_the_filter(cmd, scratch):
 
 def test_seccomp_off_leaves_static_programs_alone(scratch):
     cmd = ["sh", "-c", f"{STATIC['static']} fsync {scratch}"]
-    off = run([EATMYDATA, "--seccomp=off", *cmd], events=SYNCS)
+    off = run([EATMYDATA, "--seccomp=off", *cmd], events=FS_SYNCS)
     assert off.syncs > 0, off.why()
 
 
@@ -194,45 +99,11 @@ def test_unprivileged_tree_keeps_setuid_and_eats_static(public):
     privilege (no no_new_privs where no filter is), while the static program
     started next to it is eaten."""
     script = f"{public}/euid; {STATIC['static']} fsync {public}/w"
-    native = run([*NOBODY, "sh", "-c", script], events=SYNCS)
+    native = run([*NOBODY, "sh", "-c", script], events=FS_SYNCS)
     assert native.stdout == "0\n" and native.syncs > 0, native.why()
-    under = run([*NOBODY, EATMYDATA, "sh", "-c", script], events=SYNCS)
+    under = run([*NOBODY, EATMYDATA, "sh", "-c", script], events=FS_SYNCS)
     assert under.returncode == 0 and under.stdout == "0\n", under.why()
     assert under.syncs == 0, under.why()
-
-
-def syncs_of(path):
-    """The file's own syncs, wherever the kernel makes them (AIO's fsync
-    runs in a kernel worker, io_uring's in the ring's threads)."""
-    path.touch()
-    return [("ext4:ext4_sync_file_enter", f"ino == {path.stat().st_ino}")]
-
-
-@pytest.mark.parametrize("prog,args,target", [
-    ("uring-sync", [], "data"),
-    ("uring-sync", ["-s"], "data"),  # SQPOLL: a ring the kernel polls
-    ("aio-submit", [], "aio"),
-    ("aio-submit-static", [], "aio"),
-], ids=["io_uring", "io_uring SQPOLL", "Linux AIO", "Linux AIO, static"])
-def test_asynchronous_requests(scratch, prog, args, target):
-    """Rings and AIO contexts of dynamically linked programs too: the same
-    completions as natively, none of the syncs."""
-    cmd = [TESTS / prog, *args, scratch]
-    events = syncs_of(scratch / target)
-    native = run(cmd, events=events, system_wide=True)
-    assert native.syncs > 0, native.why()
-    under = eaten(cmd, events=events, system_wide=True)
-    assert under.syncs == 0, under.why()
-    assert under.stdout == native.stdout, under.why()
-
-
-def test_posix_aio_fsync(scratch):
-    """glibc's aio_fsync, whose helper thread calls fsync inside libc."""
-    cmd = [TESTS / "aio", scratch / "f"]
-    native = run(cmd, events=syncs_of(scratch / "f"), system_wide=True)
-    assert native.syncs == 1, native.why()
-    under = eaten(cmd, events=syncs_of(scratch / "f"), system_wide=True)
-    assert under.syncs == 0 and under.stdout == native.stdout, under.why()
 
 
 def test_static_set_user_id_program_keeps_its_privilege(public):
@@ -242,12 +113,13 @@ def test_static_set_user_id_program_keeps_its_privilege(public):
     exe = os.path.join(public, "euid-static")
     subprocess.run(["cc", "-static", "-o", exe, src], check=True)
     os.chmod(exe, 0o4755)
-    native = run([*NOBODY, "sh", "-c", exe], events=SYNCS)
+    native = run([*NOBODY, "sh", "-c", exe], events=FS_SYNCS)
     assert native.stdout == "0\n", native.why()
-    under = run([*NOBODY, EATMYDATA, "sh", "-c", exe], events=SYNCS)
+    under = run([*NOBODY, EATMYDATA, "sh", "-c", exe], events=FS_SYNCS)
     assert under.stdout == "0\n", under.why()
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("how", ["posix_spawn", "exec"])
 @pytest.mark.parametrize("owner", ["nobody", "root"])
 def test_planted_launcher_is_never_run(public, tmp_path, how, owner):
@@ -270,7 +142,7 @@ def test_planted_launcher_is_never_run(public, tmp_path, how, owner):
              if how == "posix_spawn" else "subprocess.run(sys.argv[2:])")
     py = ("import os, subprocess, sys; os.environ['EATMYDATA_SECCOMP_EXEC'] = sys.argv[1]; "
           + spawn)
-    r = eaten(["python3", "-c", py, evil, prog, "fsync", tmp_path], events=SYNCS)
+    r = eaten(["python3", "-c", py, evil, prog, "fsync", tmp_path], events=FS_SYNCS)
     assert not os.path.exists(marker), r.why()
     assert r.syncs > 0, r.why()  # the program ran, unfiltered
 
@@ -306,6 +178,7 @@ print(listeners)
 """
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("victim", ["root", "12345"])
 @pytest.mark.parametrize("backlog", ["full", "ready"])
 def test_another_users_socket_at_the_supervisors_name(public, victim, backlog):
@@ -329,7 +202,7 @@ def test_another_users_socket_at_the_supervisors_name(public, victim, backlog):
                                            "--clear-groups", "--"]
         cmd = [*who, "sh", "-c", f"{STATIC['static']} fsync {public}/w && echo ran"]
         try:
-            r = run(cmd, env=env, events=SYNCS, timeout=30)
+            r = run(cmd, env=env, events=FS_SYNCS, timeout=30)
         except subprocess.TimeoutExpired:
             pytest.fail("hangs: " + cmdline(cmd, env))
         assert r.stdout == "ran\n" and r.syncs == 0, r.why()
@@ -349,6 +222,7 @@ print(repr(c.recv(1)))
 """
 
 
+@pytest.mark.root
 def test_a_supervisor_serves_its_user_alone(public):
     """A process of another user connects to root's running supervisor (its
     name is in /proc/net/unix): it is not answered, so could hand it no
@@ -395,6 +269,7 @@ def opens_of(path):
         os.close(fd)
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("kind", ["fifo", "device"])
 @pytest.mark.parametrize("how", ["launcher", "sh", "python-posix_spawn", "fexecve"])
 def test_exec_of_a_fifo_or_device_opens_nothing(tmp_path, kind, how):
@@ -421,23 +296,6 @@ def test_exec_of_a_fifo_or_device_opens_nothing(tmp_path, kind, how):
         assert opens() == 0, cmdline(eaten_cmd)
     assert (under.returncode, under.stdout) == (native.returncode, native.stdout), \
         cmdline(eaten_cmd) + under.stderr
-
-
-@pytest.mark.parametrize("before", [True, False], ids=["supervisor running", "none running"])
-def test_static_program_in_a_chroot_without_proc(tmp_path, scratch, before):
-    """A chroot with no /proc yet (a debootstrap's first stage): the program
-    is looked at by name, and eaten by the run's supervisor if one runs (a
-    static program before it started it); none can be started in there
-    (no launcher, no /proc): then it runs unfiltered, and syncs."""
-    jail = tmp_path / "jail"
-    (jail / "w").mkdir(parents=True)
-    shutil.copy(STATIC["static"], jail / "static")
-    first = f"{STATIC['static']} fsync {scratch} && " if before else ""
-    cmd = ["sh", "-c", f"{first}chroot {jail} /static fsync /w && echo ran"]
-    native = run(cmd, events=SYNCS)
-    assert native.syncs > 0, native.why()
-    under = eaten(cmd, events=SYNCS)
-    assert under.stdout == "ran\n" and (under.syncs == 0) == before, under.why()
 
 
 # A set-user-ID root program that says what it runs as and under.
@@ -489,6 +347,7 @@ def failing_static(public):
     yield progs
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("who", ["nobody", "root"])
 @pytest.mark.parametrize("why", ["EACCES", "ENOEXEC", "E2BIG", "E2BIG-string", "noexec",
                                  "ENOENT"])
@@ -512,23 +371,6 @@ def test_failed_exec_leaves_the_process_as_it_was(public, failing_static, who, w
         r = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True,
                            text=True, timeout=120)
         assert r.stdout == expected, cmdline(["unshare", "-m", "sh", "-c", script]) + r.stderr
-
-
-def test_static_program_with_arguments_near_the_limit(scratch):
-    """Arguments that the kernel copies, within 8 pages of its limit (a
-    quarter of the stack limit, here): the program is eaten all the same."""
-    script = ("import os, resource, subprocess, sys\n"
-              "limit = min(6 << 20, resource.getrlimit(resource.RLIMIT_STACK)[0] // 4)\n"
-              "env = sum(len(k) + len(v) + 2 + 8 for k, v in os.environ.items())\n"
-              "room = limit - env - 8 * 4096\n"
-              "args = ['x' * 4000] * (room // 4009)\n"
-              "subprocess.run([sys.argv[1], 'fsync-twice', sys.argv[2], *args], check=True,\n"
-              "               input=b'\\n')\n")
-    cmd = ["python3", "-c", script, TESTS / "hostile-static", scratch / "f"]
-    native = run(cmd, events=SYNCS)
-    assert native.syncs > 0, native.why()
-    under = eaten(cmd, events=SYNCS)
-    assert under.syncs == 0, under.why()
 
 
 @pytest.mark.parametrize("how", ["C", "python"])
@@ -570,7 +412,7 @@ def test_supervisor_in_a_chroot_without_proc(tmp_path):
     build = EATMYDATA.parent.parent
     cmd = ["unshare", "-m", "sh", "-c", JAIL_WITH_LAUNCHER, jail, build,
            EATMYDATA, "chroot", jail, "/static", "fsync", "/w"]
-    r = run(cmd, events=SYNCS)
+    r = run(cmd, events=FS_SYNCS)
     assert r.syncs > 0, r.why()
 
 
@@ -581,9 +423,9 @@ def test_landlock_before_the_filter_is_kept():
     /etc/shadow stays out of reach, O_SYNC or not."""
     cmd = [TESTS / "hostile", "landlock-exec", TESTS / "hostile-static", "open-sync",
            "/etc/shadow"]
-    native = run(cmd, events=SYNCS)
+    native = run(cmd, events=FS_SYNCS)
     assert native.stdout == "plain EACCES\nsync EACCES\n", native.why()
-    under = run([EATMYDATA, "--on-behalf=on", *cmd], events=SYNCS)
+    under = run([EATMYDATA, "--on-behalf=on", *cmd], events=FS_SYNCS)
     assert under.stdout == native.stdout, under.why()
 
 
@@ -610,7 +452,60 @@ def test_an_unusable_tmpdir_costs_nothing(scratch, tmpdir):
     """The supervisor needs no directory: with TMPDIR unusable, a static
     program is eaten."""
     cmd = ["sh", "-c", f"{STATIC['static']} fsync {scratch} && echo ran"]
-    native = run(cmd, events=SYNCS)
+    native = run(cmd, events=FS_SYNCS)
     assert native.syncs > 0, native.why()
-    under = eaten(cmd, env={"TMPDIR": tmpdir}, events=SYNCS)
+    under = eaten(cmd, env={"TMPDIR": tmpdir}, events=FS_SYNCS)
     assert under.stdout == "ran\n" and under.syncs == 0, under.why()
+
+
+def status_field(field, args, user=None):
+    prefix = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"] \
+        if user else []
+    r = subprocess.run(prefix + [*args, "grep", f"^{field}:", "/proc/self/status"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.split()[1]
+
+
+@pytest.mark.root
+def test_when_the_filter_is_on(shared_lib):
+    emd = str(shared_lib / "bin" / "eatmydata")
+    # auto: a dynamically linked program is reached by the library alone.
+    assert status_field("Seccomp", [emd]) == "0"
+    assert status_field("Seccomp", [emd, "--seccomp=on"]) == "2"
+    assert status_field("Seccomp", [emd, "--seccomp=off"]) == "0"
+    # no_new_privs only where it is needed: an unprivileged user.
+    assert status_field("NoNewPrivs", [emd, "--seccomp=on"]) == "0"
+    assert status_field("NoNewPrivs", [emd, "--seccomp=on"], user=True) == "1"
+    assert status_field("NoNewPrivs", [emd], user=True) == "0"
+
+
+def test_no_io_uring():
+    assert subprocess.run([EATMYDATA, "--seccomp=on", TESTS / "uring"], capture_output=True,
+                          text=True).stdout == "ok\n"
+    assert subprocess.run([EATMYDATA, "--seccomp=on", "--no-io-uring", TESTS / "uring"],
+                          capture_output=True, text=True).stdout == "ENOSYS\n"
+
+
+def test_bad_mode():
+    r = subprocess.run([EATMYDATA, "--seccomp=maybe", "true"], capture_output=True, text=True)
+    assert r.returncode == 125
+    assert r.stderr == "eatmydata: --seccomp takes auto, on or off, not 'maybe'\n"
+
+
+def test_eatmydata_within_eatmydata(scratch):
+    """A tree may hold only one seccomp listener: the inner eatmydata
+    (image build scripts call it again) ran nothing and exited 125.  Its
+    "auto" now runs the command under the outer supervisor, which eats; an
+    explicit --seccomp=on says why it cannot."""
+    cmd = [TESTS / "entry-static", "fsync", scratch]
+    native = run(cmd)
+    assert native.syncs > 0, native.why()
+    nested = run([EATMYDATA, "--seccomp=on", EATMYDATA, *cmd])
+    assert nested.returncode == 0 and nested.syncs == 0, nested.why()
+    r = subprocess.run([EATMYDATA, "--seccomp=on", EATMYDATA, "--seccomp=on", *cmd],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 125
+    assert r.stderr == ("eatmydata: cannot install the seccomp filter: the process is under "
+                        "one with a supervisor already (an outer eatmydata --seccomp, or a "
+                        "container's)\n")

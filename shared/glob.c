@@ -4,7 +4,8 @@
  * fnmatch(3) may allocate in a multibyte locale, and this runs inside any
  * program at any time, so the library has its own small matcher.
  */
-#include "emd.h"
+#define _GNU_SOURCE 1 /* strchrnul */
+#include "globs.h"
 
 #include <string.h>
 

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
-"""Robust start: the first intercepted call may come from another library's
-constructor, before ours, from several threads; other preloaded libraries
-(allocators, libfaketime, nocache) may sit before or after us."""
+"""Our library among other preloads: the first intercepted call may come
+from another library's constructor, before ours, from several threads;
+other preloaded libraries (allocators, libfaketime, nocache) may sit before
+or after us."""
 import os
 import subprocess
 from pathlib import Path
@@ -48,6 +49,7 @@ def test_durability_from_a_constructor(scratch, ours_first):
     assert (scratch / "f").read_text() == "x" * 8
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("other", OTHERS)
 @pytest.mark.parametrize("ours_first", [True, False])
 def test_alongside_other_preloads(scratch, other, ours_first):

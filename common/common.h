@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* common.h -- what the launchers share: messages, finding the preload
+/* common.h -- what the tools share (the launchers, the seccomp supervisor,
+ * the report and crashtest's engine): messages, finding the preload
  * library, and running the command the way env(1) does.
  */
 #ifndef EMD_COMMON_H

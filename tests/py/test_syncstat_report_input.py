@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 
 from conftest import EATMYDATA, TESTS, cmdline
-from test_syncstat import HEADER, SCHEMA, SLOT, SYNCSTAT, slot, write_records
+from helpers import HEADER, SCHEMA, SLOT, SYNCSTAT, slot, write_records
 
 
 def report(d, *args, timeout=60):
@@ -126,6 +126,7 @@ def million_records(d, audit):
     finished(d)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("audit", [False, True], ids=["report", "audit"])
 def test_a_million_records_take_linear_time(tmp_path, audit):
     """Grouping and the audit compared every record with every other: 16k
