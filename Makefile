@@ -90,10 +90,13 @@ $(B)/obj32/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) -m32 $(CPPFLAGS) $(LIB_CFLAGS) $(LIB_INC) -c $< -o $@
 
-# hirestimes wraps no exec: preload/exec_list.c is for the others.
+# hirestimes wraps no exec: preload/exec_list.c is for the others.  nocache
+# puts a static or Go program under the seccomp filter as libeatmydata does.
+NOCACHE_SHARED = shared/elf_kind.c shared/filter.c shared/rendezvous.c
 define preload_library
 $(1)_SRC = $$(filter-out $$(if $$(filter hirestimes,$(1)),preload/exec_list.c),\
-	$$(wildcard lib$(1)/*.c preload/*.c $$(if $$(filter eatmydata,$(1)),shared/*.c)))
+	$$(wildcard lib$(1)/*.c preload/*.c $$(if $$(filter eatmydata,$(1)),shared/*.c))) \
+	$$(if $$(filter nocache,$(1)),$$(NOCACHE_SHARED))
 LIBS += $(LIBDIR64)/lib$(1).so $(if $(LIB32),$(LIBDIR32)/lib$(1).so)
 
 $(LIBDIR64)/lib$(1).so: $$($(1)_SRC:%.c=$(B)/obj64/%.o)
@@ -125,8 +128,9 @@ TEST_BINS = $(TEST_C:tests/c/%.c=$(B)/tests/%) \
 		$(B)/tests/ioprobe32) \
 	$(B)/tests/libctor.so $(B)/tests/entry-static $(B)/tests/probe-static \
 	$(B)/tests/hostile-static $(B)/tests/aio-submit-static $(B)/tests/sigchld-static \
+	$(B)/tests/fsyncs-static $(B)/tests/uring-fsyncs-static $(B)/tests/rw-static \
 	$(if $(LIB32),$(B)/tests/entry32-static $(B)/tests/probe32-static \
-		$(B)/tests/bigopen32-static)
+		$(B)/tests/bigopen32-static $(B)/tests/fsyncs32-static)
 
 all: $(BINS) $(LIBS)
 libs: $(LIBS)
@@ -152,7 +156,8 @@ JSON_LIBS ?= -ljansson
 DW_LIBS ?= -ldl
 LAUNCH_LIBS = -Wl,--as-needed $(JSON_LIBS)
 $(B)/bin/eatmydata: $(B)/cli/common/sync_on_exit.o $(REPORT_OBJS) $(SECCOMP_OBJS)
-$(B)/bin/syncstat: $(REPORT_OBJS)
+$(B)/bin/syncstat: $(B)/cli/common/sync_on_exit.o $(REPORT_OBJS) $(SECCOMP_OBJS)
+$(B)/bin/nocache: $(B)/cli/common/sync_on_exit.o $(SECCOMP_OBJS)
 $(B)/bin/eatmydata $(B)/bin/syncstat: LAUNCH_LIBS += $(DW_LIBS)
 $(B)/bin/crashtest: $(CRASHTEST_OBJS)
 $(B)/bin/%: $(B)/cli/launch/%.o $(LAUNCH_OBJS)
@@ -164,7 +169,8 @@ $(B)/tests/%: tests/c/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) -o $@ $< -lpthread -lrt $(TEST_LIBS)
 
-$(B)/tests/uring-sync $(B)/tests/uring-rings: TEST_LIBS = -luring
+$(B)/tests/uring-sync $(B)/tests/uring-rings $(B)/tests/uring-fsyncs: TEST_LIBS = -luring
+$(B)/tests/uring-fsyncs-static: TEST_LIBS = -luring
 $(B)/tests/requests $(B)/tests/ctcalls: CPPFLAGS += -Iinclude
 $(B)/tests/entry $(B)/tests/entry32 $(B)/tests/entry-fortify $(B)/tests/entry-static \
 	$(B)/tests/entry32-static: CPPFLAGS += -Iinclude
@@ -175,7 +181,7 @@ $(B)/tests/%-fortify: tests/c/%.c
 
 $(B)/tests/%-static: tests/c/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -static -o $@ $< -lpthread
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -static -o $@ $< -lpthread $(TEST_LIBS)
 
 $(B)/tests/%32-static: tests/c/%.c
 	@mkdir -p $(@D)
@@ -254,7 +260,11 @@ $(B)/bench/syscalls: bench/syscalls.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -static -o $@ $<
 
-bench: all $(FLOOR) $(B)/bench/openclose $(B)/bench/syscalls
+$(B)/bench/fsyncs-static: tests/c/fsyncs.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -static -o $@ $<
+
+bench: all $(FLOOR) $(B)/bench/openclose $(B)/bench/syscalls $(B)/bench/fsyncs-static
 	$(PYTHON) bench/bench.py
 
 # The libraries as Debian lays out libeatmydata1: lib<tool>.so.1 (the

@@ -356,6 +356,98 @@ def seccomp_bench(top):
               f"{ratio(t, 'eatmydata', 'native'):.3f} |", flush=True)
 
 
+def supervised_syncstat_bench(top, calls=100000, runs=5):
+    """syncstat on programs the library cannot reach (a static C program, a
+    Go one), timed by the supervisor: the cost per durability call beyond
+    native, against strace -f -c's, and the system calls of the whole tree
+    (supervisor included) per durability call; then what the filter costs a
+    static program's other calls (getppid), which the supervisor never sees."""
+    go = shutil.which("go") or shutil.which("go", path="/usr/local/go/bin")
+    gexe = top / "fsync-go"
+    subprocess.run([go, "build", "-o", gexe, ROOT / "tests" / "go" / "fsync.go"], check=True,
+                   env=dict(os.environ, CGO_ENABLED="0", GOCACHE=str(top / "gocache")))
+    shm = Path(tempfile.mkdtemp(prefix="emd-bench-", dir="/dev/shm"))
+    syncstat = [str(BUILD / "bin" / "syncstat"), "--output=/dev/null", "--"]
+    strace = ["strace", "-f", "-c", "-o", "/dev/null"]
+    progs = {f"static C: {calls} x write+fdatasync on tmpfs":
+             [BUILD / "bench" / "fsyncs-static", shm / "f", calls, "fdatasync"],
+             f"Go: {calls} x write+fsync on tmpfs": [gexe, shm / "g", calls]}
+    print(f"\nsyncstat through the supervisor (programs the library cannot reach), "
+          f"median of {runs} interleaved runs; per call = (time - native) / calls; system "
+          "calls of the whole tree beyond native, per call (perf stat -e raw_syscalls:sys_enter):\n")
+    print("| program | native s | syncstat s | strace -f -c s | syncstat per call us | "
+          "strace per call us | strace / syncstat | syscalls per call |\n"
+          "|---|---:|---:|---:|---:|---:|---:|---:|")
+    every = [("raw_syscalls:sys_enter", None)]
+    try:
+        for name, cmd in progs.items():
+            cmd = [str(c) for c in cmd]
+            t = per_run({"native": cmd, "syncstat": syncstat + cmd, "strace": strace + cmd}, runs)
+            n = {m: tree_counts(c, 3)[0] for m, c in [("native", cmd), ("syncstat", syncstat + cmd)]}
+            ours, theirs = (t["syncstat"] - t["native"]) / calls, (t["strace"] - t["native"]) / calls
+            print(f"| {name} | {t['native'] / 1000:.3f} | {t['syncstat'] / 1000:.3f} | "
+                  f"{t['strace'] / 1000:.3f} | {ours * 1000:.2f} | {theirs * 1000:.2f} | "
+                  f"{theirs / ours:.1f} | {(n['syncstat'] - n['native']) / calls:.2f} |",
+                  flush=True)
+        cmd = [str(BUILD / "bench" / "syscalls"), "getppid", "1000000"]
+        t = per_run({"native": cmd, "syncstat": syncstat + cmd}, runs)
+        print(f"\nA static program's other calls under syncstat (1,000,000 x getppid, filtered, "
+              f"never notified): native {t['native']:.0f} ms, syncstat {t['syncstat']:.0f} ms, "
+              f"{t['syncstat'] - t['native']:.0f} ns per call (the filter, and the launcher's "
+              "start once).")
+    finally:
+        shutil.rmtree(shm, ignore_errors=True)
+
+
+def etcd_bench(top, puts=100, runs=3):
+    """etcd (Debian's, cgo Go: under the filter) under syncstat against
+    native: the wall time of 100 etcdctl puts, each waiting for its WAL's
+    fdatasync."""
+    import signal
+    import socket
+    etcd, etcdctl = tool("etcd"), tool("etcdctl")
+    if not etcd or not etcdctl:
+        print("\netcd: not installed (etcd-server, etcd-client), no row")
+        return
+
+    def once(wrapper):
+        socks = [socket.socket() for _ in range(2)]
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        client, peer = (s.getsockname()[1] for s in socks)
+        for s in socks:
+            s.close()
+        d = Path(tempfile.mkdtemp(dir=top))
+        p = subprocess.Popen([*wrapper, etcd, "--name", "b", "--data-dir", d / "data",
+                              "--listen-client-urls", f"http://127.0.0.1:{client}",
+                              "--advertise-client-urls", f"http://127.0.0.1:{client}",
+                              "--listen-peer-urls", f"http://127.0.0.1:{peer}",
+                              "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
+                              "--initial-cluster", f"b=http://127.0.0.1:{peer}"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        ctl = [etcdctl, f"--endpoints=127.0.0.1:{client}"]
+        while subprocess.run([*ctl, "endpoint", "health"], capture_output=True).returncode:
+            time.sleep(0.05)
+        t0 = time.perf_counter()
+        for i in range(puts):
+            subprocess.run([*ctl, "put", f"k{i}", "v"], check=True, capture_output=True)
+        elapsed = time.perf_counter() - t0
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=30)
+        shutil.rmtree(d, ignore_errors=True)
+        return elapsed
+
+    wrappers = {"native": [], "syncstat": [str(BUILD / "bin" / "syncstat"), "--output=/dev/null",
+                                           "--"]}
+    t = {m: [] for m in wrappers}
+    for _ in range(runs):
+        for m in random.sample(list(wrappers), 2):
+            t[m].append(once(wrappers[m]))
+    print(f"\netcd: {puts} etcdctl puts, median of {runs} interleaved runs: native "
+          f"{statistics.median(t['native']):.3f} s, syncstat {statistics.median(t['syncstat']):.3f} s "
+          f"({ratio(t, 'syncstat', 'native'):.3f} x)")
+
+
 def evict(path):
     fd = os.open(path, os.O_RDONLY)
     os.fsync(fd)
@@ -500,6 +592,13 @@ def main():
         return launcher_rows()
     if sys.argv[1:] == ["crashtest"]:
         return crashtest_only()
+    if sys.argv[1:] == ["syncstat"]:
+        top = Path(tempfile.mkdtemp(prefix="emd-bench-", dir="/tmp"))
+        try:
+            supervised_syncstat_bench(top)
+            return etcd_bench(top)
+        finally:
+            shutil.rmtree(top, ignore_errors=True)
     top = Path(tempfile.mkdtemp(prefix="emd-bench-", dir="/tmp"))
     top.chmod(0o755)
     try:
@@ -551,6 +650,8 @@ def main():
         default_vs_off(top, libs, workloads)
         seccomp_bench(top)
         syncstat_bench(top, libs, [w for w in workloads if not w[0].startswith("initdb")])
+        supervised_syncstat_bench(top)
+        etcd_bench(top)
         nocache_bench(top)
         nocache_write_bench(top)
         start_cost()

@@ -9,8 +9,9 @@
 
 /* Does the program open at fd make durability requests where no preloaded
  * library sees them: statically linked (no ELF interpreter, 64- or 32-bit),
- * built by Go (a Go build ID note), or dynamic and naming liburing or
- * aio_fsync?  0 for scripts, other dynamic programs, anything unreadable,
+ * built by Go (a Go build ID note), dynamic with a loader that is not
+ * glibc's (musl's: it does not load our library), or dynamic and naming
+ * liburing, libaio or aio_fsync?  0 for scripts, other dynamic programs, anything unreadable,
  * and what the kernel would not load here (another machine, an
  * interpreter missing or not allowed to run): an exec that is to fail
  * must fail in a process left as it was.  Uses pread(2) alone, and

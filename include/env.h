@@ -35,6 +35,11 @@
 #define EMD_ENV_SECCOMP_EXEC "EATMYDATA_SECCOMP_EXEC"
 #define EMD_ENV_NO_IO_URING "EATMYDATA_NO_IO_URING"
 
+/* The tool whose policy the supervisor serves (seccomp/supervisor.c):
+ * "eatmydata" (eat the request, the default) or "syncstat" (make it and
+ * time it); the launcher sets it with EATMYDATA_SECCOMP. */
+#define EMD_ENV_SECCOMP_POLICY "EATMYDATA_SECCOMP_POLICY"
+
 /* --on-behalf=on: the supervisor may open and write for a filtered program
  * (read from the launcher's environment, never a caller's). */
 #define EMD_ENV_ON_BEHALF "EATMYDATA_ON_BEHALF"

@@ -15,18 +15,41 @@
 #ifndef EMD_FILTER_H
 #define EMD_FILTER_H
 
+#include <errno.h>
 #include <linux/filter.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
 /* The filter, made from the request table (requests.h) for every ABI the
- * kernel runs here; no_io_uring: io_uring_setup fails with ENOSYS. */
+ * kernel runs here; no_io_uring: io_uring_setup fails with ENOSYS; io:
+ * nocache's, the reads and writes of io_requests.h instead. */
 struct emd_filter {
 	struct sock_filter insn[256];
 	unsigned short n;
 	int overflow;
 };
-void emd_filter_build(struct emd_filter *f, int no_io_uring);
+void emd_filter_build(struct emd_filter *f, int no_io_uring, int probe_errno, int io);
+
+/* The probe: under the filter, flock(EMD_PROBE_FD, 0) fails with the errno
+ * of the policy it was built for (EATMYDATA_SECCOMP_POLICY), and with
+ * EBADF as ever without it.  The library asks once per process image: a
+ * program under syncstat's filter has its requests recorded by the
+ * supervisor, which the library then leaves to it (else a dynamic program
+ * under the filter, liburing's or cgo's, would have each libc call
+ * recorded twice); and a program the library finds under a filter already
+ * (EBUSY) is served if that filter is one of its run's policy. */
+#define EMD_PROBE_FD (-0x454d44)
+/* flock, in the native ABI and the 32-bit one: no durability request, no
+ * event any test or tool counts. */
+#define EMD_PROBE_NR SYS_flock
+#define EMD_PROBE_NR32 EMD_COMPAT(143, 143)
+#define EMD_PROBE_EAT EOWNERDEAD
+#define EMD_PROBE_TIME ENOTRECOVERABLE
+static inline int emd_probe_errno(const char *policy)
+{
+	return policy && policy[0] == 's' && !__builtin_strcmp(policy, "syncstat") ? EMD_PROBE_TIME
+										 : EMD_PROBE_EAT;
+}
 
 /* The supervisor's name for a run (EATMYDATA_SECCOMP): this many random
  * lowercase hex digits; is `name` one? */

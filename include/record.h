@@ -44,13 +44,17 @@
 	X(CREATE, "create")                                                    \
 	X(RENAME, "rename")                                                    \
 	X(LINK, "link")                                                        \
-	X(MODULE, "module")
+	X(MODULE, "module")                                                    \
+	X(UNOBSERVED, "unobserved")
 
 /* Kinds from EMD_K_CREATE on are not durability calls but the events
  * syncstat --audit needs: a directory entry made, a file renamed; and a
  * module (a program or library) first seen at a call site in a process:
  * its path, as /proc/PID/maps names it, and build id, so that the report
- * can find its debug information. */
+ * can find its debug information; a program that ran unobserved: one the
+ * library cannot reach that could not be put under the seccomp filter (its
+ * path in `path`, the reason in `site`, the errno in `error`), whose
+ * requests no record counts. */
 #define EMD_K_FIRST_EVENT EMD_K_CREATE
 
 #define EMD_REC_KIND_ID(id, name) EMD_K_##id,
@@ -105,6 +109,9 @@ struct emd_rec_slot {
 };
 
 #define EMD_REC_EXISTED 1
+/* A call counted but not timed: the supervisor let it go on to the kernel
+ * (an msync, an O_SYNC open, an io_uring or AIO submission). */
+#define EMD_REC_UNTIMED 2
 
 _Static_assert(sizeof(struct emd_rec_slot) == 512, "record slot size");
 

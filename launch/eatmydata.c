@@ -170,12 +170,7 @@ int main(int argc, char **argv)
 
 	/* 0. In the place of a program that posix_spawn starts (exec.c); the
 	 * supervisor, started by the process that first needs it. */
-	if (argc > 1 && !strncmp(argv[1], "--seccomp-exec=", 15))
-		seccomp_exec(argv[1] + 15, argv + 2);
-	if (argc == 2 && !strncmp(argv[1], "--seccomp-supervise=", 20)) {
-		seccomp_supervise(argv[1] + 20);
-		die("--seccomp-supervise is the supervisor's own");
-	}
+	seccomp_hidden_modes(argc, argv);
 
 	/* 1. Under another name, be that program. */
 	name = name ? name + 1 : argv[0];

@@ -6,6 +6,7 @@
  * library cannot say that a value is wrong.
  */
 #include "common/common.h"
+#include "seccomp/seccomp.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -131,10 +132,14 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
+	const struct seccomp_options seccomp = {.mode = "auto", .policy = "nocache"};
 	const char *debug = NULL;
 	int c;
 
 	tool_name = "nocache";
+	/* The supervisor and the stand-in, when a static or Go command needs
+	 * them. */
+	seccomp_hidden_modes(argc, argv);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+n:fD:hV", longopts, NULL)) != -1) {
 		if (c == 'n' && parse_number("-n", optarg, 1, 100))
@@ -153,5 +158,9 @@ int main(int argc, char **argv)
 		debug_to(debug);
 	preload_prepend(preload_entry("libnocache.so"));
 	log_command(argv + optind);
+	/* A command the library cannot reach (static, Go, musl's loader) has
+	 * its reads and writes made by the supervisor, with RWF_DONTCACHE. */
+	seccomp_prepare(&seccomp);
+	seccomp_before_exec(&seccomp, find_command(argv[optind]));
 	exec_command(argv[optind], argv + optind);
 }

@@ -6,6 +6,7 @@
 #include "report/device.h"
 #include "report/run.h"
 #include "report/report.h"
+#include "seccomp/seccomp.h"
 #include "record.h"
 #include "env.h"
 
@@ -54,6 +55,8 @@ static const char usage[] =
 	"the limits, 1 past one, 125 if OLD or NEW cannot be read.\n";
 
 struct options {
+	struct seccomp_options seccomp;
+	const char *file; /* the command, as found in PATH */
 	struct report_options report;
 	struct compare_options compare;
 	const char *keep;
@@ -148,14 +151,27 @@ static void subcommand(int argc, char **argv, struct options *opt)
 	}
 }
 
+/* In the command's process, before its exec: a program the library cannot
+ * reach (static, Go, liburing, aio: elf_kind.c) runs under the filter,
+ * its requests timed by the supervisor. */
+static void before_exec(const void *arg)
+{
+	const struct options *opt = arg;
+
+	seccomp_before_exec(&opt->seccomp, opt->file);
+}
+
 int main(int argc, char **argv)
 {
-	struct options opt = {0};
+	struct options opt = {.seccomp = {.mode = "auto", .policy = "syncstat"}};
 	const char *dir;
 	double start;
 	int first, status;
 
 	tool_name = "syncstat";
+	/* 0. The supervisor and the stand-in for a posix_spawn'd program. */
+	seccomp_hidden_modes(argc, argv);
+
 	/* 1. `syncstat report DIR`, `syncstat compare OLD NEW`. */
 	subcommand(argc, argv, &opt);
 
@@ -169,10 +185,12 @@ int main(int argc, char **argv)
 	preload_prepend(preload_entry("libeatmydata.so"));
 	if (setenv(EMD_ENV_DISABLE, "1", 1) != 0)
 		die("cannot set EATMYDATA_DISABLE");
+	opt.file = find_command(argv[first]);
+	seccomp_prepare(&opt.seccomp);
 	device_sample_start(dir);
 	run_and_wait_tick(device_tick, DEVICE_TICK);
 	start = monotonic_seconds();
-	status = run_and_wait(argv + first, NULL, NULL);
+	status = run_and_wait(argv + first, before_exec, &opt);
 	device_sample_end();
 
 	/* 3. Report, then exit as the command did. */

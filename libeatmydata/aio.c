@@ -53,6 +53,29 @@ void emd_aio_unsync(long nr, struct iocb **list)
 			unsync(at);
 }
 
+/* syncstat: each sync submitted, counted at its submission (its
+ * completion is the kernel's, unseen from here). */
+void emd_aio_record(long nr, struct iocb **list, const void *site)
+{
+	struct iocb *at, cb;
+	int kind;
+
+	if (!(emd_mode_now() & EMD_RECORD))
+		return;
+	for (long i = 0; i < nr && i < MAX_IOCBS; i++) {
+		if (!copy_own(&at, &list[i], sizeof(at), 0) || !at ||
+		    !copy_own(&cb, at, sizeof(cb), 0) || !emd_iocb_syncs(&cb))
+			continue;
+		if (cb.aio_lio_opcode == IOCB_CMD_FSYNC)
+			kind = EMD_K_FSYNC;
+		else if (cb.aio_lio_opcode == IOCB_CMD_FDSYNC)
+			kind = EMD_K_FDATASYNC;
+		else
+			kind = (cb.aio_rw_flags & RWF_SYNC) ? EMD_K_PWRITEV2_SYNC : EMD_K_PWRITEV2_DSYNC;
+		emd_rec_counted(kind, (int)cb.aio_fildes, site);
+	}
+}
+
 void emd_ring_unpolled(struct io_uring_params *p)
 {
 	unsigned flags, *at = &p->flags;

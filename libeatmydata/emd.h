@@ -130,6 +130,15 @@ int emd_record_init(void);
 void emd_rec_claim(struct emd_rec *rec, int kind, int fd, const void *addr,
 		  const void *site);
 void emd_rec_complete(struct emd_rec *rec, long result);
+/* A program that will run unobserved (exec.c): recorded when recording,
+ * else said on stderr under eatmydata (its one message: the user must
+ * know the requests of that program reach the disk). */
+void emd_unobserved(const char *path, const char *why, int err);
+/* A request counted, not timed: one that goes on to the kernel in a
+ * submission whose completion is not seen here (an AIO sync). */
+void emd_rec_counted(int kind, int fd, const void *site);
+/* Is this process under a filter of its run's policy (filter.h's probe)? */
+int emd_under_own_filter(void);
 
 /* site.c: a call site's text, module build id and address into slot s;
  * record.c: the MODULE record of the module at pc, the first time. */
@@ -290,6 +299,8 @@ static inline int emd_open_kind(int flags)
 struct iocb;
 struct io_uring_params;
 void emd_aio_unsync(long nr, struct iocb **list);
+/* ...and recorded first (syncstat, --stats): counted, not timed. */
+void emd_aio_record(long nr, struct iocb **list, const void *site);
 void emd_ring_unpolled(struct io_uring_params *p);
 
 

@@ -110,25 +110,44 @@ static int needs_filter(int dirfd, const char *path, int nofollow, char *const a
 	return r;
 }
 
+/* Why a program that needs the filter runs without it, from what
+ * emd_filter_self answered (filter.h). */
+static const char *why_unfiltered(int r)
+{
+	if (r == -EBUSY)
+		return "under another seccomp supervisor's filter already";
+	if (r == -EPIPE)
+		return "the seccomp supervisor went away";
+	if (r == -ENOSYS)
+		return "no seccomp filter for this architecture";
+	return "the kernel refused the seccomp filter";
+}
+
 /* Before the exec of dirfd/path: under the filter, if that program needs
  * it and there is a supervisor to hand it to (the run's, found or started
- * now).  1 when this process cannot build the filter (a 32-bit one: its
- * table is of its own ABI): exec_stand_in, below, then. */
+ * now); else it is named as unobserved (emd_unobserved).  1 when this
+ * process cannot build the filter (a 32-bit one: its table is of its own
+ * ABI): exec_stand_in, below, then. */
 static int before_exec(int dirfd, const char *path, int nofollow, char *const argv[],
 		       char *const envp[])
 {
 	const char *name = secure_getenv(EMD_ENV_SECCOMP);
-	int sock;
+	int sock, r;
 
 	if (!name || !path || !needs_filter(dirfd, path, nofollow, argv, envp))
 		return 0;
 	if (!EMD_ARCH_NATIVE)
 		return 1;
 	sock = emd_supervisor(name, secure_getenv(EMD_ENV_SECCOMP_EXEC), 0);
-	if (sock >= 0) {
-		emd_filter_self(sock, secure_getenv(EMD_ENV_NO_IO_URING) != NULL, 0);
-		close(sock);
+	if (sock < 0) {
+		emd_unobserved(*path ? path : argv && argv[0] ? argv[0] : "?",
+			       "the seccomp supervisor could not be started", 0);
+		return 0;
 	}
+	r = emd_filter_self(sock, secure_getenv(EMD_ENV_NO_IO_URING) != NULL, 0);
+	close(sock);
+	if (r != 0 && !(r == -EBUSY && emd_under_own_filter()))
+		emd_unobserved(*path ? path : argv && argv[0] ? argv[0] : "?", why_unfiltered(r), -r);
 	return 0;
 }
 
@@ -213,6 +232,7 @@ static void exec_stand_in(const char *found, char *const argv[], char *const env
 
 	if (stand_in_args(args, opt, sizeof(opt), found, argv, argc))
 		EMD_REAL(execve)(args[0], args, envp);
+	emd_unobserved(found, "no stand-in to put it under the seccomp filter", errno);
 }
 
 EMD_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
@@ -292,8 +312,10 @@ static int spawn(int (*real)(pid_t *, const char *, const posix_spawn_file_actio
 		return real(pid, file, fa, attr, argv, envp);
 	char opt[96], *args[argc + 5];
 
-	if (!stand_in_args(args, opt, sizeof(opt), found, argv, argc))
+	if (!stand_in_args(args, opt, sizeof(opt), found, argv, argc)) {
+		emd_unobserved(found, "no stand-in to put it under the seccomp filter", 0);
 		return real(pid, file, fa, attr, argv, envp);
+	}
 	return EMD_REAL(posix_spawn)(pid, args[0], fa, attr, args, envp);
 }
 

@@ -8,6 +8,7 @@
  * allocation: the caches are seqlocked and a race only costs a lookup.
  */
 #include "emd.h"
+#include "filter.h"
 #include "inherit.h"
 #include "maps.h"
 
@@ -27,6 +28,10 @@ static struct emd_rec_header *rec_file;
 static unsigned long long rec_slots;
 int emd_auditing;
 static int cached_pid, cached_ppid;
+/* The seccomp supervisor records this process's requests (filter.h's
+ * probe): the library leaves them to it, but for a write on an O_SYNC
+ * descriptor, which the filter lets through. */
+static int supervised;
 
 /* The slots a record file mapped with `size` bytes holds, or 0 if it is not
  * one this library writes (checked once, at map time). */
@@ -134,6 +139,8 @@ int emd_record_init(void)
 	if (!record_id(&id) || !map_inherited(&id))
 		return 0;
 	emd_auditing = emd_env_true(secure_getenv(EMD_ENV_AUDIT));
+	supervised = secure_getenv(EMD_ENV_SECCOMP) && emd_under_own_filter() &&
+		     emd_probe_errno(secure_getenv(EMD_ENV_SECCOMP_POLICY)) == EMD_PROBE_TIME;
 	return 1;
 }
 
@@ -328,6 +335,9 @@ void emd_rec_claim(struct emd_rec *rec, int kind, int fd, const void *addr,
 	int saved = errno, pid;
 
 	rec->slot = NULL; /* for emd_rec_event: no slot, nothing to fill */
+	if (supervised && kind < EMD_K_FIRST_EVENT && kind != EMD_K_WRITE_SYNC &&
+	    kind != EMD_K_WRITE_DSYNC)
+		return;
 	s = claim_slot(h);
 	if (!s) {
 		errno = saved;
@@ -408,4 +418,46 @@ void emd_rec_complete(struct emd_rec *rec, long result)
 		emd_rec_stat(rec->fd, "", AT_EMPTY_PATH, &s->file);
 	__atomic_store_n(&s->state, EMD_REC_DONE, __ATOMIC_RELEASE);
 	errno = saved;
+}
+
+void emd_unobserved(const char *path, const char *why, int err)
+{
+	struct emd_rec rec;
+	char line[512];
+	int saved = errno, n;
+
+	if (emd_mode_now() & EMD_RECORD) {
+		emd_rec_claim(&rec, EMD_K_UNOBSERVED, -1, NULL, (const void *)emd_unobserved);
+		if (rec.slot) {
+			struct emd_rec_slot *s = rec.slot;
+
+			snprintf(s->path, sizeof(s->path), "%s", path);
+			snprintf(s->site, sizeof(s->site), "%s", why);
+			errno = err;
+			emd_rec_complete(&rec, err ? -1 : 0);
+		}
+	} else if (emd_mode_now() & EMD_EAT) {
+		n = snprintf(line, sizeof(line), "eatmydata: %s: not eaten: %s%s%s\n", path, why,
+			     err ? ": " : "", err ? strerror(err) : "");
+		if (n > 0 && write(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
+			(void)0;
+	}
+	errno = saved;
+}
+
+int emd_under_own_filter(void)
+{
+	return emd_syscall(EMD_PROBE_NR, EMD_PROBE_FD, 0, 0, 0, 0, 0) ==
+	       -emd_probe_errno(secure_getenv(EMD_ENV_SECCOMP_POLICY));
+}
+
+void emd_rec_counted(int kind, int fd, const void *site)
+{
+	struct emd_rec rec;
+
+	emd_rec_claim(&rec, kind, fd, NULL, site);
+	if (rec.slot) {
+		((struct emd_rec_slot *)rec.slot)->flags = EMD_REC_UNTIMED;
+		emd_rec_complete(&rec, 0);
+	}
 }

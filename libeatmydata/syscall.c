@@ -199,6 +199,7 @@ static long as_wrapper(int id, struct sys_call *c, const void *site)
 	case EMD_EAT_NONE:
 		return r->test == EMD_TEST_WRITE ? write_request(c, site) : raw(c);
 	case EMD_EAT_AIO:
+		emd_aio_record(c->a[1], (struct iocb **)c->a[2], site);
 		emd_aio_unsync(c->a[1], (struct iocb **)c->a[2]);
 		return raw(c);
 	case EMD_EAT_RING:

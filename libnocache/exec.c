@@ -5,7 +5,8 @@
  *
  * glibc's execl, execv and execvp call its internal execve, which no
  * wrapper sees: each name is wrapped (the list forms in
- * preload/exec_list.c).
+ * preload/exec_list.c).  A static or Go program is put under nocache's
+ * seccomp filter first (seccomp.c).
  */
 #include "nocache.h"
 
@@ -16,24 +17,28 @@ extern char **environ;
 PL_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	nc_drop_all();
+	nc_before_exec(path, 0);
 	return NC_REAL(execve)(path, argv, envp);
 }
 
 PL_EXPORT int execv(const char *path, char *const argv[])
 {
 	nc_drop_all();
+	nc_before_exec(path, 0);
 	return NC_REAL(execv)(path, argv);
 }
 
 PL_EXPORT int execvp(const char *file, char *const argv[])
 {
 	nc_drop_all();
+	nc_before_exec(file, 1);
 	return NC_REAL(execvp)(file, argv);
 }
 
 PL_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	nc_drop_all();
+	nc_before_exec(file, 1);
 	return NC_REAL(execvpe)(file, argv, envp);
 }
 

@@ -41,6 +41,11 @@ struct nc_cachestat {
 		nr_recently_evicted;
 };
 
+/* seccomp.c: before the exec of `file` (searched in PATH if asked), a
+ * program the library cannot reach is put under nocache's filter, or named
+ * on stderr. */
+void nc_before_exec(const char *file, int search_path);
+
 /* Upstream nocache's environment (NOCACHE_*), read once. */
 struct nc_config {
 	int nr_fadvise;   /* posix_fadvise calls per drop */

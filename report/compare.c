@@ -106,6 +106,9 @@ static void load_dir(struct table *t, const char *dir, int side)
 	struct run run;
 
 	report_load(dir, &run);
+	if (run.nunobserved)
+		die("%s: %s ran unobserved (%s): the run's durability calls are unknown", dir,
+		    report_one_line(run.unobserved[0]->path), report_one_line(run.unobserved[0]->site));
 	t->total[side] = (struct side){run.calls, run.total};
 	for (size_t i = 0; i < run.by_kind.n; i++)
 		add_row(t, run.by_kind.g[i].kind, run.by_kind.g[i].key, side,
@@ -173,7 +176,7 @@ static void check_schema(const json_t *doc)
 
 static void load_json(struct table *t, const char *file, int side)
 {
-	const json_t *groups, *files;
+	const json_t *groups, *files, *unobserved;
 	json_t *doc;
 	size_t len, i;
 	char *text = records_read_input(file, (size_t)1 << 30, &len);
@@ -183,6 +186,13 @@ static void load_json(struct table *t, const char *file, int side)
 		die("%s: %s", file, strerror(ENOENT));
 	doc = json_read(file, text, len);
 	check_schema(doc);
+	unobserved = json_object_get(doc, "unobserved");
+	if (unobserved && !json_is_array(unobserved))
+		bad("unobserved");
+	if (json_array_size(unobserved))
+		die("%s: %s ran unobserved (%s): the run's durability calls are unknown", file,
+		    report_one_line(string(json_array_get(unobserved, 0), "path")),
+		    report_one_line(string(json_array_get(unobserved, 0), "why")));
 	t->total[side] = (struct side){count(doc, "calls"), count(doc, "total_ns")};
 	groups = array(doc, "groups");
 	for (i = 0; i < json_array_size(groups); i++)

@@ -90,6 +90,13 @@ static void summary(FILE *out, const struct run *run)
 		fprintf(out, "<li>%s</li>\n", report_incomplete(run));
 	if (run->lost)
 		fprintf(out, "<li class=\"warn\">%s</li>\n", report_lost(run));
+	for (size_t i = 0; i < run->nunobserved; i++) {
+		fprintf(out, "<li class=\"warn\">not observed: ");
+		html_text(out, run->unobserved[i]->path, sizeof(run->unobserved[i]->path));
+		fprintf(out, ": ");
+		html_text(out, run->unobserved[i]->site, sizeof(run->unobserved[i]->site));
+		fprintf(out, "; its durability calls are in no count here</li>\n");
+	}
 	fprintf(out, "</ul>\n");
 }
 

@@ -57,6 +57,8 @@ static void add(struct group *g, const struct emd_rec_slot *s)
 	if (s->state != EMD_REC_DONE)
 		return;
 	g->errors += s->error != 0;
+	if (s->flags & EMD_REC_UNTIMED) /* counted, its time unknown */
+		return;
 	if ((g->timed & (g->timed - 1)) == 0 || g->timed == 0) {
 		g->lat = realloc(g->lat, (g->timed ? 2 * g->timed : 1) * sizeof(*g->lat));
 		if (!g->lat)
@@ -125,6 +127,14 @@ static void tally(struct run *run, const struct emd_rec_slot *s)
 		device_count(&run->devices, s);
 }
 
+static void note_unobserved(struct run *run, const struct emd_rec_slot *s)
+{
+	run->unobserved = realloc(run->unobserved, (run->nunobserved + 1) * sizeof(*run->unobserved));
+	if (!run->unobserved)
+		die("out of memory");
+	run->unobserved[run->nunobserved++] = s;
+}
+
 static void load_records(struct run *run)
 {
 	char file[PATH_MAX + 16];
@@ -153,6 +163,8 @@ static void load_records(struct run *run)
 			corrupt(file, "corrupt record");
 		if (s->kind < EMD_K_FIRST_EVENT) /* --audit's events are not calls */
 			tally(run, s);
+		else if (s->kind == EMD_K_UNOBSERVED)
+			note_unobserved(run, s);
 	}
 }
 

@@ -49,6 +49,10 @@ struct run {
 	struct findings findings;
 	struct groups by_kind, by_file, by_site, by_process;
 	unsigned long long calls, incomplete, lost, total;
+	/* The programs that ran unobserved (EMD_K_UNOBSERVED records): their
+	 * calls are in no count, and the report says so first. */
+	const struct emd_rec_slot **unobserved;
+	size_t nunobserved;
 	char **argv;
 	int status;   /* -1: unknown */
 	double wall;  /* < 0: unknown */

@@ -286,6 +286,25 @@ static void summary(json_t *o, const struct run *run)
 	report_json_set(o, "estimate", estimate);
 }
 
+/* The programs that ran unobserved, and why. */
+static json_t *unobserved(const struct run *run)
+{
+	json_t *list = checked(json_array());
+
+	for (size_t i = 0; i < run->nunobserved; i++) {
+		const struct emd_rec_slot *s = run->unobserved[i];
+		json_t *u = checked(json_object());
+
+		report_json_set(u, "program", report_json_string(s->program));
+		report_json_set(u, "path", report_json_string(s->path));
+		report_json_set(u, "pid", json_integer(s->pid));
+		report_json_set(u, "why", report_json_string(s->site));
+		report_json_set(u, "errno", json_integer(s->error));
+		append(list, u);
+	}
+	return list;
+}
+
 void report_json(FILE *out, const struct run *run)
 {
 	json_t *o = checked(json_object());
@@ -295,6 +314,7 @@ void report_json(FILE *out, const struct run *run)
 	report_json_set(o, "files", keyed("path", &run->by_file));
 	report_json_set(o, "sites", report_json_sites(run));
 	report_json_set(o, "processes", processes(&run->by_process));
+	report_json_set(o, "unobserved", unobserved(run));
 	if (run->audit)
 		report_json_set(o, "findings", findings(&run->findings));
 	if (run->devices.present && !run->eaten)

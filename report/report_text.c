@@ -109,6 +109,13 @@ static void summary(FILE *out, const struct run *run, int eaten)
 		fprintf(out, "  %s\n", report_incomplete(run));
 	if (run->lost)
 		fprintf(out, "  %s\n", report_lost(run));
+	for (size_t i = 0; i < run->nunobserved; i++) {
+		const struct emd_rec_slot *s = run->unobserved[i];
+
+		fprintf(out, "  NOT OBSERVED: %s (pid %d): %s%s%s; its durability calls are in "
+			"no count here\n", report_one_line(s->path), s->pid, report_one_line(s->site),
+			s->error ? ": " : "", s->error ? strerror(s->error) : "");
+	}
 }
 
 static void quantize(FILE *out, const struct group *g)

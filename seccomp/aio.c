@@ -53,12 +53,17 @@ static void unsync(const struct call *c, unsigned long at)
 	close(fd);
 }
 
-int aio_submit(struct call *c)
+void aio_each_iocb(const struct call *c, void (*fn)(const struct call *c, unsigned long at))
 {
 	long n = (long)call_arg(c, 1);
 	unsigned long list = call_arg(c, 2);
 
 	for (long i = 0; i < n && i < MAX_IOCBS; i++)
-		unsync(c, iocb_at(c, list, i));
+		fn(c, iocb_at(c, list, i));
+}
+
+int aio_submit(struct call *c)
+{
+	aio_each_iocb(c, unsync);
 	return CONTINUE;
 }

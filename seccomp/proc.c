@@ -54,16 +54,46 @@ static int thread_pidfd(pid_t tid)
 	return (int)syscall(SYS_pidfd_open, tgid, 0);
 }
 
+/* The pidfds of the threads served last, per worker: a pidfd names its
+ * thread for good (after it exits, pidfd_getfd fails with ESRCH, and a new
+ * one is opened for the thread that has its number now), so the two system
+ * calls that make and close one are saved on each request after the first. */
+#define PIDFDS 8
+static __thread struct {
+	pid_t tid;
+	int pidfd;
+} pidfds[PIDFDS];
+static __thread unsigned pidfds_next;
+
+static int getfd(pid_t tid, int fd, int fresh)
+{
+	unsigned i;
+	int r;
+
+	for (i = 0; !fresh && i < PIDFDS; i++)
+		if (pidfds[i].tid == tid && pidfds[i].pidfd > 0)
+			break;
+	if (fresh || i == PIDFDS) {
+		i = pidfds_next++ % PIDFDS;
+		if (pidfds[i].pidfd > 0)
+			close(pidfds[i].pidfd);
+		pidfds[i].tid = tid;
+		if ((pidfds[i].pidfd = thread_pidfd(tid)) < 0) {
+			r = -errno;
+			pidfds[i].pidfd = 0;
+			return r;
+		}
+		fresh = 1;
+	}
+	r = (int)syscall(SYS_pidfd_getfd, pidfds[i].pidfd, fd, 0);
+	if (r < 0 && errno == ESRCH && !fresh)
+		return getfd(tid, fd, 1);
+	return r < 0 ? -errno : r;
+}
+
 int their_fd(const struct call *c, int fd)
 {
-	int pidfd = thread_pidfd(c->req->pid), r, e;
-
-	if (pidfd < 0)
-		return -errno;
-	r = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
-	e = errno;
-	close(pidfd);
-	return r < 0 ? -e : r;
+	return getfd(c->req->pid, fd, 0);
 }
 
 int read_theirs(pid_t pid, unsigned long addr, void *out, size_t size, int string)

@@ -18,6 +18,8 @@ struct seccomp_options {
 	const char *only;  /* --only's globs, or NULL */
 	int no_io_uring;   /* io_uring_setup fails with ENOSYS */
 	int on_behalf;     /* the supervisor may open and write for a caller */
+	const char *policy; /* the tool the supervisor serves (NULL: eatmydata) */
+	int record_fd;     /* the supervisor's: the record file, or -1 */
 };
 
 /* Before the command `file` (as found in PATH, or NULL) is run: name the
@@ -38,13 +40,19 @@ void seccomp_before_exec(const struct seccomp_options *opt, const char *file);
  * the run NAME, exec FILE with ARGV0 and ARGs, whatever fails. */
 noreturn void seccomp_exec(const char *name, char **argv);
 
-/* eatmydata --seccomp-supervise=POLICY:FD:TRUST, as rendezvous.c starts
- * it: the supervisor of the run EATMYDATA_SECCOMP names, for this user,
- * answering as the tool POLICY does (eatmydata's alone, so far), its first
- * connection on FD (its listener trusted if TRUST is 1, supervisor.h).
+/* eatmydata --seccomp-supervise=POLICY:FD:TRUST:RECORDS, as rendezvous.c
+ * starts it: the supervisor of the run EATMYDATA_SECCOMP names, for this
+ * user, answering as the tool POLICY does (eatmydata: eat; syncstat: make
+ * the call and time it), its first connection on FD (its listener trusted
+ * if TRUST is 1, supervisor.h), the record file at RECORDS (-1: none).
  * The options are the environment's (EATMYDATA_ONLY, _ON_BEHALF).
  * Returns only on a bad argument. */
 void seccomp_supervise(const char *arg);
+
+/* The launcher's hidden modes, for any tool whose tree the supervisor
+ * serves: --seccomp-exec=NAME and --seccomp-supervise=ARG as argv[1]
+ * (above); returns when argv is neither. */
+void seccomp_hidden_modes(int argc, char **argv);
 
 /* The supervisor's loop (serve.c): binds the run's name `name` for later
  * connections, says it is ready on `first`, takes the listeners sent on

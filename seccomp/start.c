@@ -13,6 +13,7 @@
 #include "elf_kind.h"
 #include "env.h"
 #include "filter.h"
+#include "supervisor.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -50,6 +51,7 @@ static void name_supervisor(const struct seccomp_options *opt)
 	self[n] = '\0';
 	new_name(name);
 	if (setenv(EMD_ENV_SECCOMP, name, 1) != 0 || setenv(EMD_ENV_SECCOMP_EXEC, self, 1) != 0 ||
+	    setenv(EMD_ENV_SECCOMP_POLICY, opt->policy ? opt->policy : "eatmydata", 1) != 0 ||
 	    (opt->no_io_uring ? setenv(EMD_ENV_NO_IO_URING, "1", 1)
 			      : unsetenv(EMD_ENV_NO_IO_URING)) != 0)
 		die("cannot set up the seccomp supervisor: %s", strerror(errno));
@@ -84,6 +86,7 @@ void seccomp_prepare(const struct seccomp_options *opt)
 	if (!strcmp(opt->mode, "off")) { /* nor an outer run's */
 		unsetenv(EMD_ENV_SECCOMP);
 		unsetenv(EMD_ENV_SECCOMP_EXEC);
+		unsetenv(EMD_ENV_SECCOMP_POLICY);
 		return;
 	}
 	name_supervisor(opt);
@@ -103,6 +106,34 @@ static int filter_command(const struct seccomp_options *opt)
 	return r;
 }
 
+/* Why the command runs without the filter, from filter_command's answer. */
+static const char *why_unfiltered(int r)
+{
+	if (r == -ECHILD)
+		return "the seccomp supervisor could not be started";
+	if (r == -EBUSY)
+		return "under another seccomp supervisor's filter already";
+	if (r == -EPIPE)
+		return "the seccomp supervisor went away";
+	if (r == -ENOSYS)
+		return "no seccomp filter for this architecture";
+	return "the kernel refused the seccomp filter";
+}
+
+/* auto: the command runs unobserved; the report names it (syncstat,
+ * --stats) and so does stderr, in each tool's words. */
+static void unobserved(const struct seccomp_options *opt, const char *file, int r)
+{
+	const char *policy = opt->policy ? opt->policy : "eatmydata";
+
+	record_unobserved(file, why_unfiltered(r), r == -ECHILD ? 0 : -r);
+	if (!strcmp(policy, "nocache"))
+		warn("%s: its reads and writes stay cached: %s", file, why_unfiltered(r));
+	else
+		warn("%s: not %s: %s", file, strcmp(policy, "syncstat") ? "eaten" : "observed",
+		     why_unfiltered(r));
+}
+
 void seccomp_before_exec(const struct seccomp_options *opt, const char *file)
 {
 	int on = !strcmp(opt->mode, "on"), r;
@@ -110,6 +141,8 @@ void seccomp_before_exec(const struct seccomp_options *opt, const char *file)
 	if (!getenv(EMD_ENV_SECCOMP) || !(on || unreachable(file)))
 		return;
 	r = filter_command(opt);
+	if (r != 0 && !on && file)
+		unobserved(opt, file, r);
 	if (!on || r == 0)
 		return; /* auto: without a filter, the library's part goes on alone */
 	/* One listener per filter chain: an outer eatmydata --seccomp=on, or a
@@ -128,15 +161,16 @@ noreturn void seccomp_exec(const char *name, char **argv)
 {
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	int sock;
+	int sock, r;
 
 	/* A stand-in: whatever fails, the program runs, as posix_spawn asked. */
 	self[n > 0 ? n : 0] = '\0';
 	sock = emd_supervisor(name, n > 0 ? self : NULL, 0);
-	if (sock >= 0) {
-		emd_filter_self(sock, getenv(EMD_ENV_NO_IO_URING) != NULL, 0);
+	r = sock < 0 ? -ECHILD : emd_filter_self(sock, getenv(EMD_ENV_NO_IO_URING) != NULL, 0);
+	if (sock >= 0)
 		close(sock);
-	}
+	if (r != 0 && argv[0])
+		record_unobserved(argv[0], why_unfiltered(r), r == -ECHILD ? 0 : -r);
 	unsetenv(EMD_ENV_SECCOMP_EXEC); /* the program is not to come back here */
 	if (!argv[0] || !argv[1])
 		_exit(127);
@@ -149,11 +183,24 @@ void seccomp_supervise(const char *arg)
 	struct seccomp_options opt = {.mode = "auto", .only = getenv(EMD_ENV_ONLY),
 				      .on_behalf = emd_env_true(getenv(EMD_ENV_ON_BEHALF))};
 	const char *name = getenv(EMD_ENV_SECCOMP);
-	int fd, trust;
+	char policy[17];
+	int fd, trust, records = -1;
 
-	/* POLICY:FD:TRUST: the policy is eatmydata's, the one there is. */
-	if (strncmp(arg, "eatmydata:", 10) != 0 || sscanf(arg + 10, "%d:%d", &fd, &trust) != 2 ||
-	    fd < 3 || !emd_rendezvous_ok(name))
+	/* POLICY:FD:TRUST[:RECORDS] */
+	if (sscanf(arg, "%16[a-z]:%d:%d:%d", policy, &fd, &trust, &records) < 3 || fd < 3 ||
+	    !emd_rendezvous_ok(name))
 		return;
+	opt.policy = policy;
+	opt.record_fd = records;
 	supervise(fd, trust == 1, name, &opt);
+}
+
+void seccomp_hidden_modes(int argc, char **argv)
+{
+	if (argc > 1 && !strncmp(argv[1], "--seccomp-exec=", 15))
+		seccomp_exec(argv[1] + 15, argv + 2);
+	if (argc == 2 && !strncmp(argv[1], "--seccomp-supervise=", 20)) {
+		seccomp_supervise(argv[1] + 20);
+		die("--seccomp-supervise is the supervisor's own");
+	}
 }

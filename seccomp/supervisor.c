@@ -124,31 +124,46 @@ static int sync_mapping(struct call *c)
 
 EMD_REQUEST_TABLE(requests);
 
-/* The supervisor's handler for each way a request is eaten; a request
- * without one is not filtered. */
-static int (*const handlers[EMD_NEAT])(struct call *c) = {
-	[EMD_EAT_FD_SYNC] = sync_fd,
-	[EMD_EAT_FS_SYNC] = sync_fs,
-	[EMD_EAT_ALL_SYNC] = sync_all,
-	[EMD_EAT_RANGE] = sync_range,
-	[EMD_EAT_MAPPING] = sync_mapping,
-	[EMD_EAT_OPEN] = open_on_behalf,
-	[EMD_EAT_WRITE] = write_on_behalf,
-	[EMD_EAT_URING] = uring_submit,
-	[EMD_EAT_RING] = uring_setup,
-	[EMD_EAT_AIO] = aio_submit,
+static int eats(struct call *c, const char *only)
+{
+	return caller_eats(c->req->pid, only);
+}
+
+/* eatmydata's: each request answered without its I/O. */
+const struct policy eat_policy = {
+	.name = "eatmydata",
+	.handlers = {
+		[EMD_EAT_FD_SYNC] = sync_fd,
+		[EMD_EAT_FS_SYNC] = sync_fs,
+		[EMD_EAT_ALL_SYNC] = sync_all,
+		[EMD_EAT_RANGE] = sync_range,
+		[EMD_EAT_MAPPING] = sync_mapping,
+		[EMD_EAT_OPEN] = open_on_behalf,
+		[EMD_EAT_WRITE] = write_on_behalf,
+		[EMD_EAT_URING] = uring_submit,
+		[EMD_EAT_RING] = uring_setup,
+		[EMD_EAT_AIO] = aio_submit,
+	},
+	.applies = eats,
 };
 
-int supervisor_answers(const struct emd_request *r)
+static const struct policy *const policies[] = {&eat_policy, &time_policy, &nocache_policy};
+
+const struct policy *policy_named(const char *name)
 {
-	return handlers[r->eat] != NULL;
+	for (size_t i = 0; i < sizeof(policies) / sizeof(*policies); i++)
+		if (!strcmp(policies[i]->name, name))
+			return policies[i];
+	return NULL;
 }
 
 int supervisor_table_agrees(void)
 {
-	for (int i = 0; i < EMD_NREQUESTS; i++)
-		if (supervisor_answers(&requests[i]) != emd_supervised(&requests[i]))
-			return 0;
+	for (size_t p = 0; p < sizeof(policies) / sizeof(*policies); p++)
+		for (int i = 0; !policies[p]->answer && i < EMD_NREQUESTS; i++)
+			if ((policies[p]->handlers[requests[i].eat] != NULL) !=
+			    emd_supervised(&requests[i]))
+				return 0;
 	return 1;
 }
 
@@ -161,21 +176,29 @@ static const struct emd_request *request_of(const struct seccomp_data *d, int *c
 		return NULL;
 	for (int i = 0; i < EMD_NREQUESTS; i++)
 		if ((long)d->nr == (*compat ? requests[i].nr32 : requests[i].nr) &&
-		    supervisor_answers(&requests[i]))
+		    emd_supervised(&requests[i]))
 			return &requests[i];
 	return NULL;
 }
 
-int supervisor_answer(struct call *c, const char *only)
+int supervisor_answer(struct call *c, const struct policy *p, const char *only)
 {
+	int how;
+
+	if (p->answer && (c->req->data.nr & ~EMD_X32_BIT) != SYS_landlock_restrict_self)
+		return p->answer(c);
 	c->request = request_of(&c->req->data, &c->compat);
 	if (!c->request) {
 		if ((c->req->data.nr & ~EMD_X32_BIT) == SYS_landlock_restrict_self)
 			rights_note_landlock();
 		return CONTINUE;
 	}
-	if (!caller_eats(c->req->pid, only))
+	if (p->applies && !p->applies(c, only))
 		return CONTINUE;
-	return handlers[c->request->eat](c);
+	how = p->handlers[c->request->eat](c);
+	/* eatmydata --stats counts what was eaten (not what went on to the
+	 * kernel, nor a call the kernel's checks refused). */
+	if (p == &eat_policy && (how == ANSWERED || (how == 0 && !c->resp->error)))
+		record_eaten(c);
+	return how;
 }
-

@@ -57,13 +57,13 @@ static inline long long call_arg64(const struct call *c, int i)
 	return (long long)(call_arg(c, i) | call_arg(c, i + 1) << 32);
 }
 
-/* supervisor.c: the answer to one notification (0, CONTINUE or ANSWERED);
- * `only` is --only's globs or NULL. */
-int supervisor_answer(struct call *c, const char *only);
+/* supervisor.c: the answer to one notification (0, CONTINUE or ANSWERED),
+ * as policy p says; `only` is --only's globs or NULL. */
+struct policy;
+int supervisor_answer(struct call *c, const struct policy *p, const char *only);
 
-/* Does the supervisor answer this request (has a handler for it)?  And
- * does that agree with the table's emd_supervised, which the filter uses? */
-int supervisor_answers(const struct emd_request *r);
+/* Does each policy answer exactly the requests the filter notifies (the
+ * table's emd_supervised)? */
 int supervisor_table_agrees(void);
 
 /* 0 when fsync would act on fd (a descriptor of this process's), else the
@@ -120,5 +120,60 @@ int write_on_behalf(struct call *c);
 int uring_submit(struct call *c);
 int uring_setup(struct call *c);
 int aio_submit(struct call *c);
+
+/* fn on each pending SQE of the ring io_uring_enter submits to (its
+ * address in the caller), while the caller waits; the OR of the results.
+ * fn on the address of each control block io_submit submits (0: not
+ * readable). */
+int uring_each_sqe(struct call *c, int (*fn)(struct call *c, unsigned long sqe, void *arg),
+		   void *arg);
+void aio_each_iocb(const struct call *c, void (*fn)(const struct call *c, unsigned long at));
+
+/* record.c: the run's record file (syncstat, --stats), at fd as the
+ * starter left it or by name; recording() once it is; a record_write of a
+ * slot claims its place (or loses it, counted, as the library does). */
+void record_attach(int fd);
+int recording(void);
+unsigned long long record_now(void);
+void record_write(const struct emd_rec_slot *s);
+
+/* The program `file` runs unobserved, for `why` (errno err, or 0): 1 when
+ * recorded in the run's record file (attached now if need be). */
+int record_unobserved(const char *file, const char *why, int err);
+
+/* What the supervisor does with each request, for one tool: a handler
+ * per way of eating in the request table, all of those the filter
+ * notifies (supervisor_table_agrees), and whether a caller gets the
+ * policy at all (eatmydata's: EATMYDATA_DISABLE, --only). */
+struct policy {
+	const char *name;
+	int (*handlers[EMD_NEAT])(struct call *c);
+	int (*applies)(struct call *c, const char *only);
+	/* A policy whose filter notifies other calls than the request
+	 * table's (nocache's reads and writes) answers them all here. */
+	int (*answer)(struct call *c);
+};
+extern const struct policy eat_policy; /* supervisor.c */
+extern const struct policy time_policy; /* timed.c: syncstat's */
+extern const struct policy nocache_policy; /* nocache.c */
+
+/* site.c: the module that holds a call's system call instruction, and
+ * the program's own if that is another (from the caller's maps: extent,
+ * load bias, name); the call site, the function of the program that
+ * asked, into s->site (s->pid set). */
+struct site_module {
+	unsigned long inode, lo, hi, base;
+	char name[48], file[40];
+};
+void site_module(pid_t pid, unsigned long ip, struct site_module *m, struct site_module *prog);
+void site_name(const struct call *c, const struct site_module *m,
+	       const struct site_module *prog, struct emd_rec_slot *s);
+
+/* timed.c: eatmydata --stats: a request the supervisor ate, counted in
+ * the record file (its file named), when there is one. */
+void record_eaten(const struct call *c);
+
+/* The policy named by --seccomp-supervise, or NULL. */
+const struct policy *policy_named(const char *name);
 
 #endif

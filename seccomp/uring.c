@@ -125,23 +125,36 @@ static int rewrite(pid_t pid, unsigned long sqe)
 	       poke(pid, sqe + SQE_OFF_FLAGS, &flags, sizeof(flags));
 }
 
-int uring_submit(struct call *c)
+int uring_each_sqe(struct call *c, int (*fn)(struct call *c, unsigned long sqe, void *arg),
+		   void *arg)
 {
 	pid_t pid = c->req->pid;
-	int fd = (int)call_arg(c, 0), synced = 0;
+	int fd = (int)call_arg(c, 0), r = 0;
 	struct pending p;
 	unsigned long base;
 
 	/* A registered ring's index names no descriptor, and which ring it is
 	 * cannot be seen from outside: the kernel runs its SQEs as they are. */
 	if ((unsigned)call_arg(c, 3) & ENTER_REGISTERED_RING)
-		return CONTINUE;
+		return 0;
 	if (fd < 0 || read_fdinfo(pid, fd, &p) != 0 || !(base = sqe_array(pid, p.ino)))
-		return CONTINUE;
-	/* Written by pid: only while the caller is still there to be it. */
+		return 0;
+	/* Read and written by pid: only while the caller is still there to be
+	 * it. */
 	for (int i = 0; i < p.n && still_pending(c); i++)
-		synced |= rewrite(pid, base + (unsigned long)p.idx[i] * p.stride);
-	if (synced)
+		r |= fn(c, base + (unsigned long)p.idx[i] * p.stride, arg);
+	return r;
+}
+
+static int rewrite_sqe(struct call *c, unsigned long sqe, void *arg)
+{
+	(void)arg;
+	return rewrite(c->req->pid, sqe);
+}
+
+int uring_submit(struct call *c)
+{
+	if (uring_each_sqe(c, rewrite_sqe, NULL))
 		note(-1);
 	return CONTINUE;
 }

@@ -132,7 +132,7 @@ static void string_table(const struct image *im, unsigned long *offset, unsigned
 
 /* The names in a dynamic program's string table that say it makes
  * requests the library does not see. */
-static const char *const unseen[] = {"liburing.so", "aio_fsync"};
+static const char *const unseen[] = {"liburing.so", "libaio.so", "aio_fsync"};
 
 static int has_unseen_name(const char *buf, size_t len)
 {
@@ -185,15 +185,21 @@ static int loads_here(const struct image *im, unsigned type, unsigned machine,
 }
 
 /* A dynamic program's interpreter, which the kernel opens as it opens the
- * program: there, and allowed to run. */
-static int interpreter_allowed(const struct image *im)
+ * program: there, and allowed to run; *foreign when it is not glibc's
+ * ld.so ("ld-linux-x86-64.so.2", "ld-linux.so.2", "ld64.so.1"...), which
+ * alone loads our preloaded library (musl's, a foreign libc's do not). */
+static int interpreter_allowed(const struct image *im, int *foreign)
 {
 	char path[256];
+	const char *base;
 
 	if (!im->interp.filesz || im->interp.filesz > sizeof(path) ||
 	    !read_at(im, path, im->interp.filesz, im->interp.offset) ||
 	    path[im->interp.filesz - 1] != '\0')
 		return 0;
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	*foreign = strncmp(base, "ld-linux", 8) != 0 && strncmp(base, "ld64.so", 7) != 0;
 	return emd_exec_allowed(AT_FDCWD, path);
 }
 
@@ -208,7 +214,7 @@ int emd_elf_unreachable(int fd)
 	struct phdr ph;
 	unsigned long phoff, entsize;
 	ssize_t got = pread(fd, im.head, sizeof(im.head), 0);
-	int phnum;
+	int phnum, foreign = 0;
 
 	im.have = got > 0 ? (size_t)got : 0;
 	if (im.have < sizeof(eh))
@@ -228,7 +234,7 @@ int emd_elf_unreachable(int fd)
 		take(&im, &ph);
 	if (!im.interp.type)
 		return 1;
-	return (im.go || names_unseen(&im)) && interpreter_allowed(&im);
+	return interpreter_allowed(&im, &foreign) && (foreign || im.go || names_unseen(&im));
 }
 
 int emd_program_file(int fd, struct stat *st)

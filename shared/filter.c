@@ -14,12 +14,14 @@
  */
 #define _GNU_SOURCE 1
 #include "filter.h"
+#include "io_requests.h"
 #include "requests.h"
 
 #include <errno.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -35,6 +37,7 @@
 #define ALLOW SECCOMP_RET_ALLOW
 
 EMD_REQUEST_TABLE(requests);
+EMD_IO_TABLE(io_requests);
 
 static void emit(struct emd_filter *f, struct sock_filter insn)
 {
@@ -87,24 +90,39 @@ static void notify(struct emd_filter *f, long nr)
 }
 
 /* The rules of one ABI, from the request table: each request the
- * supervisor answers, by its number and argument there.  Landlock is no
+ * supervisor answers, by its number and argument there; under nocache's
+ * policy (`io`), the reads and writes of io_requests.h instead.  Landlock is no
  * durability request, but the supervisor must know that someone in the
  * tree confined itself, which cannot be seen from outside. */
-static void abi_rules(struct emd_filter *f, int compat, int no_io_uring)
+static void abi_rules(struct emd_filter *f, int compat, int no_io_uring, int probe_errno, int io)
 {
+	long probe_nr = compat ? EMD_PROBE_NR32 : EMD_PROBE_NR;
+
 	load(f, offsetof(struct seccomp_data, nr));
+	if (probe_nr >= 0) { /* the probe; then on to the rules, with nr again */
+		rule(f, probe_nr, 3);
+		load(f, ARG_LO(0));
+		emit(f, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)EMD_PROBE_FD,
+						     0, 1));
+		ret(f, SECCOMP_RET_ERRNO | (unsigned)probe_errno);
+		load(f, offsetof(struct seccomp_data, nr));
+	}
 	if (no_io_uring) {
 		rule(f, SYS_io_uring_setup, 1); /* one number on every ABI */
 		ret(f, SECCOMP_RET_ERRNO | ENOSYS);
 	}
-	for (int i = 0; i < EMD_NREQUESTS; i++) {
+	for (size_t i = 0; io && !compat && i < EMD_NIO; i++)
+		notify_unless_negative(f, io_requests[i].nr, 0);
+	for (int i = 0; !io && i < EMD_NREQUESTS; i++) {
 		const struct emd_request *r = &requests[i];
 		long nr = compat ? r->nr32 : r->nr;
 		int arg = compat ? r->arg32 : r->arg;
 
 		if (nr < 0 || !emd_supervised(r))
 			continue;
-		if (r->test == EMD_TEST_FD)
+		/* syncstat counts a call on a negative descriptor too (its
+		 * EBADF), as the library does. */
+		if (r->test == EMD_TEST_FD && probe_errno != EMD_PROBE_TIME)
 			notify_unless_negative(f, nr, arg);
 		else if (r->test == EMD_TEST_BITS)
 			notify_if_flags(f, nr, arg, r->bits);
@@ -118,12 +136,13 @@ static void abi_rules(struct emd_filter *f, int compat, int no_io_uring)
 }
 
 /* "if the ABI is `arch`: its rules", patched once their length is known. */
-static void abi_block(struct emd_filter *f, unsigned arch, int compat, int no_io_uring)
+static void abi_block(struct emd_filter *f, unsigned arch, int compat, int no_io_uring,
+		      int probe_errno, int io)
 {
 	unsigned short at = f->n;
 
 	emit(f, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 0, 0));
-	abi_rules(f, compat, no_io_uring);
+	abi_rules(f, compat, no_io_uring, probe_errno, io);
 	if (f->n - at - 1 > 255)
 		f->overflow = 1;
 	else
@@ -133,13 +152,13 @@ static void abi_block(struct emd_filter *f, unsigned arch, int compat, int no_io
 /* Each ABI the kernel runs here gets its own rules (x32 shares the native
  * ABI's arch with a bit in the number, which none of the rules has); any
  * other ABI only has Landlock watched. */
-void emd_filter_build(struct emd_filter *f, int no_io_uring)
+void emd_filter_build(struct emd_filter *f, int no_io_uring, int probe_errno, int io)
 {
 	f->n = 0;
 	f->overflow = 0;
 	load(f, offsetof(struct seccomp_data, arch));
-	abi_block(f, EMD_ARCH_NATIVE, 0, no_io_uring);
-	abi_block(f, EMD_ARCH_COMPAT, 1, no_io_uring);
+	abi_block(f, EMD_ARCH_NATIVE, 0, no_io_uring, probe_errno, io);
+	abi_block(f, EMD_ARCH_COMPAT, 1, no_io_uring, probe_errno, io);
 	load(f, offsetof(struct seccomp_data, nr));
 	notify(f, SYS_landlock_restrict_self);
 	ret(f, ALLOW);
@@ -193,6 +212,7 @@ static int filter_self(int sock, int no_io_uring, char tag)
 	struct emd_filter f;
 	struct sock_fprog prog;
 	struct pollfd alive = {.fd = sock, .events = POLLOUT};
+	const char *policy;
 	int listener, r;
 
 	if (!EMD_ARCH_NATIVE)
@@ -201,7 +221,9 @@ static int filter_self(int sock, int no_io_uring, char tag)
 	if (poll(&alive, 1, 0) != 1 || (alive.revents & (POLLHUP | POLLERR | POLLNVAL)) ||
 	    !ours(sock))
 		return -EPIPE;
-	emd_filter_build(&f, no_io_uring);
+	policy = getenv("EATMYDATA_SECCOMP_POLICY");
+	emd_filter_build(&f, no_io_uring, emd_probe_errno(policy),
+			 policy && !strcmp(policy, "nocache"));
 	if (f.overflow)
 		return -E2BIG;
 	prog = (struct sock_fprog){.len = f.n, .filter = f.insn};

@@ -139,13 +139,39 @@ static int notes_fd(void)
 	return n && *n >= '0' && *n <= '9' ? atoi(n) : -1;
 }
 
-/* Every descriptor from 4 on closed, but `keep`: the host's must not be
- * held (its pipes), and the limit may be as low as 6 (ulimit -n). */
-static void close_from_4(int keep)
+/* The descriptor of the record file the tree writes (syncstat, --stats:
+ * inherit.h), kept for the supervisor to record what it serves, or -1. */
+static int record_fd(void)
 {
-	if (keep > 4)
-		syscall(SYS_close_range, 4U, (unsigned)keep - 1, 0U);
-	syscall(SYS_close_range, keep >= 4 ? (unsigned)keep + 1 : 4U, ~0U, 0U);
+	const char *n = getenv("EATMYDATA_RECORD_FD");
+
+	return n && *n >= '0' && *n <= '9' ? atoi(n) : -1;
+}
+
+/* Every descriptor from 4 on closed, but `a` and `b` (-1: none), each left
+ * open across the exec: the host's must not be held (its pipes), and the
+ * limit may be as low as 6 (ulimit -n). */
+static void close_from_4(int a, int b)
+{
+	unsigned from = 4;
+
+	if (a > b) {
+		int t = a;
+
+		a = b;
+		b = t;
+	}
+	for (int keep = a; ; keep = b) {
+		if (keep >= (int)from) {
+			if (keep > (int)from)
+				syscall(SYS_close_range, from, (unsigned)keep - 1, 0U);
+			fcntl(keep, F_SETFD, 0);
+			from = (unsigned)keep + 1;
+		}
+		if (keep == b)
+			break;
+	}
+	syscall(SYS_close_range, from, ~0U, 0U);
 }
 
 /* Standard input, output and error on /dev/null; closed if it cannot be
@@ -161,29 +187,42 @@ static void null_stdio(void)
 		close(null);
 }
 
+/* The tool whose policy the supervisor is to serve, as the launcher named
+ * it: a lowercase word (the supervisor knows which), else eatmydata's. */
+static const char *policy(void)
+{
+	const char *p = getenv("EATMYDATA_SECCOMP_POLICY");
+	size_t n = p ? strspn(p, "abcdefghijklmnopqrstuvwxyz") : 0;
+
+	return n && n <= 16 && !p[n] ? p : "eatmydata";
+}
+
 /* In the supervisor-to-be: a session of its own, the socket as 3, the
  * launcher's binary as 4 (checked, and run as it was checked), stdio
  * /dev/null, no other descriptor of the host's but the --sync-on-exit
- * notes', the environment without LD_PRELOAD (a supervisor eats nothing
- * itself).  Never returns. */
-static void become_supervisor(int sock, const char *exe, const char *arg)
+ * notes' and the record file's (moved off 3 and 4, its number told in the
+ * argument), the environment without LD_PRELOAD (a supervisor eats
+ * nothing itself).  Never returns. */
+static void become_supervisor(int sock, const char *exe, int trust)
 {
 	size_t n = 0, kept = 0;
-	int notes = notes_fd(), held;
+	int notes = notes_fd(), records = record_fd(), held;
+	char arg[80];
 
 	while (environ[n])
 		n++;
-	char *env[n + 1], *argv[] = {"eatmydata", (char *)arg, NULL};
+	char *env[n + 1], *argv[] = {"eatmydata", arg, NULL};
 
 	for (size_t i = 0; i < n; i++)
 		if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0)
 			env[kept++] = environ[i];
 	env[kept] = NULL;
 	setsid();
+	if (records >= 0 && records < 5)
+		records = fcntl(records, F_DUPFD_CLOEXEC, 5);
+	snprintf(arg, sizeof(arg), "--seccomp-supervise=%s:3:%d:%d", policy(), trust, records);
 	if (dup2(sock, 3) == 3 && fcntl(3, F_SETFD, 0) == 0) {
-		close_from_4(notes);
-		if (notes > 4)
-			fcntl(notes, F_SETFD, 0);
+		close_from_4(notes, records);
 		held = program_held(exe);
 		if (held >= 0 && (held == 4 || dup2(held, 4) == 4)) {
 			null_stdio();
@@ -199,16 +238,14 @@ static void become_supervisor(int sock, const char *exe, const char *arg)
  * (supervisor.h). */
 static int start(const char *exe, int trust)
 {
-	char arg[48];
 	int sv[2], status;
 	pid_t middle;
 
-	snprintf(arg, sizeof(arg), "--seccomp-supervise=eatmydata:3:%d", trust);
 	if (!exe || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
 		return -1;
 	if ((middle = raw_fork(0)) == 0) {
 		if (raw_fork(SIGCHLD) == 0)
-			become_supervisor(sv[1], exe, arg);
+			become_supervisor(sv[1], exe, trust);
 		syscall(SYS_exit_group, 0);
 	}
 	close(sv[1]);

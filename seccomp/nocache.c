@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/* nocache.c -- nocache's policy (supervisor.h): a read or a write of a
+ * regular file by a program the library cannot reach is made here, on the
+ * caller's own open file (pidfd_getfd: the same struct file, its position,
+ * O_APPEND and access mode), with RWF_DONTCACHE, as libnocache makes its
+ * own: the pages the call brings in are dropped once used, pages cached
+ * before stay.  The data goes between the file and the caller's memory
+ * with process_vm_readv/writev.
+ *
+ * Nothing is done that the caller could not do itself: the file is its
+ * open file, read or written as it asked; a write that its RLIMIT_FSIZE
+ * would refuse, anything but a regular file, O_DIRECT, a file system
+ * without RWF_DONTCACHE, and a call too large for one go beyond its first
+ * MAX_IO bytes (a short count, as the kernel may give) go on to the kernel
+ * as asked.  A policy that judges the reader (fanotify permission events)
+ * sees this process, not the program.
+ */
+#define _GNU_SOURCE 1
+#include "common/common.h"
+#include "supervisor.h"
+#include "io_requests.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#ifndef RWF_DONTCACHE
+#define RWF_DONTCACHE 0x00000080
+#endif
+
+#define MAX_IO (16 << 20) /* bytes made per call; the rest is a short count */
+#define MAX_IOV 1024      /* IOV_MAX */
+
+EMD_IO_TABLE(io_requests);
+
+/* The caller's buffers: its iovec array, or the one buffer; 0 when read. */
+static int their_iov(const struct call *c, const struct emd_io_request *r, struct iovec *iov,
+		     int *n, size_t *total)
+{
+	unsigned long long count = call_arg(c, 2);
+
+	if (!r->vec) {
+		*n = 1;
+		iov[0] = (struct iovec){(void *)call_arg(c, 1), (size_t)count};
+	} else if (count > MAX_IOV ||
+		   read_theirs(c->req->pid, call_arg(c, 1), iov, count * sizeof(*iov), 0)) {
+		return -1;
+	} else {
+		*n = (int)count;
+	}
+	*total = 0;
+	for (int i = 0; i < *n; i++) {
+		if (iov[i].iov_len > MAX_IO - *total)
+			iov[i].iov_len = MAX_IO - *total;
+		*total += iov[i].iov_len;
+	}
+	return 0;
+}
+
+/* May this write be made here: within the caller's RLIMIT_FSIZE (which
+ * this process raised for itself), at the end of an O_APPEND file? */
+static int within_limit(pid_t tid, int fd, int flags, off_t pos, size_t len)
+{
+	struct rlimit lim;
+	struct stat st;
+
+	if (prlimit(tid, RLIMIT_FSIZE, NULL, &lim) != 0)
+		return 0;
+	if (lim.rlim_cur == RLIM_INFINITY)
+		return 1;
+	if ((flags & O_APPEND) && fstat(fd, &st) == 0)
+		pos = st.st_size;
+	return pos >= 0 && (unsigned long long)pos + len <= lim.rlim_cur;
+}
+
+/* Read: the file into buf, then buf into the caller's buffers. */
+static ssize_t do_read(const struct call *c, int fd, off_t pos, char *buf, size_t total,
+		       const struct iovec *iov, int n)
+{
+	struct iovec local = {buf, 0};
+	ssize_t got = 0, r;
+
+	while ((size_t)got < total) {
+		r = preadv2(fd, &(struct iovec){buf + got, total - got}, 1, pos < 0 ? -1 : pos + got,
+			    RWF_DONTCACHE);
+		if (r < 0 && got == 0)
+			return -errno;
+		if (r <= 0)
+			break;
+		got += r;
+	}
+	local.iov_len = (size_t)got;
+	if (got && (!still_pending(c) ||
+		    process_vm_writev(c->req->pid, &local, 1, iov, (unsigned long)n, 0) != got))
+		return -EFAULT;
+	return got;
+}
+
+/* Write: the caller's buffers into buf, then buf into the file. */
+static ssize_t do_write(const struct call *c, int fd, off_t pos, char *buf, size_t total,
+			const struct iovec *iov, int n)
+{
+	struct iovec local = {buf, total};
+	ssize_t r;
+
+	if (total && process_vm_readv(c->req->pid, &local, 1, iov, (unsigned long)n, 0) !=
+			     (ssize_t)total)
+		return -EFAULT;
+	if (!still_pending(c)) /* the data may be another process's by now */
+		return -ESRCH;
+	r = pwritev2(fd, &local, 1, pos, RWF_DONTCACHE);
+	return r < 0 ? -errno : r;
+}
+
+/* The row of a notified call, native ABI only (the filter notifies no
+ * other); NULL if none. */
+static const struct emd_io_request *io_request_of(const struct call *c)
+{
+	if (c->req->data.arch != EMD_ARCH_NATIVE)
+		return NULL;
+	for (size_t i = 0; i < EMD_NIO; i++)
+		if ((long)c->req->data.nr == io_requests[i].nr)
+			return &io_requests[i];
+	return NULL;
+}
+
+/* Can the call be made here (see the top): a regular file, neither
+ * O_DIRECT nor O_PATH, the write within the caller's limit. */
+static int servable(const struct call *c, const struct emd_io_request *r, int fd, off_t pos,
+		    size_t total)
+{
+	struct stat st;
+	int flags = fcntl(fd, F_GETFL);
+
+	return flags >= 0 && !(flags & (O_DIRECT | O_PATH)) && fstat(fd, &st) == 0 &&
+	       S_ISREG(st.st_mode) && (!r->write || within_limit(c->req->pid, fd, flags, pos < 0 ?
+							 lseek(fd, 0, SEEK_CUR) : pos, total));
+}
+
+static int dontcache_io(struct call *c)
+{
+	const struct emd_io_request *r = io_request_of(c);
+	struct iovec iov[MAX_IOV];
+	size_t total;
+	ssize_t done;
+	off_t pos;
+	char *buf;
+	int n, fd;
+
+	if (!r || (fd = their_fd(c, (int)call_arg(c, 0))) < 0)
+		return CONTINUE;
+	pos = r->pos < 0 ? -1 : (off_t)call_arg(c, r->pos);
+	if (r->pos >= 0 && pos < 0) { /* the kernel's EINVAL */
+		close(fd);
+		return CONTINUE;
+	}
+	if (their_iov(c, r, iov, &n, &total) != 0 || !servable(c, r, fd, pos, total) ||
+	    !(buf = malloc(total ? total : 1))) {
+		close(fd);
+		return CONTINUE;
+	}
+	done = r->write ? do_write(c, fd, pos, buf, total, iov, n)
+			: do_read(c, fd, pos, buf, total, iov, n);
+	free(buf);
+	close(fd);
+	/* Refused here (no RWF_DONTCACHE on this file system): as asked. */
+	if (done == -EOPNOTSUPP || done == -EINVAL || done == -ESRCH)
+		return CONTINUE;
+	if (done < 0)
+		return reply_error(c, (int)-done);
+	c->resp->val = done;
+	return 0;
+}
+
+/* nocache's: the reads and writes of io_requests.h, not the request
+ * table's durability requests (its filter notifies none of those). */
+const struct policy nocache_policy = {
+	.name = "nocache",
+	.answer = dontcache_io,
+};

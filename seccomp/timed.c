@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: MIT */
+/* timed.c -- syncstat's policy (supervisor.h): each durability request of
+ * a program the library cannot reach is made here, on the caller's own
+ * open file (pidfd_getfd: the same struct file, so the kernel's answer,
+ * a writeback error reported once per open file included, is the one the
+ * caller would have had), timed and recorded, and its result handed back.
+ *
+ * Nothing is done that the caller could not do itself: it syncs its own
+ * file, or every file system (sync, which anyone may).  What cannot be
+ * made from here (an msync of its mapping, an open or a write with sync
+ * flags, an io_uring or AIO submission) goes on to the kernel as it is
+ * and is counted, marked untimed; an io_uring or AIO sync is named as
+ * such.  A descriptor that cannot be fetched goes on too, counted.
+ */
+#define _GNU_SOURCE 1
+#include "common/common.h"
+#include "supervisor.h"
+#include "iocb.h"
+#include "maps.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/io_uring.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* The process the calling thread is in, its parent and its name. */
+static void caller(pid_t tid, struct emd_rec_slot *s)
+{
+	char path[64], buf[512], *at;
+	int fd = open_proc(tid, "status");
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	buf[n > 0 ? n : 0] = '\0';
+	if (fd >= 0)
+		close(fd);
+	s->pid = (at = strstr(buf, "\nTgid:")) ? (int)strtol(at + 6, NULL, 10) : tid;
+	s->ppid = (at = strstr(buf, "\nPPid:")) ? (int)strtol(at + 6, NULL, 10) : 0;
+	snprintf(path, sizeof(path), "/proc/%d/comm", s->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, s->program, sizeof(s->program) - 1) : -1;
+	s->program[n > 0 ? n : 0] = '\0';
+	s->program[strcspn(s->program, "\n")] = '\0';
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Who called, and the module of its system call: looked up once per
+ * thread and address of the call (an exec makes new addresses, and a new
+ * name), then kept, per worker; the site, which differs from call to call
+ * through one wrapper, is found each time (site.c). */
+#define WHO_CACHED 16
+static __thread struct who {
+	pid_t tid;
+	unsigned long ip;
+	struct emd_rec_slot s; /* pid, ppid, program */
+	struct site_module m, prog;
+} who[WHO_CACHED];
+static __thread unsigned who_next;
+
+static void identify(const struct call *c, struct emd_rec_slot *s)
+{
+	pid_t tid = c->req->pid;
+	unsigned long ip = (unsigned long)c->req->data.instruction_pointer;
+	struct who *w;
+
+	for (int i = 0; i < WHO_CACHED; i++)
+		if (who[i].tid == tid && who[i].ip == ip) {
+			w = &who[i];
+			goto found;
+		}
+	w = &who[who_next++ % WHO_CACHED];
+	memset(w, 0, sizeof(*w));
+	caller(tid, &w->s);
+	site_module(w->s.pid, ip, &w->m, &w->prog);
+	w->tid = tid;
+	w->ip = ip;
+found:
+	s->pid = w->s.pid;
+	s->ppid = w->s.ppid;
+	memcpy(s->program, w->s.program, sizeof(s->program));
+	site_name(c, &w->m, &w->prog, s);
+}
+
+/* The paths of the files seen last, by device, inode and birth time (a
+ * reused inode number is another file), per worker: the path is read once
+ * per file, as the library reads it. */
+#define PATHS_CACHED 32
+static __thread struct known {
+	unsigned long long dev, ino, btime;
+	char path[sizeof(((struct emd_rec_slot *)0)->path)];
+} known[PATHS_CACHED];
+
+static void path_of(int fd, struct emd_rec_slot *s)
+{
+	struct known *k = &known[(s->file.dev ^ s->file.ino ^ s->file.btime_ns) % PATHS_CACHED];
+	char proc[64];
+	ssize_t n;
+
+	if (k->dev == s->file.dev && k->ino == s->file.ino && k->btime == s->file.btime_ns &&
+	    k->path[0]) {
+		memcpy(s->path, k->path, sizeof(s->path));
+		return;
+	}
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, s->path, sizeof(s->path) - 1);
+	s->path[n > 0 ? n : 0] = '\0';
+	*k = (struct known){s->file.dev, s->file.ino, s->file.btime_ns, ""};
+	memcpy(k->path, s->path, sizeof(k->path));
+}
+
+/* The file open at fd here (a duplicate of the caller's), or none (-1). */
+static void file_of(int fd, struct emd_rec_slot *s)
+{
+	struct statx stx;
+
+	snprintf(s->path, sizeof(s->path), "-");
+	if (fd < 0 || statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
+			    STATX_TYPE | STATX_MODE | STATX_INO | STATX_BTIME | STATX_SIZE, &stx))
+		return;
+	s->file.dev = (unsigned long long)stx.stx_dev_major << 32 | stx.stx_dev_minor;
+	s->file.ino = stx.stx_ino;
+	s->file.btime_ns = stx.stx_btime.tv_sec * 1000000000ULL + stx.stx_btime.tv_nsec;
+	s->file.size = stx.stx_size;
+	s->file.mode = stx.stx_mode;
+	path_of(fd, s);
+}
+
+/* A record of kind `kind` in s, its file at fd here (-1: none), begun at
+ * `start` (0: untimed, the call goes on to the kernel). */
+static void fill(const struct call *c, int kind, int fd, unsigned long long start, long r,
+		 struct emd_rec_slot *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->kind = (unsigned)kind;
+	identify(c, s);
+	file_of(fd, s);
+	s->start_ns = start ? start : record_now();
+	s->latency_ns = start ? record_now() - start : 0;
+	s->flags = start ? 0 : EMD_REC_UNTIMED;
+	s->result = r;
+	s->error = r < 0 ? (int)-r : 0;
+	s->state = EMD_REC_DONE;
+}
+
+static void record(const struct call *c, int kind, int fd, unsigned long long start, long r)
+{
+	struct emd_rec_slot s;
+
+	if (!recording())
+		return;
+	fill(c, kind, fd, start, r, &s);
+	record_write(&s);
+}
+
+/* The caller's descriptor in argument 0, fetched; CONTINUE'd and counted
+ * when it cannot be (another user's process, no pidfd_getfd). */
+static int fetch(struct call *c, int *fd)
+{
+	*fd = their_fd(c, (int)call_arg(c, 0));
+	if (*fd >= 0 || *fd == -EBADF)
+		return 0;
+	record(c, c->request->kind, -1, 0, 0);
+	return CONTINUE;
+}
+
+/* Answer with the call's result r (0 or -errno), recorded. */
+static int answer(struct call *c, int fd, unsigned long long start, long r)
+{
+	record(c, c->request->kind, fd, start, r);
+	if (fd >= 0)
+		close(fd);
+	return r < 0 ? reply_error(c, (int)-r) : 0;
+}
+
+/* fsync, fdatasync, syncfs: made on the caller's open file. */
+static int timed_fd(struct call *c)
+{
+	unsigned long long start;
+	int fd, r;
+
+	if (fetch(c, &fd))
+		return CONTINUE;
+	start = record_now();
+	if (fd < 0)
+		r = fd;
+	else if (c->request->kind == EMD_K_FSYNC)
+		r = fsync(fd) ? -errno : 0;
+	else if (c->request->kind == EMD_K_FDATASYNC)
+		r = fdatasync(fd) ? -errno : 0;
+	else
+		r = syncfs(fd) ? -errno : 0;
+	return answer(c, fd, start, r);
+}
+
+static int timed_all(struct call *c)
+{
+	unsigned long long start = record_now();
+
+	sync();
+	return answer(c, -1, start, 0);
+}
+
+/* The offsets follow the descriptor, or on arm's sync_file_range2 the
+ * flags (argument 1); each is two arguments in the compat ABI. */
+static int timed_range(struct call *c)
+{
+	int flags_arg = c->compat ? c->request->arg32 : c->request->arg;
+	int off_arg = flags_arg == 1 ? 2 : 1, width = c->compat ? 2 : 1, fd;
+	unsigned long long start;
+	long r;
+
+	if (fetch(c, &fd))
+		return CONTINUE;
+	start = record_now();
+	r = fd < 0 ? fd
+		   : syscall(SYS_sync_file_range, fd, call_arg64(c, off_arg),
+			     call_arg64(c, off_arg + width), (unsigned)call_arg(c, flags_arg))
+			   ? -errno
+			   : 0;
+	return answer(c, fd, start, r);
+}
+
+static int counted_mapping(struct call *c)
+{
+	record(c, EMD_K_MSYNC, -1, 0, 0);
+	return CONTINUE;
+}
+
+/* An open with O_SYNC or O_DSYNC (openat2's flags are in its struct): its
+ * name, as the caller gave it. */
+static int counted_open(struct call *c)
+{
+	int arg = c->compat ? c->request->arg32 : c->request->arg, at = arg - 1;
+	unsigned long long flags = call_arg(c, arg);
+	struct open_how how;
+	struct emd_rec_slot s;
+	char name[sizeof(s.path)];
+
+	if (c->request->test == EMD_TEST_MEMORY) {
+		if (read_theirs(c->req->pid, call_arg(c, arg), &how, sizeof(how.flags), 0))
+			return CONTINUE;
+		flags = how.flags;
+	}
+	if (!(flags & EMD_OPEN_SYNC_FLAGS) || !recording())
+		return CONTINUE;
+	fill(c, (flags & O_SYNC) == O_SYNC ? EMD_K_OPEN_SYNC : EMD_K_OPEN_DSYNC, -1, 0, 0, &s);
+	if (read_theirs(c->req->pid, call_arg(c, at < 0 ? 0 : at), name, sizeof(name), 1) == 0)
+		memcpy(s.path, name, sizeof(s.path));
+	record_write(&s);
+	return CONTINUE;
+}
+
+static int counted_write(struct call *c)
+{
+	int fd = their_fd(c, (int)call_arg(c, 0));
+	int flags = (int)call_arg(c, c->compat ? c->request->arg32 : c->request->arg);
+
+	record(c, (flags & RWF_SYNC) ? EMD_K_PWRITEV2_SYNC : EMD_K_PWRITEV2_DSYNC, fd, 0, 0);
+	if (fd >= 0)
+		close(fd);
+	return CONTINUE;
+}
+
+void record_eaten(const struct call *c)
+{
+	int eat = c->request->eat, fd = -1;
+
+	if (!recording() || c->request->kind < 0)
+		return;
+	if (eat == EMD_EAT_FD_SYNC || eat == EMD_EAT_FS_SYNC || eat == EMD_EAT_RANGE ||
+	    eat == EMD_EAT_WRITE)
+		fd = their_fd(c, (int)call_arg(c, 0));
+	record(c, c->request->kind, fd, 0, 0);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* An io_uring or AIO sync: counted at its submission, named as such, its
+ * descriptor `fd` in the caller (-1: a registered file, no name). */
+static void submitted(struct call *c, int kind, int fd, const char *how)
+{
+	struct emd_rec_slot s;
+	int mine = fd >= 0 ? their_fd(c, fd) : -1;
+
+	fill(c, kind, mine, 0, 0, &s);
+	snprintf(s.site, sizeof(s.site), "%s submission (counted; completion not timed)", how);
+	record_write(&s);
+	if (mine >= 0)
+		close(mine);
+}
+
+#define SQE_OFF_FLAGS 28
+
+static int counted_sqe(struct call *c, unsigned long sqe, void *arg)
+{
+	unsigned char head[32];
+	unsigned flags;
+	int fd, kind;
+
+	(void)arg;
+	if (read_theirs(c->req->pid, sqe, head, sizeof(head), 0))
+		return 0;
+	memcpy(&fd, head + 4, sizeof(fd));
+	memcpy(&flags, head + SQE_OFF_FLAGS, sizeof(flags));
+	if (head[0] == IORING_OP_FSYNC)
+		kind = (flags & IORING_FSYNC_DATASYNC) ? EMD_K_FDATASYNC : EMD_K_FSYNC;
+	else if (head[0] == IORING_OP_SYNC_FILE_RANGE)
+		kind = EMD_K_SYNC_FILE_RANGE;
+	else if ((head[0] == IORING_OP_WRITEV || head[0] == IORING_OP_WRITE ||
+		  head[0] == IORING_OP_WRITE_FIXED) && (flags & EMD_RWF_SYNC_FLAGS))
+		kind = (flags & RWF_SYNC) ? EMD_K_PWRITEV2_SYNC : EMD_K_PWRITEV2_DSYNC;
+	else
+		return 0;
+	submitted(c, kind, (head[1] & IOSQE_FIXED_FILE) ? -1 : fd, "io_uring");
+	return 1;
+}
+
+static int counted_uring(struct call *c)
+{
+	if (recording())
+		uring_each_sqe(c, counted_sqe, NULL);
+	return CONTINUE;
+}
+
+static void counted_iocb(const struct call *c, unsigned long at)
+{
+	struct iocb cb;
+	int kind;
+
+	if (!at || read_theirs(c->req->pid, at, &cb, sizeof(cb), 0) || !emd_iocb_syncs(&cb))
+		return;
+	if (cb.aio_lio_opcode == IOCB_CMD_FSYNC)
+		kind = EMD_K_FSYNC;
+	else if (cb.aio_lio_opcode == IOCB_CMD_FDSYNC)
+		kind = EMD_K_FDATASYNC;
+	else
+		kind = (cb.aio_rw_flags & RWF_SYNC) ? EMD_K_PWRITEV2_SYNC : EMD_K_PWRITEV2_DSYNC;
+	submitted((struct call *)c, kind, (int)cb.aio_fildes, "aio");
+}
+
+static int counted_aio(struct call *c)
+{
+	if (recording())
+		aio_each_iocb(c, counted_iocb);
+	return CONTINUE;
+}
+
+/* syncstat's: every request the filter notifies is made (timed) or let
+ * go on (counted), for every caller: EATMYDATA_DISABLE, which syncstat
+ * sets for the library, is no concern here. */
+const struct policy time_policy = {
+	.name = "syncstat",
+	.handlers = {
+		[EMD_EAT_FD_SYNC] = timed_fd,
+		[EMD_EAT_FS_SYNC] = timed_fd,
+		[EMD_EAT_ALL_SYNC] = timed_all,
+		[EMD_EAT_RANGE] = timed_range,
+		[EMD_EAT_MAPPING] = counted_mapping,
+		[EMD_EAT_OPEN] = counted_open,
+		[EMD_EAT_WRITE] = counted_write,
+		[EMD_EAT_URING] = counted_uring,
+		[EMD_EAT_RING] = uring_setup,
+		[EMD_EAT_AIO] = counted_aio,
+	},
+};

@@ -1,0 +1,146 @@
+# SPDX-License-Identifier: MIT
+"""nocache through the seccomp supervisor (issue 28): a static or Go reader
+or writer, which the library cannot reach, leaves the page cache as it
+found it (the supervisor reads and writes for it with RWF_DONTCACHE),
+beside the native control that leaves every page cached."""
+import os
+import subprocess
+import time
+
+import pytest
+
+from conftest import BUILD, TESTS, cmdline, require, tool
+
+NOCACHE = BUILD / "bin" / "nocache"
+MIB = 32
+
+
+def cached(path):
+    out = subprocess.run([require("fincore"), "--bytes", "--noheadings", "--output", "RES",
+                          path], capture_output=True, text=True, check=True).stdout
+    return int(out.strip() or 0)
+
+
+def evict(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fdatasync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+    assert cached(path) == 0
+
+
+def settled(path, at_most, timeout=10):
+    """Cached bytes of path once at most `at_most` (a write's pages are
+    dropped as their writeback completes), or as they are at the timeout."""
+    deadline = time.monotonic() + timeout
+    while (n := cached(path)) > at_most and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return n
+
+
+@pytest.fixture
+def big(scratch):
+    f = scratch / "big"
+    f.write_bytes(os.urandom(MIB << 20))
+    evict(f)
+    yield f
+
+
+@pytest.fixture(scope="module")
+def go_rw(tmp_path_factory):
+    go = tool("go")
+    if not go:
+        pytest.fail("go is not installed (.ci/run installs it)")
+    d = tmp_path_factory.mktemp("gorw")
+    exe = d / "rw-go"
+    subprocess.run([go, "build", "-o", exe,
+                    os.path.join(os.path.dirname(__file__), "..", "go", "rw.go")],
+                   check=True, timeout=600,
+                   env=dict(os.environ, CGO_ENABLED="0", GOCACHE=str(d / "cache"),
+                            GOPATH=str(d / "gopath"), GOFLAGS="-mod=mod"))
+    yield exe
+
+
+READERS = ["static", "static-pread", "static-readv", "go"]
+WRITERS = ["static", "static-pwrite", "static-writev", "go"]
+
+
+def program(request, kind, which):
+    if which == "go":
+        return [request.getfixturevalue("go_rw"), kind]
+    flag = {"pread": "-p", "readv": "-v", "pwrite": "-p", "writev": "-v"}
+    extra = [flag[which.split("-")[1]]] if "-" in which else []
+    return [TESTS / "rw-static", kind, *extra]
+
+
+@pytest.mark.parametrize("which", READERS)
+def test_reader_leaves_nothing_cached(which, big, request):
+    cmd = [*program(request, "read", which), big]
+    native = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=True)
+    assert cached(big) == MIB << 20, "native control: the reader caches the file"
+    evict(big)
+    r = subprocess.run([NOCACHE, *cmd], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout == native.stdout, cmdline([NOCACHE, *cmd]) + r.stderr
+    assert cached(big) <= 64 << 10, cmdline([NOCACHE, *cmd])
+
+
+def test_pages_cached_before_stay(big, request):
+    """What was cached before the command ran is cached after it."""
+    with open(big, "rb") as f:
+        f.read(MIB << 19)  # the first half
+    before = cached(big)
+    assert before >= MIB << 19
+    cmd = [NOCACHE, *program(request, "read", "static"), big]
+    subprocess.run(cmd, check=True, capture_output=True, timeout=60)
+    assert before - (64 << 10) <= cached(big) <= before + (64 << 10), cmdline(cmd)
+
+
+@pytest.mark.parametrize("which", WRITERS)
+def test_writer_leaves_nothing_cached(which, scratch, request):
+    out = scratch / "out"
+    cmd = [*program(request, "write", which), out, MIB]
+    subprocess.run([str(c) for c in cmd], check=True, capture_output=True, timeout=60)
+    assert cached(out) == MIB << 20, "native control: the writer's pages stay cached"
+    out.unlink()
+    r = subprocess.run([str(c) for c in [NOCACHE, *cmd]], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0 and out.stat().st_size == MIB << 20, r.stderr
+    assert settled(out, 64 << 10) <= 64 << 10, cmdline([NOCACHE, *cmd])
+    assert out.read_bytes() == (b"\0" if which == "go" else b"x") * (MIB << 20)
+
+
+def test_writer_keeps_its_file_size_limit(scratch, request):
+    """The supervisor raised its own limits; a write past the caller's
+    RLIMIT_FSIZE is the caller's to make (SIGXFSZ, EFBIG), as natively."""
+    out = scratch / "out"
+    prog = [str(c) for c in program(request, "write", "static")]
+    limited = ["sh", "-c", 'ulimit -f 1024 && exec "$@"', "sh"]
+    native = subprocess.run([*limited, *prog, out, str(MIB)], capture_output=True, timeout=60)
+    size = out.stat().st_size
+    assert native.returncode != 0 and size == 512 << 10, native
+    out.unlink()
+    cmd = [*limited, str(NOCACHE), *prog, str(out), str(MIB)]
+    r = subprocess.run(cmd, capture_output=True, timeout=60)
+    assert (r.returncode, out.stat().st_size) == (native.returncode, size), cmdline(cmd)
+
+
+def test_started_by_a_shell(big, request):
+    """A static reader that a shell of the tree starts: the library puts it
+    under nocache's filter at its exec."""
+    prog = [str(c) for c in program(request, "read", "static")]
+    cmd = [str(NOCACHE), "sh", "-c", '"$@"; true', "sh", *prog, str(big)]
+    subprocess.run(cmd, check=True, capture_output=True, timeout=60)
+    assert cached(big) <= 64 << 10, cmdline(cmd)
+
+
+def test_unobserved_is_said(big, request):
+    """With no supervisor to be had, nocache says which program keeps its
+    pages cached, and they are cached (the control that the program ran)."""
+    prog = [str(c) for c in program(request, "read", "static")]
+    cmd = [str(NOCACHE), "env", "EATMYDATA_SECCOMP_EXEC=/nonexistent", *prog, str(big)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and cached(big) == MIB << 20, cmdline(cmd)
+    assert f"nocache: {prog[0]}: its reads and writes stay cached: the seccomp supervisor " \
+        "could not be started" in r.stderr, cmdline(cmd) + r.stderr
