@@ -13,14 +13,18 @@ PYTHON = """
 import os, time
 hz = os.sysconf("SC_CLK_TCK")
 worst = 0
+# Each end of os.times()'s interval between two monotonic readings, so a
+# preemption anywhere widens the bracket instead of failing the test; the
+# error is how far the interval falls outside it (a microsecond's
+# truncation at each end allowed).
 for _ in range(5):
-    m0, t0 = time.monotonic(), os.times().elapsed
+    a0 = time.monotonic(); t0 = os.times().elapsed; b0 = time.monotonic()
     time.sleep(0.0123)
-    t1, m1 = os.times().elapsed, time.monotonic()
-    worst = max(worst, abs((t1 - t0) - (m1 - m0)))
+    a1 = time.monotonic(); t1 = os.times().elapsed; b1 = time.monotonic()
+    d = t1 - t0
+    worst = max(worst, d - (b1 - a0) - 2e-6, (a1 - b0) - d - 2e-6, 0)
 print(hz, worst)
 """
-
 
 def run_out(cmd):
     r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=60)
@@ -33,7 +37,7 @@ def test_python_os_times_to_the_microsecond():
     assert hz == "100" and float(worst) > 0.0005, "natively 10 ms steps"
     hz, worst = run_out([HIRESTIMES, "python3", "-c", PYTHON]).split()
     assert hz == "1000000"
-    assert float(worst) < 0.0001, f"os.times() is {worst} s off across a 12.3 ms sleep"
+    assert float(worst) == 0, f"os.times() is {worst} s outside the monotonic clock's bracket"
 
 
 @pytest.mark.parametrize("probe", ["timesprobe", "timesprobe32"])
