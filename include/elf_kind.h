@@ -5,6 +5,7 @@
 #ifndef EMD_ELF_KIND_H
 #define EMD_ELF_KIND_H
 
+#include <stddef.h>
 #include <sys/stat.h>
 
 /* Does the program open at fd make durability requests where no preloaded
@@ -29,5 +30,10 @@ int emd_exec_allowed(int dirfd, const char *path);
  * Only then is it opened for emd_elf_unreachable: a FIFO or a device is
  * never opened (a writer blocked on the FIFO let go, a tape rewound). */
 int emd_program_file(int fd, struct stat *st);
+
+/* The file execvp would run for `name`: itself if it has a slash, else
+ * the first executable one along PATH (glibc's default when unset), in
+ * buf; NULL if none. */
+const char *emd_program_in_path(const char *name, char *buf, size_t size);
 
 #endif

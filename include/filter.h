@@ -79,4 +79,8 @@ int emd_supervisor(const char *name, const char *exe, int trust);
  * refused. */
 int emd_filter_self(int sock, int no_io_uring, char tag);
 
+/* Why a program that needs the filter runs without it, in words, from
+ * what emd_filter_self answered (-ECHILD: no supervisor to be had). */
+const char *emd_why_unfiltered(int r);
+
 #endif

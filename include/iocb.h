@@ -19,4 +19,8 @@ int emd_iocb_syncs(const struct iocb *cb);
  * changed. */
 int emd_iocb_unsync(struct iocb *cb, int accmode);
 
+/* The record kind (record.h) of a `cb` that syncs: fsync, fdatasync, or a
+ * pwritev2 with RWF_SYNC or RWF_DSYNC. */
+int emd_iocb_kind(const struct iocb *cb);
+
 #endif

@@ -58,7 +58,6 @@ void emd_aio_unsync(long nr, struct iocb **list)
 void emd_aio_record(long nr, struct iocb **list, const void *site)
 {
 	struct iocb *at, cb;
-	int kind;
 
 	if (!(emd_mode_now() & EMD_RECORD))
 		return;
@@ -66,13 +65,7 @@ void emd_aio_record(long nr, struct iocb **list, const void *site)
 		if (!copy_own(&at, &list[i], sizeof(at), 0) || !at ||
 		    !copy_own(&cb, at, sizeof(cb), 0) || !emd_iocb_syncs(&cb))
 			continue;
-		if (cb.aio_lio_opcode == IOCB_CMD_FSYNC)
-			kind = EMD_K_FSYNC;
-		else if (cb.aio_lio_opcode == IOCB_CMD_FDSYNC)
-			kind = EMD_K_FDATASYNC;
-		else
-			kind = (cb.aio_rw_flags & RWF_SYNC) ? EMD_K_PWRITEV2_SYNC : EMD_K_PWRITEV2_DSYNC;
-		emd_rec_counted(kind, (int)cb.aio_fildes, site);
+		emd_rec_counted(emd_iocb_kind(&cb), (int)cb.aio_fildes, site);
 	}
 }
 

@@ -110,19 +110,6 @@ static int needs_filter(int dirfd, const char *path, int nofollow, char *const a
 	return r;
 }
 
-/* Why a program that needs the filter runs without it, from what
- * emd_filter_self answered (filter.h). */
-static const char *why_unfiltered(int r)
-{
-	if (r == -EBUSY)
-		return "under another seccomp supervisor's filter already";
-	if (r == -EPIPE)
-		return "the seccomp supervisor went away";
-	if (r == -ENOSYS)
-		return "no seccomp filter for this architecture";
-	return "the kernel refused the seccomp filter";
-}
-
 /* Before the exec of dirfd/path: under the filter, if that program needs
  * it and there is a supervisor to hand it to (the run's, found or started
  * now); else it is named as unobserved (emd_unobserved).  1 when this
@@ -147,32 +134,15 @@ static int before_exec(int dirfd, const char *path, int nofollow, char *const ar
 	r = emd_filter_self(sock, secure_getenv(EMD_ENV_NO_IO_URING) != NULL, 0);
 	close(sock);
 	if (r != 0 && !(r == -EBUSY && emd_under_own_filter()))
-		emd_unobserved(*path ? path : argv && argv[0] ? argv[0] : "?", why_unfiltered(r), -r);
+		emd_unobserved(*path ? path : argv && argv[0] ? argv[0] : "?", emd_why_unfiltered(r), -r);
 	return 0;
 }
 
-/* The file execvp would run for `name`: itself if it has a slash, else
- * the first executable one along PATH (glibc's default when unset).  None
- * is looked for without a supervisor: the search costs system calls. */
+/* The file execvp would run for `name` (elf_kind.h); none is looked for
+ * without a supervisor: the search costs system calls. */
 static const char *find_program(const char *name, char *buf, size_t size)
 {
-	const char *path = getenv("PATH"), *end;
-	int n;
-
-	if (!secure_getenv(EMD_ENV_SECCOMP))
-		return NULL;
-	if (strchr(name, '/'))
-		return name;
-	for (path = path ? path : "/bin:/usr/bin"; *name; path = end + 1) {
-		end = strchrnul(path, ':');
-		n = end == path ? snprintf(buf, size, "%s", name)
-				: snprintf(buf, size, "%.*s/%s", (int)(end - path), path, name);
-		if (n > 0 && (size_t)n < size && faccessat(AT_FDCWD, buf, X_OK, AT_EACCESS) == 0)
-			return buf;
-		if (!*end)
-			break;
-	}
-	return NULL;
+	return secure_getenv(EMD_ENV_SECCOMP) ? emd_program_in_path(name, buf, size) : NULL;
 }
 
 /* The stand-in the environment names, if it is a program only root or

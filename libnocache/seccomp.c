@@ -47,26 +47,6 @@ static int unreachable(const char *path)
 	return r;
 }
 
-/* The file execvp would run for `name` (glibc's default PATH when unset). */
-static const char *search(const char *name, char *buf, size_t size)
-{
-	const char *path = getenv("PATH"), *end;
-	int n;
-
-	if (strchr(name, '/'))
-		return name;
-	for (path = path ? path : "/bin:/usr/bin"; *name; path = end + 1) {
-		end = strchrnul(path, ':');
-		n = end == path ? snprintf(buf, size, "%s", name)
-				: snprintf(buf, size, "%.*s/%s", (int)(end - path), path, name);
-		if (n > 0 && (size_t)n < size && faccessat(AT_FDCWD, buf, X_OK, AT_EACCESS) == 0)
-			return buf;
-		if (!*end)
-			break;
-	}
-	return NULL;
-}
-
 static void say(const char *path, const char *why)
 {
 	char line[PATH_MAX + 160];
@@ -82,7 +62,7 @@ void nc_before_exec(const char *file, int search_path)
 	const char *name = secure_getenv("EATMYDATA_SECCOMP");
 	const char *policy = secure_getenv("EATMYDATA_SECCOMP_POLICY");
 	char buf[PATH_MAX];
-	const char *path = file && search_path ? search(file, buf, sizeof(buf)) : file;
+	const char *path = file && search_path ? emd_program_in_path(file, buf, sizeof(buf)) : file;
 	int saved = errno, sock, r;
 
 	if (!name || !policy || strcmp(policy, "nocache") != 0 || !path || !unreachable(path)) {
@@ -93,9 +73,7 @@ void nc_before_exec(const char *file, int search_path)
 	r = sock < 0 ? -ECHILD : emd_filter_self(sock, 0, 0);
 	if (sock >= 0)
 		syscall(SYS_close, sock);
-	if (r == -ECHILD)
-		say(path, "the seccomp supervisor could not be started");
-	else if (r != 0 && r != -EBUSY) /* EBUSY: under the command's filter already */
-		say(path, strerror(-r));
+	if (r != 0 && r != -EBUSY) /* EBUSY: under the command's filter already */
+		say(path, emd_why_unfiltered(r));
 	errno = saved;
 }

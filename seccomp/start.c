@@ -106,32 +106,18 @@ static int filter_command(const struct seccomp_options *opt)
 	return r;
 }
 
-/* Why the command runs without the filter, from filter_command's answer. */
-static const char *why_unfiltered(int r)
-{
-	if (r == -ECHILD)
-		return "the seccomp supervisor could not be started";
-	if (r == -EBUSY)
-		return "under another seccomp supervisor's filter already";
-	if (r == -EPIPE)
-		return "the seccomp supervisor went away";
-	if (r == -ENOSYS)
-		return "no seccomp filter for this architecture";
-	return "the kernel refused the seccomp filter";
-}
-
 /* auto: the command runs unobserved; the report names it (syncstat,
  * --stats) and so does stderr, in each tool's words. */
 static void unobserved(const struct seccomp_options *opt, const char *file, int r)
 {
 	const char *policy = opt->policy ? opt->policy : "eatmydata";
 
-	record_unobserved(file, why_unfiltered(r), r == -ECHILD ? 0 : -r);
+	record_unobserved(file, emd_why_unfiltered(r), r == -ECHILD ? 0 : -r);
 	if (!strcmp(policy, "nocache"))
-		warn("%s: its reads and writes stay cached: %s", file, why_unfiltered(r));
+		warn("%s: its reads and writes stay cached: %s", file, emd_why_unfiltered(r));
 	else
 		warn("%s: not %s: %s", file, strcmp(policy, "syncstat") ? "eaten" : "observed",
-		     why_unfiltered(r));
+		     emd_why_unfiltered(r));
 }
 
 void seccomp_before_exec(const struct seccomp_options *opt, const char *file)
@@ -170,7 +156,7 @@ noreturn void seccomp_exec(const char *name, char **argv)
 	if (sock >= 0)
 		close(sock);
 	if (r != 0 && argv[0])
-		record_unobserved(argv[0], why_unfiltered(r), r == -ECHILD ? 0 : -r);
+		record_unobserved(argv[0], emd_why_unfiltered(r), r == -ECHILD ? 0 : -r);
 	unsetenv(EMD_ENV_SECCOMP_EXEC); /* the program is not to come back here */
 	if (!argv[0] || !argv[1])
 		_exit(127);

@@ -331,17 +331,10 @@ static int counted_uring(struct call *c)
 static void counted_iocb(const struct call *c, unsigned long at)
 {
 	struct iocb cb;
-	int kind;
 
 	if (!at || read_theirs(c->req->pid, at, &cb, sizeof(cb), 0) || !emd_iocb_syncs(&cb))
 		return;
-	if (cb.aio_lio_opcode == IOCB_CMD_FSYNC)
-		kind = EMD_K_FSYNC;
-	else if (cb.aio_lio_opcode == IOCB_CMD_FDSYNC)
-		kind = EMD_K_FDATASYNC;
-	else
-		kind = (cb.aio_rw_flags & RWF_SYNC) ? EMD_K_PWRITEV2_SYNC : EMD_K_PWRITEV2_DSYNC;
-	submitted((struct call *)c, kind, (int)cb.aio_fildes, "aio");
+	submitted((struct call *)c, emd_iocb_kind(&cb), (int)cb.aio_fildes, "aio");
 }
 
 static int counted_aio(struct call *c)

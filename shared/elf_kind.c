@@ -12,6 +12,8 @@
 
 #include <elf.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -243,4 +245,23 @@ int emd_program_file(int fd, struct stat *st)
 	 * set-group-ID one keeps its privilege, which no_new_privs would take,
 	 * and runs unfiltered, as natively. */
 	return fstat(fd, st) == 0 && S_ISREG(st->st_mode) && !(st->st_mode & (S_ISUID | S_ISGID));
+}
+
+const char *emd_program_in_path(const char *name, char *buf, size_t size)
+{
+	const char *path = getenv("PATH"), *end;
+	int n;
+
+	if (strchr(name, '/'))
+		return name;
+	for (path = path ? path : "/bin:/usr/bin"; *name; path = end + 1) {
+		end = strchrnul(path, ':');
+		n = end == path ? snprintf(buf, size, "%s", name)
+				: snprintf(buf, size, "%.*s/%s", (int)(end - path), path, name);
+		if (n > 0 && (size_t)n < size && faccessat(AT_FDCWD, buf, X_OK, AT_EACCESS) == 0)
+			return buf;
+		if (!*end)
+			break;
+	}
+	return NULL;
 }

@@ -245,3 +245,16 @@ int emd_filter_self(int sock, int no_io_uring, char tag)
 	errno = saved;
 	return r;
 }
+
+const char *emd_why_unfiltered(int r)
+{
+	if (r == -ECHILD)
+		return "the seccomp supervisor could not be started";
+	if (r == -EBUSY)
+		return "under another seccomp supervisor's filter already";
+	if (r == -EPIPE)
+		return "the seccomp supervisor went away";
+	if (r == -ENOSYS)
+		return "no seccomp filter for this architecture";
+	return "the kernel refused the seccomp filter";
+}

@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE 1
 #include "iocb.h"
+#include "record.h"
 #include "requests.h"
 
 #include <fcntl.h>
@@ -37,4 +38,13 @@ int emd_iocb_unsync(struct iocb *cb, int accmode)
 	else
 		cb->aio_lio_opcode = accmode == O_WRONLY ? IOCB_CMD_PWRITE : IOCB_CMD_PREAD;
 	return 1;
+}
+
+int emd_iocb_kind(const struct iocb *cb)
+{
+	if (cb->aio_lio_opcode == IOCB_CMD_FSYNC)
+		return EMD_K_FSYNC;
+	if (cb->aio_lio_opcode == IOCB_CMD_FDSYNC)
+		return EMD_K_FDATASYNC;
+	return (cb->aio_rw_flags & RWF_SYNC) ? EMD_K_PWRITEV2_SYNC : EMD_K_PWRITEV2_DSYNC;
 }

@@ -17,17 +17,7 @@
 void emd_mark_sync_fd(int fd);
 int emd_sync_kind(int fd);
 
-static int failures;
-
-/* Reports file:line, and stays on under NDEBUG. */
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, \
-				__LINE__, #cond);                              \
-			failures++;                                            \
-		}                                                              \
-	} while (0)
+#include "check.h"
 
 /* The last descriptor the table follows, and the first it does not, when
  * the descriptor limit can be raised that far (root): an O_DSYNC file at

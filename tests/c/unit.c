@@ -8,17 +8,7 @@
 
 int emd_glob_list_match(const char *globs, const char *name);
 
-static int failures;
-
-/* Reports file:line, and stays on under NDEBUG. */
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, \
-				__LINE__, #cond);                              \
-			failures++;                                            \
-		}                                                              \
-	} while (0)
+#include "check.h"
 
 static void test_globs(void)
 {
