@@ -366,12 +366,15 @@ def test_cachedel_as_debian(tmp_path, dirty):
         if not dirty:
             evict(f)
             warm(f)
+        assert cached_bytes(f) == 4 << 20, "the control: all of it cached before"
         r = run([exe, f], events=DURABLE)
         results[name] = cached_bytes(f)
         assert r.returncode == 0 and r.stdout == "" and all(r.counts[e] == 0 for e in NEVER), \
             r.why()
     assert results["ours"] == 0, results
-    assert results["debian"] == (4 << 20 if dirty else 0), results
+    # Debian's keeps what is still dirty: all of it, unless the kernel (or
+    # another process's sync) wrote some back in the meantime.
+    assert (results["debian"] > 0) if dirty else (results["debian"] == 0), results
 
 
 @pytest.mark.parametrize("tool,args,message", [
