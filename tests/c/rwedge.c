@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/* rwedge.c -- reads and writes at the kernel's edges, for nocache through
+ * the supervisor (built static: tests/py/test_supervisor_policies_attack.py):
+ * each case prints what the calls returned, errno and the file position,
+ * for the test to compare with the native run.
+ * Usage: rwedge CASE FILE
+ *   partread   read(2) into a buffer whose second page is unmapped, then
+ *              into one wholly unmapped
+ *   partwrite  write(2) from such buffers
+ *   big        read(2) and write(2) of 20 MiB in one call
+ *   badlen     read(2) of a count past the address space, readv(2) of an
+ *              iov_len past SSIZE_MAX
+ *   nofsetid   without CAP_FSETID in its effective set, write(2) to FILE
+ *              (natively the write clears FILE's set-user-ID bit) */
+#define _GNU_SOURCE 1
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define BIG (20 << 20)
+
+static void say(const char *what, ssize_t r, int fd)
+{
+	int e = errno;
+
+	printf("%s %zd %s pos %lld\n", what, r, r < 0 ? strerror(e) : "ok",
+	       (long long)lseek(fd, 0, SEEK_CUR));
+}
+
+/* Two pages, the second unmapped. */
+static char *half_mapped(void)
+{
+	char *p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED || munmap(p + 4096, 4096) != 0)
+		exit(2);
+	memset(p, 'w', 4096);
+	return p;
+}
+
+static int partread(int fd)
+{
+	char *p = half_mapped();
+
+	errno = 0;
+	say("read-half", read(fd, p, 8192), fd);
+	say("read-none", read(fd, p + 4096, 4096), fd);
+	say("pread-half", pread(fd, p, 8192, 0), fd);
+	return 0;
+}
+
+static int partwrite(int fd)
+{
+	char *p = half_mapped();
+
+	say("write-half", write(fd, p, 8192), fd);
+	say("write-none", write(fd, p + 4096, 4096), fd);
+	say("pwrite-half", pwrite(fd, p, 8192, 100000), fd);
+	return 0;
+}
+
+static int big(int fd)
+{
+	char *buf = calloc(1, BIG);
+
+	if (!buf)
+		return 2;
+	say("read-big", read(fd, buf, BIG), fd);
+	say("write-big", pwrite(fd, buf, BIG, 0), fd);
+	return 0;
+}
+
+static int badlen(int fd)
+{
+	static char buf[64];
+	struct iovec v[2] = {{buf, 8}, {buf + 8, (size_t)-1}};
+	volatile size_t huge = (size_t)1 << 62; /* not a compile-time overflow */
+
+	say("read-huge", read(fd, buf, huge), fd);
+	say("readv-neg", readv(fd, v, 2), fd);
+	return 0;
+}
+
+static int nofsetid(const char *file)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2];
+	int fd;
+
+	if (syscall(SYS_capget, &h, d) != 0)
+		return 2;
+	d[0].effective &= ~(1u << CAP_FSETID);
+	if (syscall(SYS_capset, &h, d) != 0 || (fd = open(file, O_WRONLY)) < 0)
+		return 2;
+	say("write-nofsetid", write(fd, "x", 1), fd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int fd;
+
+	if (argc != 3)
+		return 2;
+	if (!strcmp(argv[1], "nofsetid"))
+		return nofsetid(argv[2]);
+	if ((fd = open(argv[2], O_RDWR)) < 0)
+		return 2;
+	if (!strcmp(argv[1], "partread"))
+		return partread(fd);
+	if (!strcmp(argv[1], "partwrite"))
+		return partwrite(fd);
+	if (!strcmp(argv[1], "big"))
+		return big(fd);
+	if (!strcmp(argv[1], "badlen"))
+		return badlen(fd);
+	return 2;
+}

@@ -1,0 +1,66 @@
+# SPDX-License-Identifier: MIT
+"""The supervisor's policies at the kernel's edges: what nocache's policy
+makes for a static program (a read or a write with RWF_DONTCACHE, the data
+copied to and from the caller's memory) must be what the kernel makes of
+the same call natively, to the errno, the count, the file position and the
+file's mode, or be left to the kernel.  Each case runs tests/c/rwedge.c
+natively and under nocache and compares."""
+import os
+import subprocess
+
+import pytest
+
+from conftest import BUILD, TESTS, cmdline
+
+NOCACHE = BUILD / "bin" / "nocache"
+EDGE = TESTS / "rwedge-static"
+
+
+def both(case, scratch, size=1 << 20, mode=None):
+    """rwedge CASE on a file of `size` random bytes, natively then under
+    nocache: (output, file bytes, file mode) of each."""
+    data = os.urandom(size)
+    out = []
+    for pre in ([], [NOCACHE]):
+        f = scratch / "f"
+        f.write_bytes(data)
+        if mode is not None:
+            f.chmod(mode)
+        cmd = [*pre, EDGE, case, f]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, cmdline(cmd) + r.stderr
+        out.append((r.stdout, f.read_bytes(), f.stat().st_mode, cmdline(cmd)))
+        f.unlink()
+    return out
+
+
+@pytest.mark.parametrize("case", ["partread", "partwrite"])
+def test_buffer_partly_unmapped(case, scratch):
+    """A buffer whose second page is unmapped: natively the kernel reads or
+    writes the first page and says so (a short count; EFAULT only when
+    nothing moved), and the file position moves by what was copied."""
+    native, served = both(case, scratch)
+    assert "4096 ok" in native[0], "native control: a short count"
+    assert served[0] == native[0], served[3]
+    assert served[1] == native[1], served[3]
+
+
+@pytest.mark.parametrize("case", ["big", "badlen"])
+def test_counts_as_the_kernel_takes_them(case, scratch):
+    """A read or write of 20 MiB in one call on a regular file is whole, as
+    natively; a count past the address space is EFAULT and an iov_len past
+    SSIZE_MAX is EINVAL, with nothing read nor written into the caller."""
+    native, served = both(case, scratch, size=24 << 20)
+    assert served[0] == native[0], served[3]
+    assert served[1] == native[1], served[3]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (a caller without CAP_FSETID)")
+def test_write_clears_set_user_id_as_the_caller(scratch):
+    """A write by a caller without CAP_FSETID clears the file's set-user-ID
+    bit; made by a supervisor that has it, the bit would stay: such a write
+    is the kernel's to make."""
+    native, served = both("nofsetid", scratch, size=0, mode=0o4755)
+    assert native[2] & 0o7777 == 0o755, "native control: the bit is cleared"
+    assert served[2] & 0o7777 == native[2] & 0o7777, served[3]
+    assert served[0] == native[0], served[3]
