@@ -6,11 +6,12 @@ the same call natively, to the errno, the count, the file position and the
 file's mode, or be left to the kernel.  Each case runs tests/c/rwedge.c
 natively and under nocache and compares."""
 import os
+import struct
 import subprocess
 
 import pytest
 
-from conftest import BUILD, TESTS, cmdline
+from conftest import BUILD, TESTS, cmdline, require
 
 NOCACHE = BUILD / "bin" / "nocache"
 EDGE = TESTS / "rwedge-static"
@@ -64,3 +65,26 @@ def test_write_clears_set_user_id_as_the_caller(scratch):
     assert native[2] & 0o7777 == 0o755, "native control: the bit is cleared"
     assert served[2] & 0o7777 == native[2] & 0o7777, served[3]
     assert served[0] == native[0], served[3]
+
+
+SYNCSTAT = BUILD / "bin" / "syncstat"
+
+
+def test_hostile_gopclntab_costs_only_its_site(scratch, tmp_path):
+    """syncstat names a call's site from the program's file, which the tree
+    may craft: a .gopclntab (read without a .symtab) whose function count
+    runs past its end must cost the record's site, not the supervisor
+    (which died reading past its buffer: every later sync of the tree
+    failed with ENOSYS)."""
+    head = struct.pack("<IBBBB8Q", 0xFFFFFFF1, 0, 0, 1, 8, 50_000_000, 0, 0x401000, 0, 0, 0, 0,
+                       72)
+    (tmp_path / "pcln").write_bytes(head + b"\0" * 4)
+    prog = tmp_path / "hostile"
+    subprocess.run([require("objcopy"), "--strip-all", "--add-section",
+                    f".gopclntab={tmp_path / 'pcln'}", TESTS / "fsyncs-static", prog], check=True)
+    data = scratch / "data"
+    native = subprocess.run([prog, data, "5", "fsync"], capture_output=True, timeout=60)
+    assert native.returncode == 0, "native control: the program syncs"
+    cmd = [SYNCSTAT, "-o", tmp_path / "report.txt", "--", prog, data, "5", "fsync"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, cmdline(cmd) + r.stderr
