@@ -11,15 +11,26 @@
  *   badlen     read(2) of a count past the address space, readv(2) of an
  *              iov_len past SSIZE_MAX
  *   nofsetid   without CAP_FSETID in its effective set, write(2) to FILE
- *              (natively the write clears FILE's set-user-ID bit) */
+ *              (natively the write clears FILE's set-user-ID bit)
+ *   unshare    a thread reads FILE at descriptor 10, leaves the process's
+ *              descriptor table (unshare(CLONE_FILES)), puts its own
+ *              program there and reads 4 bytes of it (64 times): 7f454c46
+ * Or: rwedge oldpidfd COMMAND..., COMMAND with pidfd_open refusing
+ * PIDFD_THREAD (EINVAL), as before Linux 6.9, for all it starts. */
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -103,10 +114,61 @@ static int nofsetid(const char *file)
 	return 0;
 }
 
+static void *unshared(void *arg)
+{
+	unsigned char b[4] = "";
+	ssize_t n;
+	int fd;
+
+	(void)arg;
+	for (int i = 0; i < 64; i++) /* each worker of the supervisor sees this thread */
+		if (pread(10, b, 1, 0) != 1)
+			return NULL;
+	if (unshare(CLONE_FILES) != 0 || (fd = open("/proc/self/exe", O_RDONLY)) < 0 ||
+	    dup2(fd, 10) != 10)
+		return NULL;
+	for (int i = 0; i < 64; i++) /* any worker's answer: the first not ELF's */
+		if ((n = pread(10, b, 4, 0)) != 4 || memcmp(b, "\177ELF", 4))
+			break;
+	printf("unshared %zd %02x%02x%02x%02x\n", n, b[0], b[1], b[2], b[3]);
+	return NULL;
+}
+
+static int unshare_case(int fd)
+{
+	pthread_t t;
+
+	if (dup2(fd, 10) != 10 || pthread_create(&t, NULL, unshared, NULL) != 0)
+		return 2;
+	pthread_join(t, NULL);
+	return 0;
+}
+
+static int old_pidfd(char **argv)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pidfd_open, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_EXCL, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EINVAL),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {sizeof(f) / sizeof(*f), f};
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
+		return 2;
+	execvp(argv[0], argv);
+	return 127;
+}
+
 int main(int argc, char **argv)
 {
 	int fd;
 
+	if (argc > 2 && !strcmp(argv[1], "oldpidfd"))
+		return old_pidfd(argv + 2);
 	if (argc != 3)
 		return 2;
 	if (!strcmp(argv[1], "nofsetid"))
@@ -119,6 +181,8 @@ int main(int argc, char **argv)
 		return partwrite(fd);
 	if (!strcmp(argv[1], "big"))
 		return big(fd);
+	if (!strcmp(argv[1], "unshare"))
+		return unshare_case(fd);
 	if (!strcmp(argv[1], "badlen"))
 		return badlen(fd);
 	return 2;

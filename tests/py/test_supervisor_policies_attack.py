@@ -88,3 +88,18 @@ def test_hostile_gopclntab_costs_only_its_site(scratch, tmp_path):
     cmd = [SYNCSTAT, "-o", tmp_path / "report.txt", "--", prog, data, "5", "fsync"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, cmdline(cmd) + r.stderr
+
+
+def test_thread_with_its_own_descriptor_table_before_pidfd_thread(scratch):
+    """Before Linux 6.9 (emulated: pidfd_open refuses PIDFD_THREAD), a
+    thread's descriptors are fetched through its process's pidfd only while
+    the thread shares its process's table.  A thread that left it
+    (unshare(CLONE_FILES)) and put another file at the same number must read
+    its own file, not the process's (through a pidfd kept from before)."""
+    f = scratch / "f"
+    f.write_bytes(os.urandom(4096))
+    native = subprocess.run([EDGE, "unshare", f], capture_output=True, text=True, timeout=60)
+    assert native.stdout == "unshared 4 7f454c46\n", "native control: its own program"
+    cmd = [EDGE, "oldpidfd", NOCACHE, EDGE, "unshare", f]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert r.stdout == native.stdout, cmdline(cmd) + r.stderr
