@@ -31,11 +31,15 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #ifndef RWF_DONTCACHE
 #define RWF_DONTCACHE 0x00000080
+#endif
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
 #endif
 
 #define MAX_IO (16 << 20) /* bytes made here per call; a larger call is the kernel's */
@@ -132,6 +136,26 @@ static ssize_t do_write(const struct call *c, int fd, off_t pos, char *buf, size
 	return r < 0 ? -errno : r;
 }
 
+/* Does a caller wait killably once its call is taken here
+ * (SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, Linux 5.19, which the filter asks
+ * for where the kernel has it)?  Without it, a signal makes the caller ask
+ * again for a read or write made here already: an append made twice, the
+ * position moved twice.  The kernel knows the flag when it goes on to read
+ * the program (EFAULT for none), not when it refuses the flags (EINVAL). */
+static int waits_killably(void)
+{
+	static int known; /* 1: it does, 2: it does not */
+	int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
+
+	if (!k) {
+		k = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			    SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
+			    NULL) < 0 && errno == EFAULT ? 1 : 2;
+		__atomic_store_n(&known, k, __ATOMIC_RELAXED);
+	}
+	return k == 1;
+}
+
 /* The row of a notified call, native ABI only (the filter notifies no
  * other); NULL if none. */
 static const struct emd_io_request *io_request_of(const struct call *c)
@@ -167,7 +191,8 @@ static int dontcache_io(struct call *c)
 	char *buf;
 	int n, fd;
 
-	if (!r || !same_rights(c->req->pid, NULL) || (fd = their_fd(c, (int)call_arg(c, 0))) < 0)
+	if (!r || !waits_killably() || !same_rights(c->req->pid, NULL) ||
+	    (fd = their_fd(c, (int)call_arg(c, 0))) < 0)
 		return CONTINUE;
 	pos = r->pos < 0 ? -1 : (off_t)call_arg(c, r->pos);
 	if (r->pos >= 0 && pos < 0) { /* the kernel's EINVAL */

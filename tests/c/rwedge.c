@@ -15,11 +15,16 @@
  *   unshare    a thread reads FILE at descriptor 10, leaves the process's
  *              descriptor table (unshare(CLONE_FILES)), puts its own
  *              program there and reads 4 bytes of it (64 times): 7f454c46
- * Or: rwedge oldpidfd COMMAND..., COMMAND with pidfd_open refusing
- * PIDFD_THREAD (EINVAL), as before Linux 6.9, for all it starts. */
+ *   sigwrite   8 appends of 8 MiB to FILE while another thread signals
+ *              this one (SA_RESTART) all along; FILE's size after
+ * Or: rwedge oldpidfd|nokillable COMMAND..., COMMAND with pidfd_open
+ * refusing PIDFD_THREAD (EINVAL), as before Linux 6.9, or seccomp
+ * refusing SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, as before 5.19, for
+ * all it starts. */
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -31,6 +36,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -144,13 +150,57 @@ static int unshare_case(int fd)
 	return 0;
 }
 
-static int old_pidfd(char **argv)
+static int sigs_on;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+static void *signaller(void *arg)
+{
+	pthread_t to = *(pthread_t *)arg;
+
+	while (__atomic_load_n(&sigs_on, __ATOMIC_RELAXED)) {
+		pthread_kill(to, SIGUSR1);
+		usleep(20);
+	}
+	return NULL;
+}
+
+static int sigwrite(const char *file)
+{
+	struct sigaction sa = {.sa_handler = on_usr1, .sa_flags = SA_RESTART};
+	char *buf = calloc(1, 8 << 20);
+	pthread_t me = pthread_self(), t;
+	int fd = open(file, O_WRONLY | O_APPEND);
+	struct stat st;
+
+	if (!buf || fd < 0 || sigaction(SIGUSR1, &sa, NULL) != 0)
+		return 2;
+	sigs_on = 1;
+	if (pthread_create(&t, NULL, signaller, &me) != 0)
+		return 2;
+	for (int i = 0; i < 8; i++)
+		if (write(fd, buf, 8 << 20) != 8 << 20)
+			return 1;
+	__atomic_store_n(&sigs_on, 0, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	if (fstat(fd, &st) != 0)
+		return 2;
+	printf("sigwrite size %lld\n", (long long)st.st_size);
+	return 0;
+}
+
+/* argv run with system call nr refused (EINVAL) when its argument arg has
+ * a bit of `bits`. */
+static int refusing(long nr, int arg, unsigned bits, char **argv)
 {
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pidfd_open, 0, 3),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
-		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_EXCL, 0, 1),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[arg])),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, bits, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EINVAL),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
@@ -168,9 +218,13 @@ int main(int argc, char **argv)
 	int fd;
 
 	if (argc > 2 && !strcmp(argv[1], "oldpidfd"))
-		return old_pidfd(argv + 2);
+		return refusing(SYS_pidfd_open, 1, O_EXCL, argv + 2);
+	if (argc > 2 && !strcmp(argv[1], "nokillable")) /* WAIT_KILLABLE_RECV */
+		return refusing(SYS_seccomp, 1, 1u << 5, argv + 2);
 	if (argc != 3)
 		return 2;
+	if (!strcmp(argv[1], "sigwrite"))
+		return sigwrite(argv[2]);
 	if (!strcmp(argv[1], "nofsetid"))
 		return nofsetid(argv[2]);
 	if ((fd = open(argv[2], O_RDWR)) < 0)

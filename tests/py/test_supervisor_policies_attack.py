@@ -103,3 +103,20 @@ def test_thread_with_its_own_descriptor_table_before_pidfd_thread(scratch):
     cmd = [EDGE, "oldpidfd", NOCACHE, EDGE, "unshare", f]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert r.stdout == native.stdout, cmdline(cmd) + r.stderr
+
+
+@pytest.mark.parametrize("kernel", ["now", "before-5.19"])
+def test_signalled_append_made_once(kernel, scratch):
+    """Appends of 8 MiB while the writer is signalled all along (SA_RESTART):
+    natively each is made once.  Without SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+    (before Linux 5.19, emulated: seccomp refuses the flag) a signal while the
+    supervisor writes makes the caller ask again: the policy must leave such
+    calls to the kernel."""
+    f = scratch / "f"
+    f.write_bytes(b"")
+    native = subprocess.run([EDGE, "sigwrite", f], capture_output=True, text=True, timeout=60)
+    assert native.stdout == f"sigwrite size {64 << 20}\n", "native control: 64 MiB"
+    f.write_bytes(b"")
+    cmd = [*([EDGE, "nokillable"] if kernel != "now" else []), NOCACHE, EDGE, "sigwrite", f]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert r.stdout == native.stdout, cmdline(cmd) + r.stderr
