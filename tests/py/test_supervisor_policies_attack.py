@@ -5,6 +5,7 @@ copied to and from the caller's memory) must be what the kernel makes of
 the same call natively, to the errno, the count, the file position and the
 file's mode, or be left to the kernel.  Each case runs tests/c/rwedge.c
 natively and under nocache and compares."""
+import json
 import os
 import struct
 import subprocess
@@ -120,3 +121,22 @@ def test_signalled_append_made_once(kernel, scratch):
     cmd = [*([EDGE, "nokillable"] if kernel != "now" else []), NOCACHE, EDGE, "sigwrite", f]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert r.stdout == native.stdout, cmdline(cmd) + r.stderr
+
+
+@pytest.mark.parametrize("field", ["unobserved", "schema"])
+def test_compare_reads_a_hostile_report(field, tmp_path):
+    """syncstat compare reads reports that anyone may have written (a CI
+    artifact): an unobserved program's path (or a schema name) of 300000
+    control characters is said, cut, as an error, not written past the
+    buffer that puts it on one line (a segfault)."""
+    long = "\x01" * 300000
+    old = {"schema": "eatmydata.syncstat/3", "unobserved": [{"path": long, "why": "x"}]}
+    if field == "schema":
+        old = {"schema": long}
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    (tmp_path / "new.json").write_text(json.dumps({"schema": "eatmydata.syncstat/3",
+                                                   "unobserved": []}))
+    cmd = [SYNCSTAT, "compare", tmp_path / "old.json", tmp_path / "new.json"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 125 and "\\x01..." in r.stderr, cmdline(cmd)
+    assert len(r.stderr) < 4096, cmdline(cmd)
