@@ -30,4 +30,10 @@ int emd_exec_allowed(int dirfd, const char *path);
  * never opened (a writer blocked on the FIFO let go, a tape rewound). */
 int emd_program_file(int fd, struct stat *st);
 
+/* Will the kernel take these arguments and environment for an exec of
+ * path (E2BIG otherwise), with a few pages to spare for eatmydata's
+ * stand-in?  Checked before a process puts itself under the filter: an
+ * exec that then fails leaves it filtered, with no_new_privs. */
+int emd_args_fit(const char *path, char *const argv[], char *const envp[]);
+
 #endif

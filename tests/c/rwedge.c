@@ -17,6 +17,9 @@
  *              program there and reads 4 bytes of it (64 times): 7f454c46
  *   sigwrite   8 appends of 8 MiB to FILE while another thread signals
  *              this one (SA_RESTART) all along; FILE's size after
+ *   euid       print the effective user id (FILE unused)
+ * Or: rwedge e2big PROGRAM SETUID: exec PROGRAM with an argument past the
+ * kernel's 128 KiB (E2BIG), then exec SETUID euid x.
  * Or: rwedge oldpidfd|nokillable COMMAND..., COMMAND with pidfd_open
  * refusing PIDFD_THREAD (EINVAL), as before Linux 6.9, or seccomp
  * refusing SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, as before 5.19, for
@@ -213,10 +216,30 @@ static int refusing(long nr, int arg, unsigned bits, char **argv)
 	return 127;
 }
 
+static int e2big(char *program, char *setuid_program)
+{
+	char *huge = malloc(200 << 10), *args[] = {program, huge, NULL};
+	char *then[] = {setuid_program, "euid", "x", NULL};
+
+	if (!huge)
+		return 2;
+	memset(huge, 'a', (200 << 10) - 1);
+	huge[(200 << 10) - 1] = '\0';
+	execv(program, args);
+	printf("exec %s\n", strerror(errno));
+	fflush(stdout);
+	execv(setuid_program, then);
+	return 127;
+}
+
 int main(int argc, char **argv)
 {
 	int fd;
 
+	if (argc == 4 && !strcmp(argv[1], "e2big"))
+		return e2big(argv[2], argv[3]);
+	if (argc == 3 && !strcmp(argv[1], "euid"))
+		return printf("euid %d\n", (int)geteuid()) < 0;
 	if (argc > 2 && !strcmp(argv[1], "oldpidfd"))
 		return refusing(SYS_pidfd_open, 1, O_EXCL, argv + 2);
 	if (argc > 2 && !strcmp(argv[1], "nokillable")) /* WAIT_KILLABLE_RECV */

@@ -7,8 +7,10 @@ file's mode, or be left to the kernel.  Each case runs tests/c/rwedge.c
 natively and under nocache and compares."""
 import json
 import os
+import shutil
 import struct
 import subprocess
+import tempfile
 
 import pytest
 
@@ -140,3 +142,32 @@ def test_compare_reads_a_hostile_report(field, tmp_path):
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert r.returncode == 125 and "\\x01..." in r.stderr, cmdline(cmd)
     assert len(r.stderr) < 4096, cmdline(cmd)
+
+
+@pytest.fixture
+def setuid_root_euid():
+    """rwedge-static as a set-user-ID root program, where any user may run
+    it; it prints its effective user id."""
+    d = tempfile.mkdtemp(prefix="emd-suid.")
+    os.chmod(d, 0o755)
+    prog = os.path.join(d, "euid")
+    shutil.copy(EDGE, prog)
+    os.chmod(prog, 0o4755)
+    yield prog
+    shutil.rmtree(d)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root (a set-user-ID root program)")
+def test_failed_exec_leaves_setuid_privilege(setuid_root_euid):
+    """A dynamic program under nocache, as another user, execs a static one
+    with an argument past the kernel's 128 KiB (E2BIG), then a set-user-ID
+    root program: that one runs as root, as natively.  The library put
+    itself under the filter before the exec, with no_new_privs, which took
+    the next program's privilege."""
+    drop = [require("setpriv"), "--reuid=65534", "--regid=65534", "--clear-groups"]
+    prog = [TESTS / "rwedge", "e2big", EDGE, setuid_root_euid]
+    native = subprocess.run([*drop, *prog], capture_output=True, text=True, timeout=60)
+    assert native.stdout == "exec Argument list too long\neuid 0\n", native
+    cmd = [*drop, NOCACHE, *prog]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert r.stdout == native.stdout, cmdline(cmd) + r.stderr
