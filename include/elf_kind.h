@@ -36,4 +36,10 @@ int emd_program_file(int fd, struct stat *st);
  * buf; NULL if none. */
 const char *emd_program_in_path(const char *name, char *buf, size_t size);
 
+/* Will the kernel take these arguments and environment for an exec of
+ * path (E2BIG otherwise), with a few pages to spare for eatmydata's
+ * stand-in?  Checked before a process puts itself under the filter: an
+ * exec that then fails leaves it filtered, with no_new_privs. */
+int emd_args_fit(const char *path, char *const argv[], char *const envp[]);
+
 #endif

@@ -58,40 +58,6 @@ static int open_program(int dirfd, const char *path, int nofollow)
 	return fd;
 }
 
-/* The kernel's limits on what an exec copies (fs/exec.c): 128 KiB for any
- * one string; all of them, the file's name first, with a pointer for each,
- * within three quarters of 8 MiB or a quarter of the stack limit if less,
- * but never less than 128 KiB.  A few pages are kept for the stand-in's
- * own arguments (exec_stand_in). */
-#define ARG_STRLEN_MAX (32 * 4096UL)
-#define ARG_MARGIN (3 * 4096UL)
-
-static int strings_fit(char *const list[], size_t *used, size_t *count)
-{
-	for (size_t i = 0; list && list[i]; i++, (*count)++) {
-		size_t len = strlen(list[i]) + 1;
-
-		if (len > ARG_STRLEN_MAX)
-			return 0;
-		*used += len;
-	}
-	return 1;
-}
-
-static int args_fit(const char *path, char *const argv[], char *const envp[])
-{
-	struct rlimit stack;
-	size_t limit = 6UL << 20, used = strlen(path) + 1 + ARG_MARGIN, count = 1;
-
-	if (getrlimit(RLIMIT_STACK, &stack) == 0 && stack.rlim_cur / 4 < limit)
-		limit = stack.rlim_cur / 4;
-	if (limit < ARG_STRLEN_MAX)
-		limit = ARG_STRLEN_MAX;
-	if (!strings_fit(argv, &used, &count) || !strings_fit(envp, &used, &count))
-		return 0;
-	return used + count * sizeof(void *) < limit;
-}
-
 /* Is the program at dirfd/path (or dirfd itself, path "") one the library
  * cannot reach, and one the kernel will run with these arguments?  A
  * filter put on for an exec that then fails could not be taken off, and
@@ -103,7 +69,7 @@ static int needs_filter(int dirfd, const char *path, int nofollow, char *const a
 {
 	int fd = open_program(dirfd, path, nofollow), r;
 
-	r = fd >= 0 && emd_exec_allowed(fd, "") && args_fit(path, argv, envp) &&
+	r = fd >= 0 && emd_exec_allowed(fd, "") && emd_args_fit(path, argv, envp) &&
 	    emd_elf_unreachable(fd);
 	if (fd >= 0)
 		close(fd);

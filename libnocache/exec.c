@@ -17,28 +17,28 @@ extern char **environ;
 PL_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	nc_drop_all();
-	nc_before_exec(path, 0);
+	nc_before_exec(path, 0, argv, envp);
 	return NC_REAL(execve)(path, argv, envp);
 }
 
 PL_EXPORT int execv(const char *path, char *const argv[])
 {
 	nc_drop_all();
-	nc_before_exec(path, 0);
+	nc_before_exec(path, 0, argv, environ);
 	return NC_REAL(execv)(path, argv);
 }
 
 PL_EXPORT int execvp(const char *file, char *const argv[])
 {
 	nc_drop_all();
-	nc_before_exec(file, 1);
+	nc_before_exec(file, 1, argv, environ);
 	return NC_REAL(execvp)(file, argv);
 }
 
 PL_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	nc_drop_all();
-	nc_before_exec(file, 1);
+	nc_before_exec(file, 1, argv, envp);
 	return NC_REAL(execvpe)(file, argv, envp);
 }
 

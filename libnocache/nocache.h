@@ -44,7 +44,7 @@ struct nc_cachestat {
 /* seccomp.c: before the exec of `file` (searched in PATH if asked), a
  * program the library cannot reach is put under nocache's filter, or named
  * on stderr. */
-void nc_before_exec(const char *file, int search_path);
+void nc_before_exec(const char *file, int search_path, char *const argv[], char *const envp[]);
 
 /* Upstream nocache's environment (NOCACHE_*), read once. */
 struct nc_config {

@@ -57,7 +57,7 @@ static void say(const char *path, const char *why)
 		syscall(SYS_write, 2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
-void nc_before_exec(const char *file, int search_path)
+void nc_before_exec(const char *file, int search_path, char *const argv[], char *const envp[])
 {
 	const char *name = secure_getenv("EATMYDATA_SECCOMP");
 	const char *policy = secure_getenv("EATMYDATA_SECCOMP_POLICY");
@@ -65,7 +65,11 @@ void nc_before_exec(const char *file, int search_path)
 	const char *path = file && search_path ? emd_program_in_path(file, buf, sizeof(buf)) : file;
 	int saved = errno, sock, r;
 
-	if (!name || !policy || strcmp(policy, "nocache") != 0 || !path || !unreachable(path)) {
+	/* An exec foreseen to fail (E2BIG) leaves this process as it was:
+	 * unfiltered, without no_new_privs, a set-user-ID program run next
+	 * keeping its privilege. */
+	if (!name || !policy || strcmp(policy, "nocache") != 0 || !path ||
+	    !emd_args_fit(path, argv, envp) || !unreachable(path)) {
 		errno = saved;
 		return;
 	}

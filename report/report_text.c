@@ -138,7 +138,8 @@ static void quantize(FILE *out, const struct group *g)
 }
 
 /* A name from the records, on one line: a control character or a backslash
- * in it is written as C would (\n, \\, \x7f). */
+ * in it is written as C would (\n, \\, \x7f).  A longer name than a
+ * record holds (a report's JSON, which is anyone's) is cut, ending "...". */
 const char *report_one_line(const char *name)
 {
 	static char buf[4][4 * 300 + 1];
@@ -146,6 +147,10 @@ const char *report_one_line(const char *name)
 	char *b = buf[next++ % 4], *p = b;
 
 	for (const unsigned char *c = (const unsigned char *)name; *c; c++) {
+		if (p - b > (ptrdiff_t)sizeof(buf[0]) - 8) { /* room for \xNN, "..." */
+			p += sprintf(p, "...");
+			break;
+		}
 		if (*c == '\\' || *c == '\n' || *c == '\t')
 			p += sprintf(p, "\\%c", *c == '\n' ? 'n' : *c == '\t' ? 't' : '\\');
 		else if (*c < 0x20 || *c == 0x7f)

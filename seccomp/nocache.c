@@ -8,12 +8,17 @@
  * with process_vm_readv/writev.
  *
  * Nothing is done that the caller could not do itself: the file is its
- * open file, read or written as it asked; a write that its RLIMIT_FSIZE
- * would refuse, anything but a regular file, O_DIRECT, a file system
- * without RWF_DONTCACHE, and a call too large for one go beyond its first
- * MAX_IO bytes (a short count, as the kernel may give) go on to the kernel
- * as asked.  A policy that judges the reader (fanotify permission events)
- * sees this process, not the program.
+ * open file, read or written as it asked, for a caller with this process's
+ * rights (rights.c: a writer without CAP_FSETID clears a set-user-ID bit,
+ * one without CAP_SYS_RESOURCE stops at quotas and reserved blocks); a
+ * write that its RLIMIT_FSIZE would refuse, anything but a regular file,
+ * O_DIRECT, a file system without RWF_DONTCACHE, and a call of more than
+ * MAX_IO bytes (or lengths the kernel refuses: EFAULT, EINVAL) go on to
+ * the kernel as asked.  A buffer of the caller's that is partly unmapped
+ * gets what the kernel gives: the bytes before the hole (a short count,
+ * the file position moved by those only), EFAULT if none.  A policy that
+ * judges the reader (fanotify permission events) sees this process, not
+ * the program.
  */
 #define _GNU_SOURCE 1
 #include "common/common.h"
@@ -26,19 +31,24 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #ifndef RWF_DONTCACHE
 #define RWF_DONTCACHE 0x00000080
 #endif
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
 
-#define MAX_IO (16 << 20) /* bytes made per call; the rest is a short count */
+#define MAX_IO (16 << 20) /* bytes made here per call; a larger call is the kernel's */
 #define MAX_IOV 1024      /* IOV_MAX */
 
 EMD_IO_TABLE(io_requests);
 
-/* The caller's buffers: its iovec array, or the one buffer; 0 when read. */
+/* The caller's buffers: its iovec array, or the one buffer; 0 when read
+ * and within MAX_IO in all (then no length is past SSIZE_MAX either). */
 static int their_iov(const struct call *c, const struct emd_io_request *r, struct iovec *iov,
 		     int *n, size_t *total)
 {
@@ -56,7 +66,7 @@ static int their_iov(const struct call *c, const struct emd_io_request *r, struc
 	*total = 0;
 	for (int i = 0; i < *n; i++) {
 		if (iov[i].iov_len > MAX_IO - *total)
-			iov[i].iov_len = MAX_IO - *total;
+			return -1;
 		*total += iov[i].iov_len;
 	}
 	return 0;
@@ -78,12 +88,15 @@ static int within_limit(pid_t tid, int fd, int flags, off_t pos, size_t len)
 	return pos >= 0 && (unsigned long long)pos + len <= lim.rlim_cur;
 }
 
-/* Read: the file into buf, then buf into the caller's buffers. */
+/* Read: the file into buf, then buf into the caller's buffers, as far as
+ * they are mapped; what could not be copied is put back (the position).
+ * -ESRCH: the caller may not be written now (gone, or no longer ours to
+ * ptrace), nothing read. */
 static ssize_t do_read(const struct call *c, int fd, off_t pos, char *buf, size_t total,
 		       const struct iovec *iov, int n)
 {
 	struct iovec local = {buf, 0};
-	ssize_t got = 0, r;
+	ssize_t got = 0, r, copied;
 
 	while ((size_t)got < total) {
 		r = preadv2(fd, &(struct iovec){buf + got, total - got}, 1, pos < 0 ? -1 : pos + got,
@@ -95,26 +108,52 @@ static ssize_t do_read(const struct call *c, int fd, off_t pos, char *buf, size_
 		got += r;
 	}
 	local.iov_len = (size_t)got;
-	if (got && (!still_pending(c) ||
-		    process_vm_writev(c->req->pid, &local, 1, iov, (unsigned long)n, 0) != got))
-		return -EFAULT;
-	return got;
+	if (!got)
+		return 0;
+	copied = !still_pending(c) ? -ESRCH
+		 : process_vm_writev(c->req->pid, &local, 1, iov, (unsigned long)n, 0);
+	if (copied < 0)
+		copied = copied == -1 && errno == EFAULT ? 0 : -ESRCH;
+	if (pos < 0 && copied < got)
+		lseek(fd, (copied < 0 ? 0 : copied) - got, SEEK_CUR);
+	return copied == 0 ? -EFAULT : copied;
 }
 
-/* Write: the caller's buffers into buf, then buf into the file. */
+/* Write: the caller's buffers into buf, as far as they are mapped (the
+ * kernel writes what it could copy), then buf into the file. */
 static ssize_t do_write(const struct call *c, int fd, off_t pos, char *buf, size_t total,
 			const struct iovec *iov, int n)
 {
 	struct iovec local = {buf, total};
-	ssize_t r;
+	ssize_t r = 0;
 
-	if (total && process_vm_readv(c->req->pid, &local, 1, iov, (unsigned long)n, 0) !=
-			     (ssize_t)total)
-		return -EFAULT;
+	if (total && (r = process_vm_readv(c->req->pid, &local, 1, iov, (unsigned long)n, 0)) <= 0)
+		return r == 0 || errno == EFAULT ? -EFAULT : -ESRCH;
 	if (!still_pending(c)) /* the data may be another process's by now */
 		return -ESRCH;
+	local.iov_len = (size_t)r;
 	r = pwritev2(fd, &local, 1, pos, RWF_DONTCACHE);
 	return r < 0 ? -errno : r;
+}
+
+/* Does a caller wait killably once its call is taken here
+ * (SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, Linux 5.19, which the filter asks
+ * for where the kernel has it)?  Without it, a signal makes the caller ask
+ * again for a read or write made here already: an append made twice, the
+ * position moved twice.  The kernel knows the flag when it goes on to read
+ * the program (EFAULT for none), not when it refuses the flags (EINVAL). */
+static int waits_killably(void)
+{
+	static int known; /* 1: it does, 2: it does not */
+	int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
+
+	if (!k) {
+		k = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			    SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
+			    NULL) < 0 && errno == EFAULT ? 1 : 2;
+		__atomic_store_n(&known, k, __ATOMIC_RELAXED);
+	}
+	return k == 1;
 }
 
 /* The row of a notified call, native ABI only (the filter notifies no
@@ -152,7 +191,8 @@ static int dontcache_io(struct call *c)
 	char *buf;
 	int n, fd;
 
-	if (!r || (fd = their_fd(c, (int)call_arg(c, 0))) < 0)
+	if (!r || !waits_killably() || !same_rights(c->req->pid, NULL) ||
+	    (fd = their_fd(c, (int)call_arg(c, 0))) < 0)
 		return CONTINUE;
 	pos = r->pos < 0 ? -1 : (off_t)call_arg(c, r->pos);
 	if (r->pos >= 0 && pos < 0) { /* the kernel's EINVAL */

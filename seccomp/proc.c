@@ -32,15 +32,18 @@
 int emd_glob_list_match(const char *globs, const char *name);
 
 /* A pidfd whose descriptor table is the thread's: the thread's own, or
- * before Linux 6.9 its process's, if the thread shares that table. */
-static int thread_pidfd(pid_t tid)
+ * before Linux 6.9 its process's, if the thread shares that table now
+ * (*exact = 0: the thread may leave it, unshare(CLONE_FILES), at once). */
+static int thread_pidfd(pid_t tid, int *exact)
 {
 	char path[64], line[128];
 	int fd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD), tgid = 0;
 	FILE *f;
 
+	*exact = 1;
 	if (fd >= 0 || errno != EINVAL)
 		return fd;
+	*exact = 0;
 	snprintf(path, sizeof(path), "/proc/%d/status", tid);
 	if ((f = fopen(path, "re"))) {
 		while (fgets(line, sizeof(line), f) && sscanf(line, "Tgid: %d", &tgid) != 1)
@@ -57,7 +60,9 @@ static int thread_pidfd(pid_t tid)
 /* The pidfds of the threads served last, per worker: a pidfd names its
  * thread for good (after it exits, pidfd_getfd fails with ESRCH, and a new
  * one is opened for the thread that has its number now), so the two system
- * calls that make and close one are saved on each request after the first. */
+ * calls that make and close one are saved on each request after the first.
+ * A process's pidfd standing for a thread (before Linux 6.9) is good for
+ * one request only: checked again for the next. */
 #define PIDFDS 8
 static __thread struct {
 	pid_t tid;
@@ -68,7 +73,7 @@ static __thread unsigned pidfds_next;
 static int getfd(pid_t tid, int fd, int fresh)
 {
 	unsigned i;
-	int r;
+	int r, e, exact = 1;
 
 	for (i = 0; !fresh && i < PIDFDS; i++)
 		if (pidfds[i].tid == tid && pidfds[i].pidfd > 0)
@@ -78,7 +83,7 @@ static int getfd(pid_t tid, int fd, int fresh)
 		if (pidfds[i].pidfd > 0)
 			close(pidfds[i].pidfd);
 		pidfds[i].tid = tid;
-		if ((pidfds[i].pidfd = thread_pidfd(tid)) < 0) {
+		if ((pidfds[i].pidfd = thread_pidfd(tid, &exact)) < 0) {
 			r = -errno;
 			pidfds[i].pidfd = 0;
 			return r;
@@ -86,9 +91,14 @@ static int getfd(pid_t tid, int fd, int fresh)
 		fresh = 1;
 	}
 	r = (int)syscall(SYS_pidfd_getfd, pidfds[i].pidfd, fd, 0);
-	if (r < 0 && errno == ESRCH && !fresh)
+	e = errno;
+	if (!exact) {
+		close(pidfds[i].pidfd);
+		pidfds[i].pidfd = 0;
+	}
+	if (r < 0 && e == ESRCH && !fresh)
 		return getfd(tid, fd, 1);
-	return r < 0 ? -errno : r;
+	return r < 0 ? -e : r;
 }
 
 int their_fd(const struct call *c, int fd)

@@ -91,9 +91,10 @@ static void parse_gopclntab(char *t, size_t len, uint64_t text)
 	memcpy(&h, t, sizeof(h));
 	if (h.text_start) /* else set when the program runs: .text's address */
 		text = h.text_start;
+	/* nfunc pairs and the entry after the last: (nfunc + 1) pairs. */
 	if ((h.magic != 0xfffffff0 && h.magic != 0xfffffff1) || h.ptr_size != 8 ||
 	    h.funcname_off >= len || h.pcln_off >= len ||
-	    h.nfunc > (len - h.pcln_off) / sizeof(pair) - 1 ||
+	    h.nfunc >= (len - h.pcln_off) / sizeof(pair) ||
 	    !(mod->syms = malloc(h.nfunc * sizeof(*mod->syms))))
 		return;
 	mod->blob = t;
@@ -388,7 +389,7 @@ static int symbols_of(pid_t pid, const struct site_module *m)
 	if (fstat(fd, &st) == 0 && st.st_ino == m->inode)
 		load(fd, st.st_dev, st.st_ino);
 	close(fd);
-	return mod->ino == m->inode && mod->n;
+	return mod && mod->ino == m->inode && mod->n; /* none loaded: the maps changed */
 }
 
 void site_name(const struct call *c, const struct site_module *m,

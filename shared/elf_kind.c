@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -264,4 +265,38 @@ const char *emd_program_in_path(const char *name, char *buf, size_t size)
 			break;
 	}
 	return NULL;
+}
+
+/* The kernel's limits on what an exec copies (fs/exec.c): 128 KiB for any
+ * one string; all of them, the file's name first, with a pointer for each,
+ * within three quarters of 8 MiB or a quarter of the stack limit if less,
+ * but never less than 128 KiB.  A few pages are kept for the stand-in's
+ * own arguments (libeatmydata/exec.c's exec_stand_in). */
+#define ARG_STRLEN_MAX (32 * 4096UL)
+#define ARG_MARGIN (3 * 4096UL)
+
+static int strings_fit(char *const list[], size_t *used, size_t *count)
+{
+	for (size_t i = 0; list && list[i]; i++, (*count)++) {
+		size_t len = strlen(list[i]) + 1;
+
+		if (len > ARG_STRLEN_MAX)
+			return 0;
+		*used += len;
+	}
+	return 1;
+}
+
+int emd_args_fit(const char *path, char *const argv[], char *const envp[])
+{
+	struct rlimit stack;
+	size_t limit = 6UL << 20, used = strlen(path) + 1 + ARG_MARGIN, count = 1;
+
+	if (getrlimit(RLIMIT_STACK, &stack) == 0 && stack.rlim_cur / 4 < limit)
+		limit = stack.rlim_cur / 4;
+	if (limit < ARG_STRLEN_MAX)
+		limit = ARG_STRLEN_MAX;
+	if (!strings_fit(argv, &used, &count) || !strings_fit(envp, &used, &count))
+		return 0;
+	return used + count * sizeof(void *) < limit;
 }

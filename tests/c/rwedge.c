@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT */
+/* rwedge.c -- reads and writes at the kernel's edges, for nocache through
+ * the supervisor (built static: tests/py/test_supervisor_policies_attack.py):
+ * each case prints what the calls returned, errno and the file position,
+ * for the test to compare with the native run.
+ * Usage: rwedge CASE FILE
+ *   partread   read(2) into a buffer whose second page is unmapped, then
+ *              into one wholly unmapped
+ *   partwrite  write(2) from such buffers
+ *   big        read(2) and write(2) of 20 MiB in one call
+ *   badlen     read(2) of a count past the address space, readv(2) of an
+ *              iov_len past SSIZE_MAX
+ *   nofsetid   without CAP_FSETID in its effective set, write(2) to FILE
+ *              (natively the write clears FILE's set-user-ID bit)
+ *   unshare    a thread reads FILE at descriptor 10, leaves the process's
+ *              descriptor table (unshare(CLONE_FILES)), puts its own
+ *              program there and reads 4 bytes of it (64 times): 7f454c46
+ *   sigwrite   8 appends of 8 MiB to FILE while another thread signals
+ *              this one (SA_RESTART) all along; FILE's size after
+ *   euid       print the effective user id (FILE unused)
+ * Or: rwedge e2big PROGRAM SETUID: exec PROGRAM with an argument past the
+ * kernel's 128 KiB (E2BIG), then exec SETUID euid x.
+ * Or: rwedge oldpidfd|nokillable COMMAND..., COMMAND with pidfd_open
+ * refusing PIDFD_THREAD (EINVAL), as before Linux 6.9, or seccomp
+ * refusing SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, as before 5.19, for
+ * all it starts. */
+#define _GNU_SOURCE 1
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define BIG (20 << 20)
+
+static void say(const char *what, ssize_t r, int fd)
+{
+	int e = errno;
+
+	printf("%s %zd %s pos %lld\n", what, r, r < 0 ? strerror(e) : "ok",
+	       (long long)lseek(fd, 0, SEEK_CUR));
+}
+
+/* Two pages, the second unmapped. */
+static char *half_mapped(void)
+{
+	char *p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED || munmap(p + 4096, 4096) != 0)
+		exit(2);
+	memset(p, 'w', 4096);
+	return p;
+}
+
+static int partread(int fd)
+{
+	char *p = half_mapped();
+
+	errno = 0;
+	say("read-half", read(fd, p, 8192), fd);
+	say("read-none", read(fd, p + 4096, 4096), fd);
+	say("pread-half", pread(fd, p, 8192, 0), fd);
+	return 0;
+}
+
+static int partwrite(int fd)
+{
+	char *p = half_mapped();
+
+	say("write-half", write(fd, p, 8192), fd);
+	say("write-none", write(fd, p + 4096, 4096), fd);
+	say("pwrite-half", pwrite(fd, p, 8192, 100000), fd);
+	return 0;
+}
+
+static int big(int fd)
+{
+	char *buf = calloc(1, BIG);
+
+	if (!buf)
+		return 2;
+	say("read-big", read(fd, buf, BIG), fd);
+	say("write-big", pwrite(fd, buf, BIG, 0), fd);
+	return 0;
+}
+
+static int badlen(int fd)
+{
+	static char buf[64];
+	struct iovec v[2] = {{buf, 8}, {buf + 8, (size_t)-1}};
+	volatile size_t huge = (size_t)1 << 62; /* not a compile-time overflow */
+
+	say("read-huge", read(fd, buf, huge), fd);
+	say("readv-neg", readv(fd, v, 2), fd);
+	return 0;
+}
+
+static int nofsetid(const char *file)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2];
+	int fd;
+
+	if (syscall(SYS_capget, &h, d) != 0)
+		return 2;
+	d[0].effective &= ~(1u << CAP_FSETID);
+	if (syscall(SYS_capset, &h, d) != 0 || (fd = open(file, O_WRONLY)) < 0)
+		return 2;
+	say("write-nofsetid", write(fd, "x", 1), fd);
+	return 0;
+}
+
+static void *unshared(void *arg)
+{
+	unsigned char b[4] = "";
+	ssize_t n;
+	int fd;
+
+	(void)arg;
+	for (int i = 0; i < 64; i++) /* each worker of the supervisor sees this thread */
+		if (pread(10, b, 1, 0) != 1)
+			return NULL;
+	if (unshare(CLONE_FILES) != 0 || (fd = open("/proc/self/exe", O_RDONLY)) < 0 ||
+	    dup2(fd, 10) != 10)
+		return NULL;
+	for (int i = 0; i < 64; i++) /* any worker's answer: the first not ELF's */
+		if ((n = pread(10, b, 4, 0)) != 4 || memcmp(b, "\177ELF", 4))
+			break;
+	printf("unshared %zd %02x%02x%02x%02x\n", n, b[0], b[1], b[2], b[3]);
+	return NULL;
+}
+
+static int unshare_case(int fd)
+{
+	pthread_t t;
+
+	if (dup2(fd, 10) != 10 || pthread_create(&t, NULL, unshared, NULL) != 0)
+		return 2;
+	pthread_join(t, NULL);
+	return 0;
+}
+
+static int sigs_on;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+static void *signaller(void *arg)
+{
+	pthread_t to = *(pthread_t *)arg;
+
+	while (__atomic_load_n(&sigs_on, __ATOMIC_RELAXED)) {
+		pthread_kill(to, SIGUSR1);
+		usleep(20);
+	}
+	return NULL;
+}
+
+static int sigwrite(const char *file)
+{
+	struct sigaction sa = {.sa_handler = on_usr1, .sa_flags = SA_RESTART};
+	char *buf = calloc(1, 8 << 20);
+	pthread_t me = pthread_self(), t;
+	int fd = open(file, O_WRONLY | O_APPEND);
+	struct stat st;
+
+	if (!buf || fd < 0 || sigaction(SIGUSR1, &sa, NULL) != 0)
+		return 2;
+	sigs_on = 1;
+	if (pthread_create(&t, NULL, signaller, &me) != 0)
+		return 2;
+	for (int i = 0; i < 8; i++)
+		if (write(fd, buf, 8 << 20) != 8 << 20)
+			return 1;
+	__atomic_store_n(&sigs_on, 0, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	if (fstat(fd, &st) != 0)
+		return 2;
+	printf("sigwrite size %lld\n", (long long)st.st_size);
+	return 0;
+}
+
+/* argv run with system call nr refused (EINVAL) when its argument arg has
+ * a bit of `bits`. */
+static int refusing(long nr, int arg, unsigned bits, char **argv)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[arg])),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, bits, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EINVAL),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {sizeof(f) / sizeof(*f), f};
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0)
+		return 2;
+	execvp(argv[0], argv);
+	return 127;
+}
+
+static int e2big(char *program, char *setuid_program)
+{
+	char *huge = malloc(200 << 10), *args[] = {program, huge, NULL};
+	char *then[] = {setuid_program, "euid", "x", NULL};
+
+	if (!huge)
+		return 2;
+	memset(huge, 'a', (200 << 10) - 1);
+	huge[(200 << 10) - 1] = '\0';
+	execv(program, args);
+	printf("exec %s\n", strerror(errno));
+	fflush(stdout);
+	execv(setuid_program, then);
+	return 127;
+}
+
+int main(int argc, char **argv)
+{
+	int fd;
+
+	if (argc == 4 && !strcmp(argv[1], "e2big"))
+		return e2big(argv[2], argv[3]);
+	if (argc == 3 && !strcmp(argv[1], "euid"))
+		return printf("euid %d\n", (int)geteuid()) < 0;
+	if (argc > 2 && !strcmp(argv[1], "oldpidfd"))
+		return refusing(SYS_pidfd_open, 1, O_EXCL, argv + 2);
+	if (argc > 2 && !strcmp(argv[1], "nokillable")) /* WAIT_KILLABLE_RECV */
+		return refusing(SYS_seccomp, 1, 1u << 5, argv + 2);
+	if (argc != 3)
+		return 2;
+	if (!strcmp(argv[1], "sigwrite"))
+		return sigwrite(argv[2]);
+	if (!strcmp(argv[1], "nofsetid"))
+		return nofsetid(argv[2]);
+	if ((fd = open(argv[2], O_RDWR)) < 0)
+		return 2;
+	if (!strcmp(argv[1], "partread"))
+		return partread(fd);
+	if (!strcmp(argv[1], "partwrite"))
+		return partwrite(fd);
+	if (!strcmp(argv[1], "big"))
+		return big(fd);
+	if (!strcmp(argv[1], "unshare"))
+		return unshare_case(fd);
+	if (!strcmp(argv[1], "badlen"))
+		return badlen(fd);
+	return 2;
+}
