@@ -170,7 +170,7 @@ DURABLE = [e for e in SYNC_EVENTS if e[0] != "syscalls:sys_enter_sync_file_range
 def cached_bytes(path):
     out = subprocess.run([require("fincore"), "--bytes", "--noheadings", "--output", "RES",
                           path], capture_output=True, text=True, check=True).stdout
-    return int(out.split()[0])
+    return int(out.strip() or 0)
 
 
 def evict(path):

@@ -10,25 +10,10 @@ import time
 import pytest
 
 from conftest import BUILD, TESTS, cmdline, require, tool
+from helpers import cached_bytes as cached, evict
 
 NOCACHE = BUILD / "bin" / "nocache"
 MIB = 32
-
-
-def cached(path):
-    out = subprocess.run([require("fincore"), "--bytes", "--noheadings", "--output", "RES",
-                          path], capture_output=True, text=True, check=True).stdout
-    return int(out.strip() or 0)
-
-
-def evict(path):
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fdatasync(fd)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
-    assert cached(path) == 0
 
 
 def settled(path, at_most, timeout=10):
