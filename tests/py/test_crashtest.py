@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from conftest import TESTS, require, run
+from conftest import TESTS, run
 from helpers import CRASHTEST, CRASHY, PYTHON, REPLACED, SQL, SQL_CHECK, Report, crash_report
 
 STDIOSYNC = TESTS / "stdiosync"

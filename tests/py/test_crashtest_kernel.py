@@ -7,7 +7,6 @@ among the verdicts crashtest's model gave there; the models are honest where
 the kernel can show them wrong.  A failing copy is a state the kernel really
 left."""
 import os
-import shutil
 import subprocess
 
 import pytest

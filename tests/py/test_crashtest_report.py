@@ -5,7 +5,6 @@ printed, each file once with its count, a summary; names that cannot forge a
 line or reach the terminal; JSON that is always JSON and follows its schema;
 a run with no checker that says so; progress on a terminal only."""
 import json
-import os
 import re
 import shlex
 import subprocess

@@ -6,7 +6,6 @@ Markdown page), and every option a launcher's --help names is in its man
 page.  Each checker is first shown to catch a planted fault."""
 import re
 import subprocess
-from pathlib import Path
 
 import pytest
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (BUILD, EATMYDATA, LIB_DIRS, ROOT, SANITIZED, TESTS, cmdline, eaten,
+from conftest import (BUILD, EATMYDATA, LIB_DIRS, SANITIZED, TESTS, cmdline, eaten,
                       run)
 
 FSYNC_PY = ("import os, sys; f = open(sys.argv[1], 'w'); f.write('x'); f.flush(); "

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import BUILD, TESTS, cmdline, require, tool
+from conftest import BUILD, TESTS, cmdline, tool
 from helpers import cached_bytes as cached, evict
 
 NOCACHE = BUILD / "bin" / "nocache"

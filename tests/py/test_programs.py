@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EATMYDATA, eaten, require, run, tool
+from conftest import eaten, require, run, tool
 
 PYTHON = """
 import mmap, os, sys

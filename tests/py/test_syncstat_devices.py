@@ -5,13 +5,12 @@ itself as the control; tmpfs, a loop device, /sys hidden, and a kept
 directory's forged sample file."""
 import json
 import os
-import shutil
 import subprocess
 
 import jsonschema
 import pytest
 
-from conftest import ROOT, cmdline, run
+from conftest import cmdline, run
 from helpers import SCHEMA, SYNCSTAT, slot, write_records
 
 FSYNC = [("syscalls:sys_enter_fsync", None)]

@@ -6,9 +6,7 @@ script runs, the browser's console stays empty); a million calls make a
 heat map of bounded size."""
 import json
 import mmap
-import os
 import shutil
-import struct
 import subprocess
 import tempfile
 from pathlib import Path

@@ -5,14 +5,13 @@ message and 125, never a crash, a hang or invalid JSON; names hold any
 byte."""
 import json
 import os
-import struct
 import subprocess
 import time
 
 import jsonschema
 import pytest
 
-from conftest import EATMYDATA, TESTS, cmdline
+from conftest import EATMYDATA, cmdline
 from helpers import HEADER, SCHEMA, SLOT, SYNCSTAT, slot, write_records
 
 

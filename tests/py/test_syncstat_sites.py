@@ -68,7 +68,7 @@ def test_a_program_with_debug_information(program, tmp_path):
     [site] = sites(tmp_path / "r.json")
     assert site["function"] == "save_it", site
     assert site["source"] == f"{tmp_path}/sites.c:6", site
-    assert f"prog+0x" in r.stderr and f": save_it at {tmp_path}/sites.c:6\n" in r.stderr, r.stderr
+    assert "prog+0x" in r.stderr and f": save_it at {tmp_path}/sites.c:6\n" in r.stderr, r.stderr
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="installs a debug file in /usr/lib/debug")
