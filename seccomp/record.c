@@ -71,7 +71,7 @@ static long long claim(void)
 static int attach_fd(int fd, const struct emd_inherited *id, int by_name)
 {
 	struct stat st;
-	struct emd_rec_header *h;
+	struct emd_rec_header *h, head;
 
 	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != id->dev ||
 	    st.st_ino != id->ino || st.st_size <= EMD_REC_HEADER)
@@ -79,14 +79,16 @@ static int attach_fd(int fd, const struct emd_inherited *id, int by_name)
 	/* By name, as the library: only this user's own private file. */
 	if (by_name && (st.st_uid != geteuid() || (st.st_mode & 077)))
 		return 0;
+	/* The header is judged from a copy: the tree may truncate the file
+	 * between the fstat and here, and a read of the mapping would then
+	 * fault where no guard is (claim's) and fault again forever. */
+	if (pread(fd, &head, sizeof(head), 0) != (ssize_t)sizeof(head) ||
+	    memcmp(head.magic, EMD_REC_MAGIC, 8) != 0 || head.version != EMD_REC_VERSION ||
+	    head.slot_size != sizeof(struct emd_rec_slot) || !(head.flags & EMD_REC_LIVE))
+		return 0;
 	h = mmap(NULL, EMD_REC_HEADER, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (h == MAP_FAILED)
 		return 0;
-	if (memcmp(h->magic, EMD_REC_MAGIC, 8) != 0 || h->version != EMD_REC_VERSION ||
-	    h->slot_size != sizeof(struct emd_rec_slot) || !(h->flags & EMD_REC_LIVE)) {
-		munmap(h, EMD_REC_HEADER);
-		return 0;
-	}
 	rec_fd = fd;
 	rec_head = h;
 	rec_slots = ((unsigned long long)st.st_size - EMD_REC_HEADER) / sizeof(struct emd_rec_slot);
