@@ -287,24 +287,33 @@ PL_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t 
 	return ct_write_iov(fd, off, iov, cnt, flags, real_pwritev2);
 }
 
+/* A truncation of the file st, through fd by call or by path: made under
+ * the journal's lock and recorded once it succeeded. */
+static int recorded_truncation(const struct stat *st, long long len,
+			       int (*call)(int, off64_t), int fd, const char *path)
+{
+	int r, saved;
+
+	ct_claims();
+	ct_lock();
+	r = call ? call(fd, len) : REAL(truncate64)(path, len);
+	saved = errno;
+	if (r == 0)
+		ct_truncated(st, len);
+	ct_unlock();
+	errno = saved;
+	return r;
+}
+
 /* A truncation through fd: recorded once it succeeded. */
 static int truncated(int fd, long long len, int (*call)(int, off64_t))
 {
 	struct stat st;
 	enum ct_where where = len >= 0 ? ct_where_fd(fd, &st) : CT_NONE;
-	int r, saved;
 
 	if (where != CT_FILE)
 		return call(fd, len);
-	ct_claims();
-	ct_lock();
-	r = call(fd, len);
-	saved = errno;
-	if (r == 0)
-		ct_truncated(&st, len);
-	ct_unlock();
-	errno = saved;
-	return r;
+	return recorded_truncation(&st, len, call, fd, NULL);
 }
 
 static int real_ftruncate(int fd, off64_t len)
@@ -329,7 +338,6 @@ static int truncate_path(const char *path, long long len)
 	int fd = len >= 0 && ct_active() ? (int)ct_sys(SYS_openat, AT_FDCWD, path,
 							 O_PATH | O_CLOEXEC) : -1;
 	struct stat st;
-	int r, saved;
 
 	if (fd < 0 || ct_where_fd(fd, &st) != CT_FILE) {
 		if (fd >= 0)
@@ -337,15 +345,7 @@ static int truncate_path(const char *path, long long len)
 		return REAL(truncate64)(path, len);
 	}
 	close(fd);
-	ct_claims();
-	ct_lock();
-	r = REAL(truncate64)(path, len);
-	saved = errno;
-	if (r == 0)
-		ct_truncated(&st, len);
-	ct_unlock();
-	errno = saved;
-	return r;
+	return recorded_truncation(&st, len, NULL, -1, path);
 }
 
 PL_EXPORT int truncate(const char *path, off_t len)

@@ -350,3 +350,16 @@ def crash_report(*args, env=None, timeout=300, cwd=None):
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=cwd)
     assert r.returncode in (0, 1, 2, 3), f"\nrerun: {cmdline(cmd)}\n{r.stdout}{r.stderr}"
     return r.returncode, Report(json.loads(r.stdout))
+
+
+def git_repository(d):
+    """A repository at d (made here) with one commit of three files: what
+    crashtest's git tests, plain and on the kernel, start from."""
+    git = require("git")
+    d.mkdir()
+    for cmd in (["init", "-q"], ["config", "user.email", "t@t"], ["config", "user.name", "t"]):
+        subprocess.run([git, *cmd], cwd=d, check=True)
+    for i in range(3):
+        (d / f"f{i}").write_text(f"{i}\n")
+    subprocess.run([git, "add", "-A"], cwd=d, check=True)
+    subprocess.run([git, "commit", "-qm", "one"], cwd=d, check=True)

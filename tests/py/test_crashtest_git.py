@@ -9,8 +9,8 @@ import subprocess
 
 import pytest
 
-from conftest import require, run
-from helpers import crash_report
+from conftest import run
+from helpers import crash_report, git_repository
 
 pytestmark = [pytest.mark.slow]
 
@@ -33,15 +33,8 @@ def workload(setting):
 
 @pytest.fixture
 def repo(tmp_path):
-    git = require("git")
     d = tmp_path / "repo"
-    d.mkdir()
-    for cmd in (["init", "-q"], ["config", "user.email", "t@t"], ["config", "user.name", "t"]):
-        subprocess.run([git, *cmd], cwd=d, check=True)
-    for i in range(3):
-        (d / f"f{i}").write_text(f"{i}\n")
-    subprocess.run([git, "add", "-A"], cwd=d, check=True)
-    subprocess.run([git, "commit", "-qm", "one"], cwd=d, check=True)
+    git_repository(d)
     return d
 
 

@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from conftest import require
-from helpers import CRASHY, REPLACED, SQL, SQL_CHECK
+from helpers import CRASHY, REPLACED, SQL, SQL_CHECK, git_repository
 from kernel import host, kernel_verdicts, model_statuses, run_case, writeback
 
 pytestmark = [pytest.mark.skipif(os.geteuid() != 0, reason="loop devices and mounts need root"),
@@ -38,17 +38,6 @@ def database(d):
                     "INSERT INTO t VALUES(0, randomblob(5000));"], check=True)
 
 
-def repository(d):
-    git = require("git")
-    d.mkdir()
-    for cmd in (["init", "-q"], ["config", "user.email", "t@t"], ["config", "user.name", "t"]):
-        subprocess.run([git, *cmd], cwd=d, check=True)
-    for i in range(3):
-        (d / f"f{i}").write_text(f"{i}\n")
-    subprocess.run([git, "add", "-A"], cwd=d, check=True)
-    subprocess.run([git, "commit", "-qm", "one"], cwd=d, check=True)
-
-
 GIT = ("echo b > g && echo c >> f1 && git -c core.fsync=all -c gc.auto=0 add -A && "
        "git -c core.fsync=all -c gc.auto=0 commit -qm two && echo committed")
 GIT_CHECK = ('git fsck --no-progress --strict >/dev/null 2>&1 || exit 3; '
@@ -65,7 +54,7 @@ CASES = {
     "sqlite-extra": (database, ["sh", "-c", SQL, "sql", "EXTRA"], SQL_CHECK),
     "sqlite-wal": (database, ["sh", "-c", SQL.replace("DELETE", "WAL"), "sql", "FULL"],
                    SQL_CHECK),
-    "git-all": (repository, ["sh", "-c", GIT], GIT_CHECK),
+    "git-all": (git_repository, ["sh", "-c", GIT], GIT_CHECK),
 }
 
 
