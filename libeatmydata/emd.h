@@ -80,7 +80,14 @@ int __openat64_2(int dirfd, const char *path, int flags);
 	X(fexecve)                                                             \
 	X(execvpe)                                                             \
 	X(posix_spawn)                                                         \
-	X(posix_spawnp)
+	X(posix_spawnp)                                                        \
+	X(close)                                                               \
+	X(close_range)                                                         \
+	X(closefrom)                                                           \
+	X(dup2)                                                                \
+	X(dup3)                                                                \
+	X(fclose)                                                              \
+	X(closedir)
 
 enum emd_real_id { EMD_REAL_SYMBOLS(PL_ID) EMD_NREAL };
 
@@ -153,6 +160,22 @@ static inline void emd_rec_start(struct emd_rec *rec, int kind, int fd,
 	rec->slot = 0;
 	if (EMD_UNLIKELY(emd_mode_now() & EMD_RECORD))
 		emd_rec_claim(rec, kind, fd, addr, site);
+}
+
+/* fdid.c: which file a recorded descriptor is, kept from its first
+ * request until the library sees the number closed or handed out again
+ * (every wrapper that opens, closes or duplicates calls emd_fd_forget). */
+struct fd_id;
+extern struct fd_id *emd_fd_ids;
+int emd_fd_identity(int fd, struct emd_rec_file *f);
+void emd_fd_forget_range(unsigned lo, unsigned hi);
+long emd_fd_syscall(long nr, const long *a, long res);
+
+static inline long emd_fd_forget(long fd)
+{
+	if (EMD_UNLIKELY(__atomic_load_n(&emd_fd_ids, __ATOMIC_RELAXED) != 0) && fd >= 0)
+		emd_fd_forget_range((unsigned)fd, (unsigned)fd);
+	return fd;
 }
 
 /* syncstat --audit (events.c): the events, and a file's state. */

@@ -7,7 +7,8 @@
  * audit of the file it creates).
  *
  * Every program opens files all the time, so an open that neither syncs nor
- * creates goes straight through: a test, a load and a call.  `mode` is read
+ * creates goes straight through: a test, a load and a call, and after it
+ * the load and test of fdid.c's forget.  `mode` is read
  * only when the flags say it was passed, as the C standard requires.
  */
 #include "emd.h"
@@ -32,7 +33,7 @@ __attribute__((noinline)) long emd_open(const struct emd_open *op,
 					const void *site)
 {
 	unsigned long long before = emd_audit_before_open(op->flags);
-	long fd = op->call(op, emd_open_flags(op->flags));
+	long fd = emd_fd_forget(op->call(op, emd_open_flags(op->flags)));
 
 	if (before)
 		emd_audit_created((int)fd, op->dirfd, op->path, before, site);
@@ -76,7 +77,7 @@ EMD_EXPORT int open(const char *path, int flags, ...)
 	va_list ap;
 
 	if (EMD_LIKELY(real && !(flags & EMD_OPEN_SLOW_FLAGS)))
-		return real(path, flags);
+		return (int)emd_fd_forget(real(path, flags));
 	va_start(ap, flags);
 	mode = mode_arg(flags, ap);
 	va_end(ap);
@@ -91,7 +92,7 @@ EMD_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 	va_list ap;
 
 	if (EMD_LIKELY(real && !(flags & EMD_OPEN_SLOW_FLAGS)))
-		return real(dirfd, path, flags);
+		return (int)emd_fd_forget(real(dirfd, path, flags));
 	va_start(ap, flags);
 	mode = mode_arg(flags, ap);
 	va_end(ap);
@@ -165,7 +166,7 @@ EMD_EXPORT int open_by_handle_at(int mount_fd, struct file_handle *handle,
 			      call_open_by_handle_at, &h};
 
 	if (!(flags & EMD_OPEN_SYNC_FLAGS))
-		return EMD_REAL(open_by_handle_at)(mount_fd, handle, flags);
+		return (int)emd_fd_forget(EMD_REAL(open_by_handle_at)(mount_fd, handle, flags));
 	return (int)emd_open(&op, EMD_CALLER);
 }
 
@@ -174,6 +175,8 @@ EMD_EXPORT int open_by_handle_at(int mount_fd, struct file_handle *handle,
 static FILE *opened_stream(FILE *f, const char *path,
 			   unsigned long long before, const void *site)
 {
+	if (f)
+		emd_fd_forget(fileno_unlocked(f));
 	if (before && f)
 		emd_audit_created(fileno(f), AT_FDCWD, path, before, site);
 	return f;

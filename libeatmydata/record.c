@@ -3,9 +3,12 @@
  * launcher (syncstat, eatmydata --stats) left open for the tree; see
  * record.h.
  *
- * Per call: two clock reads, getpid, one statx to recognise the file (its
- * path is looked up once per file) and a cached call site.  No lock and no
- * allocation: the caches are seqlocked and a race only costs a lookup.
+ * Per call: two clock reads and no other system call.  The file is known
+ * from its descriptor's first request (fdid.c), its path looked up once per
+ * file, the process from its start or fork, the call site from a cache.  No
+ * lock and no allocation: the caches are seqlocked and a race only costs a
+ * lookup.  The audit still looks at the file at each request: it compares
+ * the file's size and modification time between requests.
  */
 #include "emd.h"
 #include "filter.h"
@@ -13,6 +16,7 @@
 #include "maps.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +31,11 @@
 static struct emd_rec_header *rec_file;
 static unsigned long long rec_slots;
 int emd_auditing;
+/* This process, learnt at its first record and forgotten in a fork's child
+ * (pthread_atfork; a child of a bare clone() or vfork() that records before
+ * its exec is counted as its parent). */
 static int cached_pid, cached_ppid;
+static char program[32];
 /* The seccomp supervisor records this process's requests (filter.h's
  * probe): the library leaves them to it, but for a write on an O_SYNC
  * descriptor, which the filter lets through. */
@@ -130,6 +138,11 @@ static int map_inherited(const struct emd_inherited *id)
 	return mapped;
 }
 
+static void forked(void)
+{
+	__atomic_store_n(&cached_pid, 0, __ATOMIC_RELAXED);
+}
+
 int emd_record_init(void)
 {
 	struct emd_inherited id;
@@ -139,6 +152,7 @@ int emd_record_init(void)
 	if (!record_id(&id) || !map_inherited(&id))
 		return 0;
 	emd_auditing = emd_env_true(secure_getenv(EMD_ENV_AUDIT));
+	pthread_atfork(NULL, NULL, forked);
 	supervised = secure_getenv(EMD_ENV_SECCOMP) && emd_under_own_filter() &&
 		     emd_probe_errno(secure_getenv(EMD_ENV_SECCOMP_POLICY)) == EMD_PROBE_TIME;
 	return 1;
@@ -223,7 +237,9 @@ static void fd_path(int fd, struct emd_rec_file *f, char *out, size_t size)
 	struct cache_entry *e;
 	ssize_t n;
 
-	if (fd < 0 || emd_rec_stat(fd, "", AT_EMPTY_PATH, f) != 0) {
+	int known = emd_auditing ? emd_rec_stat(fd, "", AT_EMPTY_PATH, f) : emd_fd_identity(fd, f);
+
+	if (fd < 0 || known != 0) {
 		snprintf(out, size, "-");
 		return;
 	}
@@ -327,12 +343,28 @@ static struct emd_rec_slot *claim_slot(struct emd_rec_header *h)
 	return (struct emd_rec_slot *)((char *)h + EMD_REC_HEADER) + i;
 }
 
+/* The slot's process: its pid, its parent's and its name, all kept. */
+static void this_process(struct emd_rec_slot *s)
+{
+	int pid = __atomic_load_n(&cached_pid, __ATOMIC_RELAXED);
+
+	if (!pid) {
+		snprintf(program, sizeof(program), "%s",
+			 program_invocation_short_name ? program_invocation_short_name : "?");
+		cached_ppid = getppid();
+		__atomic_store_n(&cached_pid, pid = getpid(), __ATOMIC_RELAXED);
+	}
+	s->pid = pid;
+	s->ppid = cached_ppid;
+	memcpy(s->program, program, sizeof(s->program));
+}
+
 void emd_rec_claim(struct emd_rec *rec, int kind, int fd, const void *addr,
 		  const void *site)
 {
 	struct emd_rec_header *h = __atomic_load_n(&rec_file, __ATOMIC_ACQUIRE);
 	struct emd_rec_slot *s;
-	int saved = errno, pid;
+	int saved = errno;
 
 	rec->slot = NULL; /* for emd_rec_event: no slot, nothing to fill */
 	if (supervised && kind < EMD_K_FIRST_EVENT && kind != EMD_K_WRITE_SYNC &&
@@ -343,16 +375,8 @@ void emd_rec_claim(struct emd_rec *rec, int kind, int fd, const void *addr,
 		errno = saved;
 		return;
 	}
-	pid = getpid();
-	if (pid != cached_pid) {
-		cached_ppid = getppid();
-		cached_pid = pid;
-	}
 	s->kind = kind;
-	s->pid = pid;
-	s->ppid = cached_ppid;
-	snprintf(s->program, sizeof(s->program), "%s",
-		 program_invocation_short_name ? program_invocation_short_name : "?");
+	this_process(s);
 	if (fd < 0 && addr)
 		map_path(addr, s->path, sizeof(s->path));
 	else
@@ -376,10 +400,7 @@ void emd_rec_module(const void *pc, const struct emd_rec_slot *call)
 	if (!s)
 		return;
 	s->kind = EMD_K_MODULE;
-	s->pid = getpid();
-	s->ppid = cached_ppid;
-	snprintf(s->program, sizeof(s->program), "%s",
-		 program_invocation_short_name ? program_invocation_short_name : "?");
+	this_process(s);
 	map_path(pc, s->path, sizeof(s->path));
 	end = strchr(call->site, '+');
 	snprintf(s->site, sizeof(s->site), "%.*s", end ? (int)(end - call->site) : 0, call->site);
@@ -412,9 +433,15 @@ void emd_rec_complete(struct emd_rec *rec, long result)
 	s->latency_ns = now_ns() - rec->start;
 	s->result = result;
 	s->error = result < 0 ? saved : 0;
+	/* A kept identity may be of a file closed and replaced by a route the
+	 * library does not see (fdid.c): a failure looks again. */
+	if (result < 0 && rec->fd >= 0 && !emd_auditing) {
+		emd_fd_forget(rec->fd);
+		fd_path(rec->fd, &s->file, s->path, sizeof(s->path));
+	}
 	/* What a synced write made durable is the file as it left it. */
-	if (s->kind == EMD_K_WRITE_SYNC || s->kind == EMD_K_WRITE_DSYNC ||
-	    s->kind == EMD_K_PWRITEV2_SYNC || s->kind == EMD_K_PWRITEV2_DSYNC)
+	if (emd_auditing && (s->kind == EMD_K_WRITE_SYNC || s->kind == EMD_K_WRITE_DSYNC ||
+			     s->kind == EMD_K_PWRITEV2_SYNC || s->kind == EMD_K_PWRITEV2_DSYNC))
 		emd_rec_stat(rec->fd, "", AT_EMPTY_PATH, &s->file);
 	__atomic_store_n(&s->state, EMD_REC_DONE, __ATOMIC_RELEASE);
 	errno = saved;

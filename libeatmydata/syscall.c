@@ -263,11 +263,10 @@ EMD_EXPORT long syscall(long nr, ...)
 		c.a[i] = va_arg(ap, long);
 	va_end(ap);
 	if ((id = request_of(nr)) >= 0)
-		return as_wrapper(id, &c, EMD_CALLER);
-	/* creat: no sync flag, but a create for the audit and a mode. */
-	if (open_request(&c, &op))
-		return emd_open(&op, EMD_CALLER);
-	if (entry_call(&c, &res, EMD_CALLER))
-		return res;
-	return raw(&c);
+		res = as_wrapper(id, &c, EMD_CALLER);
+	else if (open_request(&c, &op)) /* creat: a create for the audit, a mode */
+		res = emd_open(&op, EMD_CALLER);
+	else if (!entry_call(&c, &res, EMD_CALLER))
+		res = raw(&c);
+	return emd_fd_syscall(nr, c.a, res);
 }

@@ -87,7 +87,10 @@ NEW_ENTRIES = {
 # directory entries --audit follows, and creat, which cannot sync.
 RECORDED_ONLY = {"write", "writev", "pwrite", "pwrite64", "pwritev", "pwritev64",
                  "rename", "renameat", "renameat2", "link", "linkat",
-                 "creat", "creat64"}
+                 "creat", "creat64",
+                 # what lets a descriptor number go, so the record forgets
+                 # its file (libeatmydata/close.c)
+                 "close", "close_range", "closefrom", "dup2", "dup3", "fclose", "closedir"}
 
 
 # What the programs no preloaded library sees ask of the disk, and two of

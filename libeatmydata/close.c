@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/* close.c -- the calls that let a descriptor number go, so that fdid.c
+ * forgets which file it was: close, close_range, closefrom, dup2 and dup3
+ * (whose target is closed first), and fclose and closedir (libc closes their
+ * descriptor through its own close, out of our reach).  Each is a load, a
+ * test and a call while nothing is recorded.
+ */
+#include "emd.h"
+
+#include <dirent.h>
+#include <stdio.h>
+
+EMD_EXPORT int close(int fd)
+{
+	int r = EMD_REAL(close)(fd);
+
+	emd_fd_forget(fd);
+	return r;
+}
+
+EMD_EXPORT int close_range(unsigned int lo, unsigned int hi, int flags)
+{
+	int r = EMD_REAL(close_range)(lo, hi, flags);
+
+	if (EMD_UNLIKELY(__atomic_load_n(&emd_fd_ids, __ATOMIC_RELAXED) != 0) && lo <= hi)
+		emd_fd_forget_range(lo, hi);
+	return r;
+}
+
+EMD_EXPORT void closefrom(int lo)
+{
+	EMD_REAL(closefrom)(lo);
+	if (EMD_UNLIKELY(__atomic_load_n(&emd_fd_ids, __ATOMIC_RELAXED) != 0) && lo >= 0)
+		emd_fd_forget_range((unsigned)lo, ~0u);
+}
+
+EMD_EXPORT int dup2(int old, int new)
+{
+	return (int)emd_fd_forget(EMD_REAL(dup2)(old, new));
+}
+
+EMD_EXPORT int dup3(int old, int new, int flags)
+{
+	return (int)emd_fd_forget(EMD_REAL(dup3)(old, new, flags));
+}
+
+/* The number is read before the stream is freed; -1 if nothing is kept. */
+EMD_EXPORT int fclose(FILE *stream)
+{
+	int fd = __atomic_load_n(&emd_fd_ids, __ATOMIC_RELAXED) && stream ? fileno_unlocked(stream) : -1;
+	int r = EMD_REAL(fclose)(stream);
+
+	emd_fd_forget(fd);
+	return r;
+}
+
+EMD_EXPORT int closedir(DIR *dir)
+{
+	int fd = __atomic_load_n(&emd_fd_ids, __ATOMIC_RELAXED) ? dirfd(dir) : -1;
+	int r = EMD_REAL(closedir)(dir);
+
+	emd_fd_forget(fd);
+	return r;
+}
+
+/* A system call made through syscall() that opens, closes or duplicates. */
+long emd_fd_syscall(long nr, const long *a, long res)
+{
+	if (EMD_LIKELY(!__atomic_load_n(&emd_fd_ids, __ATOMIC_RELAXED)))
+		return res;
+	switch (nr) {
+	case SYS_close:
+		emd_fd_forget(a[0]);
+		break;
+	case SYS_close_range:
+		if ((unsigned)a[0] <= (unsigned)a[1])
+			emd_fd_forget_range((unsigned)a[0], (unsigned)a[1]);
+		break;
+#ifdef SYS_dup2
+	case SYS_dup2:
+#endif
+	case SYS_dup3:
+		emd_fd_forget(a[1]);
+		break;
+	case SYS_fcntl:
+#ifdef SYS_fcntl64
+	case SYS_fcntl64:
+#endif
+		if (a[1] == F_DUPFD || a[1] == F_DUPFD_CLOEXEC)
+			emd_fd_forget(res);
+		break;
+#ifdef SYS_open
+	case SYS_open:
+#endif
+#ifdef SYS_creat
+	case SYS_creat:
+#endif
+	case SYS_openat:
+	case SYS_openat2:
+	case SYS_open_by_handle_at:
+	case SYS_dup:
+	case SYS_memfd_create:
+	case SYS_pidfd_getfd:
+	case SYS_accept4:
+		emd_fd_forget(res);
+		break;
+	default:
+		break;
+	}
+	return res;
+}

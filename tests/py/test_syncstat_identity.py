@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: MIT
+"""syncstat's library knows a descriptor's file from its first request and
+its process from its start or fork (libeatmydata/fdid.c, record.c): no
+system call of its own per durability call, and still the right file after
+the number changed hands by every route, and the right process after a
+fork."""
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from conftest import TESTS, run
+from helpers import FSYNC, SYNCSTAT, recorded
+
+# tests/c/fdreuse.c: each file, by the route that handed its number over,
+# and how many fsyncs it got (after the route: the one before gets one).
+ROUTES = {"a-open": 1, "b-open": 2, "c-close": 1, "d-close": 3, "e-fclose": 1, "f-fclose": 4,
+          "g-closedir": 5, "h-dup2": 1, "i-dup2": 6, "j-close_range": 1, "k-close_range": 7,
+          "l-syscall": 1, "m-syscall": 8, "n-unseen": 1, "o-child": 1, "p-parent": 1,
+          "q-closefrom": 1, "r-closefrom": 9}
+
+
+def test_a_reused_number_names_its_file_now(tmp_path):
+    work = tmp_path / "w"
+    work.mkdir()
+    r, data = recorded([TESTS / "fdreuse", work], tmp_path)
+    files = {f["path"]: (f["count"], f["errors"]) for f in data["files"]}
+    assert {p[len(f"{work}/"):]: c for p, (c, _) in files.items() if p.startswith(f"{work}/")} \
+        == ROUTES, r.why()
+    # The number closed and reused where the library saw neither: the call
+    # failed, and named the socket it was made on.
+    sockets = [c for p, c in files.items() if p.startswith("socket:")]
+    assert sockets == [(1, 1)], files
+    assert data["calls"] == r.counts["syscalls:sys_enter_fsync"] == sum(ROUTES.values()) + 1
+
+
+def test_a_forked_child_is_its_own_process(tmp_path):
+    work = tmp_path / "w"
+    work.mkdir()
+    _, data = recorded([TESTS / "fdreuse", work], tmp_path)
+    procs = {p["pid"]: p for p in data["processes"]}
+    child = [p for p in procs.values() if p["count"] == 1]
+    assert len(procs) == 2 and len(child) == 1 and child[0]["ppid"] in procs, procs
+
+
+SYSCALLS = [("raw_syscalls:sys_enter", None), *FSYNC]
+
+
+@pytest.mark.parametrize("kind", ["fsync", "fdatasync"])
+def test_no_system_call_of_its_own_per_call(tmp_path, kind):
+    """The tree's system calls beyond native grow by less than 1 per 100
+    durability calls (a chunk of the record file is reserved every 256).
+    On tmpfs: a run of milliseconds, which the launcher's sampling of the
+    disks every 2 s does not reach."""
+    extra = {}
+    shm = tempfile.mkdtemp(dir="/dev/shm")
+    for n in (2000, 6000):
+        f = Path(shm) / f"f{n}"
+        native = run([TESTS / "fsyncs", f, n, kind], events=SYSCALLS)
+        ours = run([SYNCSTAT, "--output=/dev/null", "--", TESTS / "fsyncs", f, n, kind],
+                   events=SYSCALLS)
+        extra[n] = ours.counts["raw_syscalls:sys_enter"] - native.counts["raw_syscalls:sys_enter"]
+    shutil.rmtree(shm)
+    assert extra[6000] - extra[2000] < 4000 / 100, extra
