@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from crashtest_bench import crashtest_bench
+from library_bench import library_per_call
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build"
@@ -595,6 +596,7 @@ def main():
     if sys.argv[1:] == ["syncstat"]:
         top = Path(tempfile.mkdtemp(prefix="emd-bench-", dir="/tmp"))
         try:
+            library_per_call(BUILD / "bench" / "libfloor.so")
             supervised_syncstat_bench(top)
             return etcd_bench(top)
         finally:
@@ -650,6 +652,7 @@ def main():
         default_vs_off(top, libs, workloads)
         seccomp_bench(top)
         syncstat_bench(top, libs, [w for w in workloads if not w[0].startswith("initdb")])
+        library_per_call(BUILD / "bench" / "libfloor.so")
         supervised_syncstat_bench(top)
         etcd_bench(top)
         nocache_bench(top)
