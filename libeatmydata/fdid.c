@@ -26,13 +26,19 @@ struct fd_id {
 };
 
 struct fd_id *emd_fd_ids;
+/* Above every descriptor ever kept: close_range(3, ~0U), which a spawning
+ * child makes, walks only that far. */
+static unsigned kept_end;
 
 void emd_fd_forget_range(unsigned lo, unsigned hi)
 {
 	struct fd_id *ids = __atomic_load_n(&emd_fd_ids, __ATOMIC_ACQUIRE);
+	unsigned end = __atomic_load_n(&kept_end, __ATOMIC_SEQ_CST);
 
-	if (hi >= KEPT_FDS)
-		hi = KEPT_FDS - 1;
+	if (hi >= end)
+		hi = end - 1; /* end 0: nothing kept, hi wraps, lo > hi */
+	if (!end)
+		return;
 	for (unsigned fd = lo; ids && fd <= hi; fd++)
 		__atomic_fetch_add(&ids[fd].gen, 2, __ATOMIC_RELEASE);
 }
@@ -77,7 +83,12 @@ int emd_fd_identity(int fd, struct emd_rec_file *f)
 
 	if (e && kept(e, f))
 		return 0;
-	gen = e ? __atomic_load_n(&e->gen, __ATOMIC_ACQUIRE) : 1;
+	/* The end is raised before gen is read: a forget of a range that read
+	 * the end before that came before the statx too. */
+	for (unsigned end = __atomic_load_n(&kept_end, __ATOMIC_RELAXED); e && end <= (unsigned)fd;)
+		__atomic_compare_exchange_n(&kept_end, &end, (unsigned)fd + 1, 1, __ATOMIC_SEQ_CST,
+					    __ATOMIC_RELAXED);
+	gen = e ? __atomic_load_n(&e->gen, __ATOMIC_SEQ_CST) : 1;
 	if (emd_rec_stat(fd, "", AT_EMPTY_PATH, f) != 0)
 		return -1;
 	/* Kept only if no forget came since gen was read, before the statx. */
