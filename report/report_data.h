@@ -38,6 +38,7 @@ struct groups {
 	struct group *g;
 	size_t n, cap;
 	struct keymap index; /* group_key -> 1 + its place in g */
+	size_t last;         /* 1 + the place of the group last asked for */
 };
 
 struct run {
