@@ -96,7 +96,8 @@ NOCACHE_SHARED = shared/elf_kind.c shared/filter.c shared/rendezvous.c
 define preload_library
 $(1)_SRC = $$(filter-out $$(if $$(filter hirestimes,$(1)),preload/exec_list.c),\
 	$$(wildcard lib$(1)/*.c preload/*.c $$(if $$(filter eatmydata,$(1)),shared/*.c))) \
-	$$(if $$(filter nocache,$(1)),$$(NOCACHE_SHARED))
+	$$(if $$(filter nocache,$(1)),$$(NOCACHE_SHARED)) \
+	$$(if $$(filter crashtest,$(1)),shared/elf_kind.c)
 LIBS += $(LIBDIR64)/lib$(1).so $(if $(LIB32),$(LIBDIR32)/lib$(1).so)
 
 $(LIBDIR64)/lib$(1).so: $$($(1)_SRC:%.c=$(B)/obj64/%.o)
@@ -160,7 +161,7 @@ $(B)/bin/eatmydata: $(B)/cli/common/sync_on_exit.o $(REPORT_OBJS) $(SECCOMP_OBJS
 $(B)/bin/syncstat: $(B)/cli/common/sync_on_exit.o $(REPORT_OBJS) $(SECCOMP_OBJS)
 $(B)/bin/nocache: $(B)/cli/common/sync_on_exit.o $(SECCOMP_OBJS)
 $(B)/bin/eatmydata $(B)/bin/syncstat: LAUNCH_LIBS += $(DW_LIBS)
-$(B)/bin/crashtest: $(CRASHTEST_OBJS)
+$(B)/bin/crashtest: $(CRASHTEST_OBJS) $(B)/cli/shared/elf_kind.o
 $(B)/bin/%: $(B)/cli/launch/%.o $(LAUNCH_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $(SAN) -o $@ $^ $(LAUNCH_LIBS)

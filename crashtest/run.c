@@ -14,6 +14,7 @@
 #include "crashtest/build.h"
 #include "crashtest/text.h"
 #include "common/common.h"
+#include "elf_kind.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -257,10 +258,39 @@ static void hook_at_end(void)
 		warn("the test hook did not answer");
 }
 
+/* COMMAND itself, if the library cannot enter it (elf_kind.h): its changes
+ * are all past the journal, and the run's every point unknown. */
+static char *unreached(const char *cmd)
+{
+	char buf[PATH_MAX], self[32], *why = NULL;
+	const char *path = emd_program_in_path(cmd, buf, sizeof(buf));
+	int look = path ? open(path, O_PATH | O_CLOEXEC) : -1, fd = -1, kind = 0;
+	struct stat st;
+
+	/* Opened for reading only once known to be a regular file. */
+	if (look >= 0 && fstat(look, &st) == 0 && S_ISREG(st.st_mode)) {
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", look);
+		if ((fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) >= 0)
+			kind = emd_elf_unreachable(fd);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (look >= 0)
+		close(look);
+	if (kind && asprintf(&why, "%s is %s: what it changes is past crashtest's library", path,
+			     emd_elf_reason(kind)) < 0)
+		die("out of memory");
+	return why;
+}
+
 void run_command(struct run *run, const struct options *o, long at)
 {
 	int out = create_in(run, CT_OUT, O_WRONLY), err = create_in(run, CT_ERR, O_WRONLY);
-	pid_t pid = fork();
+	pid_t pid;
+
+	free(run->unreached);
+	run->unreached = unreached(o->cmd[0]);
+	pid = fork();
 
 	if (pid < 0)
 		die("cannot fork: %s", strerror(errno));
@@ -374,6 +404,8 @@ void run_analyse(struct run *run, const struct options *o)
 	journal_read(run->fd, &run->j, &why);
 	model_resolve(&run->m, &run->j, &run->t, run->dev, run->work_ino, run->base_node,
 		      run->base.n);
+	if (run->unreached)
+		problem(&run->m.unknown, "%s", run->unreached);
 	for (size_t i = 0; i < why.n; i++)
 		problem(&run->m.unknown, "%s", why.v[i]);
 	problems_free(&why);
@@ -390,6 +422,7 @@ void run_free(struct run *run)
 	for (size_t i = 0; i < run->nchecked; i++)
 		free(run->checked[i].output);
 	free(run->checked);
+	free(run->unreached);
 	model_free(&run->m);
 	journal_free(&run->j);
 	tree_free(&run->t);

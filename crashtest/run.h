@@ -51,6 +51,7 @@ struct run {
 	struct ct_counters count;
 	uint64_t out_size, err_size; /* what the command printed in all */
 	int status;          /* the command's wait status */
+	char *unreached;     /* why the library cannot enter COMMAND, or NULL */
 	struct checked *checked;
 	size_t nchecked, capchecked;
 };

@@ -19,6 +19,10 @@
  * emd_exec_allowed for the interpreter. */
 int emd_elf_unreachable(int fd);
 
+/* What emd_elf_unreachable answers, nonzero, and in words (NULL for 0). */
+enum { EMD_ELF_STATIC = 1, EMD_ELF_GO, EMD_ELF_FOREIGN, EMD_ELF_ASYNC };
+const char *emd_elf_reason(int kind);
+
 /* Would the kernel let this process exec dirfd itself (path "") or the
  * file at path: execute permission for its effective ids, no noexec
  * mount? */

@@ -37,7 +37,7 @@
 	X(sync_file_range) X(pwritev2) X(pwritev64v2) X(copy_file_range)        \
 	X(sendfile) X(sendfile64) X(fallocate) X(fallocate64) X(posix_fallocate) \
 	X(posix_fallocate64) X(send) X(sendto) X(sendmsg) X(dup2) X(dup3) X(execve)     \
-	X(execvpe) X(fexecve) X(execveat) X(syscall)
+	X(execvpe) X(fexecve) X(execveat) X(posix_spawn) X(posix_spawnp) X(syscall)
 enum { REAL_SYMBOLS(PL_ID) CT_NREAL };
 extern void *ct_real_fn[CT_NREAL];
 extern const char *const ct_real_name[CT_NREAL];

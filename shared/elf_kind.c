@@ -236,8 +236,26 @@ int emd_elf_unreachable(int fd)
 	for (int i = 0; i < phnum && read_phdr(&im, phoff + (unsigned long)i * entsize, &ph); i++)
 		take(&im, &ph);
 	if (!im.interp.type)
-		return 1;
-	return interpreter_allowed(&im, &foreign) && (foreign || im.go || names_unseen(&im));
+		return im.go ? EMD_ELF_GO : EMD_ELF_STATIC;
+	if (!interpreter_allowed(&im, &foreign))
+		return 0;
+	return foreign ? EMD_ELF_FOREIGN : im.go ? EMD_ELF_GO : names_unseen(&im) ? EMD_ELF_ASYNC : 0;
+}
+
+const char *emd_elf_reason(int kind)
+{
+	switch (kind) {
+	case EMD_ELF_STATIC:
+		return "a static program";
+	case EMD_ELF_GO:
+		return "a Go program";
+	case EMD_ELF_FOREIGN:
+		return "a program whose loader is not glibc's";
+	case EMD_ELF_ASYNC:
+		return "a program that names io_uring or Linux AIO";
+	default:
+		return NULL;
+	}
 }
 
 int emd_program_file(int fd, struct stat *st)

@@ -162,7 +162,9 @@ EXPORTS = {"eatmydata": set(ENTRY_POINTS) | set(NEW_ENTRIES) | RECORDED_ONLY, "n
                "send", "sendto", "sendmsg", "dup2", "dup3",
                # the picture of stdio buffers and mappings before an exec replaces the image
                "execve", "execv", "execvp", "execvpe", "fexecve", "execveat", "execl",
-               "execlp", "execle"}}
+               "execlp", "execle",
+               # a program the library cannot enter, named before it starts
+               "posix_spawn", "posix_spawnp"}}
 
 
 # Every library of both ELF classes; an empty list must fail, not skip.
