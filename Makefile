@@ -130,7 +130,7 @@ TEST_BINS = $(TEST_C:tests/c/%.c=$(B)/tests/%) \
 	$(B)/tests/libctor.so $(B)/tests/entry-static $(B)/tests/probe-static \
 	$(B)/tests/hostile-static $(B)/tests/aio-submit-static $(B)/tests/sigchld-static \
 	$(B)/tests/fsyncs-static $(B)/tests/uring-fsyncs-static $(B)/tests/rw-static \
-	$(B)/tests/rwedge-static \
+	$(B)/tests/rwedge-static $(B)/tests/servedread-static $(B)/tests/fsyncthen-static \
 	$(if $(LIB32),$(B)/tests/entry32-static $(B)/tests/probe32-static \
 		$(B)/tests/bigopen32-static $(B)/tests/fsyncs32-static)
 
@@ -197,6 +197,12 @@ $(B)/tests/%32: tests/c/%.c
 $(B)/tests/unit: tests/c/unit.c shared/glob.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) $(LIB_INC) -o $@ $(wildcard $(filter %.c,$^))
+
+# The supervisor's symbol reading, its allocations counted: site.c is
+# #included by the test, which links what site.c calls of shared/.
+$(B)/tests/symbols: tests/c/symbols.c seccomp/site.c shared/maps.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) $(CLI_INC) -o $@ tests/c/symbols.c shared/maps.c -lpthread
 
 # The library's sources built into a test program under AddressSanitizer,
 # which sees a write past the end of its tables (tests/c/marks.c).

@@ -11,6 +11,7 @@
 struct emd_map {
 	unsigned long lo, hi, offset, inode;
 	const char *path;
+	char perms[5]; /* "rw-p" */
 };
 
 /* Call `match` on each mapping of the maps file open at `fd`, in order,

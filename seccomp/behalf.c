@@ -21,6 +21,7 @@
  */
 #include "common/common.h"
 #include "supervisor.h"
+#include "maps.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -89,6 +90,78 @@ static int too_large(int compat, unsigned long long flags, const struct stat *st
 	       st->st_size > 0x7fffffff;
 }
 
+/* How far from `start` the caller's writable mappings reach without a gap. */
+struct span {
+	unsigned long start, end;
+};
+
+static int extend_writable(const struct emd_map *m, void *arg)
+{
+	struct span *s = arg;
+
+	if (m->lo <= s->start && s->start < m->hi && m->perms[1] == 'w')
+		s->start = m->hi;
+	return s->start >= s->end;
+}
+
+/* The bytes of remote[0..n), in order, that the kernel's copy to the
+ * caller would fill before its first fault: up to the first byte not in a
+ * writable mapping (maps: the open /proc/TID/maps). */
+static size_t writable_prefix(int maps, const struct iovec *remote, int n)
+{
+	size_t room = 0;
+
+	for (int i = 0; i < n; i++) {
+		unsigned long lo = (unsigned long)remote[i].iov_base;
+		struct span s = {lo, lo + remote[i].iov_len};
+
+		if (!remote[i].iov_len)
+			continue;
+		if (s.end < lo || lseek(maps, 0, SEEK_SET) != 0)
+			return room;
+		emd_maps_each(maps, extend_writable, &s);
+		if (s.start < s.end)
+			return room + (s.start - lo);
+		room += remote[i].iov_len;
+	}
+	return room;
+}
+
+int caller_mem(const struct call *c, const struct iovec *remote, int n, size_t *room)
+{
+	char path[64];
+	int mem, maps = open_proc(c->req->pid, "maps");
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", c->req->pid);
+	mem = open(path, O_RDWR | O_CLOEXEC);
+	*room = mem >= 0 && maps >= 0 ? writable_prefix(maps, remote, n) : 0;
+	if (maps >= 0)
+		close(maps);
+	/* After the open: the thread opened, and the maps read, were the
+	 * caller's, whose memory the open file now holds for good. */
+	if (mem >= 0 && !still_pending(c)) {
+		close(mem);
+		mem = -1;
+	}
+	return mem;
+}
+
+ssize_t write_mem(int mem, const char *buf, size_t len, const struct iovec *remote, int n)
+{
+	size_t done = 0;
+	ssize_t w;
+
+	for (int i = 0; i < n && done < len; i++) {
+		size_t part = remote[i].iov_len < len - done ? remote[i].iov_len : len - done;
+
+		for (size_t at = 0; at < part; at += (size_t)w, done += (size_t)w)
+			if ((w = pwrite(mem, buf + done, part - at,
+					(off_t)((unsigned long)remote[i].iov_base + at))) <= 0)
+				return (ssize_t)done;
+	}
+	return (ssize_t)done;
+}
+
 /* openat2: clear the flags in the caller's struct, where the kernel reads
  * them; 0 if it cannot be written (read-only memory). */
 static int clear_in_place(const struct call *c)
@@ -96,7 +169,9 @@ static int clear_in_place(const struct call *c)
 	const __u64 *a = c->req->data.args;
 	unsigned long long flags;
 	unsigned long at = a[2] + offsetof(struct open_how, flags);
-	struct iovec local = {&flags, sizeof(flags)}, remote = {(void *)at, sizeof(flags)};
+	struct iovec remote = {(void *)at, sizeof(flags)};
+	size_t room;
+	int mem, written;
 
 	if (a[3] < sizeof(struct open_how) || a[3] > HOW_MAX ||
 	    read_theirs(c->req->pid, at, &flags, sizeof(flags), 0) != 0)
@@ -104,8 +179,12 @@ static int clear_in_place(const struct call *c)
 	if (!(flags & EMD_OPEN_SYNC_FLAGS))
 		return 1;
 	flags &= ~(unsigned long long)EMD_OPEN_SYNC_FLAGS;
-	if (!still_pending(c) || /* written by pid: only while that is the caller */
-	    process_vm_writev(c->req->pid, &local, 1, &remote, 1, 0) != sizeof(flags))
+	if ((mem = caller_mem(c, &remote, 1, &room)) < 0)
+		return 0;
+	written = room == sizeof(flags) &&
+		  write_mem(mem, (const char *)&flags, sizeof(flags), &remote, 1) == sizeof(flags);
+	close(mem);
+	if (!written)
 		return 0;
 	note(-1);
 	return 1;

@@ -4,8 +4,13 @@
  * caller's own open file (pidfd_getfd: the same struct file, its position,
  * O_APPEND and access mode), with RWF_DONTCACHE, as libnocache makes its
  * own: the pages the call brings in are dropped once used, pages cached
- * before stay.  The data goes between the file and the caller's memory
- * with process_vm_readv/writev.
+ * before stay.  A read is one preadv2 at the caller's position (its own,
+ * moved under the kernel's lock: concurrent readers of the open file get
+ * ranges of their own); a write, one pwritev2.  The data comes from the
+ * caller's memory with process_vm_readv, and goes into it through
+ * /proc/TID/mem (behalf.c's caller_mem: the file opened holds the caller's
+ * memory, so a thread number reused by another process since cannot be
+ * written).
  *
  * Nothing is done that the caller could not do itself: the file is its
  * open file, read or written as it asked, for a caller with this process's
@@ -15,8 +20,9 @@
  * O_DIRECT, a file system without RWF_DONTCACHE, and a call of more than
  * MAX_IO bytes (or lengths the kernel refuses: EFAULT, EINVAL) go on to
  * the kernel as asked.  A buffer of the caller's that is partly unmapped
- * gets what the kernel gives: the bytes before the hole (a short count,
- * the file position moved by those only), EFAULT if none.  A policy that
+ * (or read-only) gets what the kernel gives: the bytes before the hole (a
+ * short count, the file position moved by those only, as much being read
+ * as the buffer takes), and a read into none is the kernel's.  A policy that
  * judges the reader (fanotify permission events) sees this process, not
  * the program.
  */
@@ -88,35 +94,33 @@ static int within_limit(pid_t tid, int fd, int flags, off_t pos, size_t len)
 	return pos >= 0 && (unsigned long long)pos + len <= lim.rlim_cur;
 }
 
-/* Read: the file into buf, then buf into the caller's buffers, as far as
- * they are mapped; what could not be copied is put back (the position).
- * -ESRCH: the caller may not be written now (gone, or no longer ours to
- * ptrace), nothing read. */
+/* Read: the file into buf, then buf into the caller's buffers.  One
+ * preadv2 at the position (-1: the file's own, moved under the kernel's
+ * f_pos lock), of as much as the caller's buffers take before their first
+ * fault: so that two readers of one open file each get a range of their
+ * own, as from read(2), and nothing read has to be put back.  -ESRCH: the
+ * caller's is the kernel's to make (its buffer faults at once, it asked
+ * for nothing, or it is gone), nothing read. */
 static ssize_t do_read(const struct call *c, int fd, off_t pos, char *buf, size_t total,
 		       const struct iovec *iov, int n)
 {
-	struct iovec local = {buf, 0};
-	ssize_t got = 0, r, copied;
+	size_t room;
+	ssize_t got = -ESRCH, copied = 0;
+	int mem = caller_mem(c, iov, n, &room);
 
-	while ((size_t)got < total) {
-		r = preadv2(fd, &(struct iovec){buf + got, total - got}, 1, pos < 0 ? -1 : pos + got,
-			    RWF_DONTCACHE);
-		if (r < 0 && got == 0)
-			return -errno;
-		if (r <= 0)
-			break;
-		got += r;
+	if (mem < 0)
+		return -ESRCH;
+	if (room && total) {
+		got = preadv2(fd, &(struct iovec){buf, room < total ? room : total}, 1, pos,
+			      RWF_DONTCACHE);
+		got = got < 0 ? -errno : got;
 	}
-	local.iov_len = (size_t)got;
-	if (!got)
-		return 0;
-	copied = !still_pending(c) ? -ESRCH
-		 : process_vm_writev(c->req->pid, &local, 1, iov, (unsigned long)n, 0);
-	if (copied < 0)
-		copied = copied == -1 && errno == EFAULT ? 0 : -ESRCH;
-	if (pos < 0 && copied < got)
-		lseek(fd, (copied < 0 ? 0 : copied) - got, SEEK_CUR);
-	return copied == 0 ? -EFAULT : copied;
+	/* Short only if the caller unmapped its buffer meanwhile (the file
+	 * position moved by all that was read): its own race. */
+	if (got > 0 && (copied = write_mem(mem, buf, (size_t)got, iov, n)) == 0)
+		copied = -EFAULT;
+	close(mem);
+	return got > 0 ? copied : got;
 }
 
 /* Write: the caller's buffers into buf, as far as they are mapped (the

@@ -13,8 +13,20 @@
  * address, and the site says why.
  *
  * One module's symbols are kept per worker thread (read once per module
- * and worker); the stack is read on every call (two system calls: a
- * pread of the thread's /proc file, kept open, and process_vm_readv).
+ * and worker, freed when the worker leaves); the stack is read on every
+ * call (two system calls: a pread of the thread's /proc file, kept open,
+ * and process_vm_readv).  A module is known again by its file: device,
+ * inode, size, modification and birth time (statx of the mapping's
+ * /proc/PID/map_files link, one system call), so that a module on another
+ * file system with the same inode number, or a file rewritten or replaced
+ * since, is read again.
+ *
+ * The module is the tree's, untrusted: its headers may claim anything.
+ * What is kept of one is bounded (MAX_FUNCS functions, MAX_NAMES bytes of
+ * names or of .gopclntab), and a symbol table is read a piece at a time,
+ * never past MAX_ENTRIES entries: at most about 44 MiB per module, two
+ * modules per worker.  A module past a bound is not named: its site says
+ * "too many symbols".
  */
 #define _GNU_SOURCE 1
 #include "common/common.h"
@@ -22,33 +34,45 @@
 #include "maps.h"
 
 #include <elf.h>
-#include <stdint.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #define STACK_WORDS 256 /* 2 KiB above the stack pointer */
-#define MAX_SYMTAB (64u << 20)
+#define MAX_FUNCS (1u << 19) /* 12 MiB of struct sym */
+#define MAX_NAMES (32u << 20) /* a string table, or a whole .gopclntab */
+#define MAX_ENTRIES (1u << 22) /* symbols looked at (96 MiB of .symtab read) */
+#define SYMTAB_PIECE 2048 /* symbols read at a time: 48 KiB */
 
 struct sym {
 	unsigned long lo, hi;
 	unsigned name;
 };
 
+/* What says a module's file is the one read: statx's view of it. */
+struct module_key {
+	unsigned long long dev, ino, size;
+	long long mtime, btime; /* nanoseconds; btime 0 where unknown */
+};
+
 /* A module's functions, sorted, with their names: the two modules seen
  * last, per worker (the one of the system call, and the program's), `mod`
  * the one in use. */
 static __thread struct symbols {
-	unsigned long long dev, ino;
+	struct module_key key;
 	struct sym *syms;
-	size_t n;
+	size_t n, cap;
 	char *names, *blob; /* blob: what `names` points into, if not itself */
 	size_t names_len;
 	int loaded, exec; /* exec: ET_EXEC (no load bias) */
+	int too_many; /* past a bound: not named */
 } mods[2], *mod;
 
 static int by_lo(const void *a, const void *b)
@@ -58,16 +82,50 @@ static int by_lo(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* size bytes at offset of the file, allocated; NULL if it cannot be. */
+/* size bytes at offset of the file, allocated; NULL if it cannot be (more
+ * than MAX_NAMES: too many). */
 static void *slurp(int fd, unsigned long long off, unsigned long long size)
 {
-	char *p = size && size <= MAX_SYMTAB ? malloc(size) : NULL;
+	char *p = size && size <= MAX_NAMES ? malloc(size) : NULL;
 
+	if (size > MAX_NAMES)
+		mod->too_many = 1;
 	if (p && pread(fd, p, size, (off_t)off) != (ssize_t)size) {
 		free(p);
 		p = NULL;
 	}
 	return p;
+}
+
+/* A function kept, if under MAX_FUNCS; 0 past it (the module too large). */
+static int add_function(unsigned long lo, unsigned long hi, unsigned name)
+{
+	struct sym *more;
+
+	if (mod->n == mod->cap) {
+		if (mod->cap >= MAX_FUNCS) {
+			mod->too_many = 1;
+			return 0;
+		}
+		mod->cap = mod->cap ? mod->cap * 2 : 1024;
+		if (!(more = realloc(mod->syms, mod->cap * sizeof(*more)))) {
+			mod->cap = mod->n;
+			return 0;
+		}
+		mod->syms = more;
+	}
+	mod->syms[mod->n++] = (struct sym){lo, hi, name};
+	return 1;
+}
+
+/* What was kept of the module, freed: none of it is named. */
+static void forget(struct symbols *m)
+{
+	free(m->syms);
+	free(m->blob ? m->blob : m->names);
+	m->syms = NULL;
+	m->names = m->blob = NULL;
+	m->n = m->cap = m->names_len = 0;
 }
 
 /* Go's own table of functions (.gopclntab, Go 1.18 and later: kept when
@@ -94,8 +152,7 @@ static void parse_gopclntab(char *t, size_t len, uint64_t text)
 	/* nfunc pairs and the entry after the last: (nfunc + 1) pairs. */
 	if ((h.magic != 0xfffffff0 && h.magic != 0xfffffff1) || h.ptr_size != 8 ||
 	    h.funcname_off >= len || h.pcln_off >= len ||
-	    h.nfunc >= (len - h.pcln_off) / sizeof(pair) ||
-	    !(mod->syms = malloc(h.nfunc * sizeof(*mod->syms))))
+	    h.nfunc >= (len - h.pcln_off) / sizeof(pair))
 		return;
 	mod->blob = t;
 	mod->names = t + h.funcname_off;
@@ -106,8 +163,8 @@ static void parse_gopclntab(char *t, size_t len, uint64_t text)
 		if (h.pcln_off + (uint64_t)pair[1] + sizeof(rec) > len)
 			continue;
 		memcpy(&rec[1], t + h.pcln_off + pair[1] + 4, sizeof(rec[1]));
-		if (rec[1] < mod->names_len)
-			mod->syms[mod->n++] = (struct sym){text + pair[0], text + rec[0], rec[1]};
+		if (rec[1] < mod->names_len && !add_function(text + pair[0], text + rec[0], rec[1]))
+			return;
 	}
 }
 
@@ -134,67 +191,137 @@ static void read_gopclntab(int fd, const Elf64_Ehdr *eh, const Elf64_Shdr *sh)
 	const Elf64_Shdr *t = section(fd, eh, sh, ".gopclntab"), *text = section(fd, eh, sh, ".text");
 	char *blob = t ? slurp(fd, t->sh_offset, t->sh_size) : NULL;
 
-	free(mod->syms);
-	free(mod->names);
-	mod->syms = NULL;
-	mod->names = NULL;
-	mod->n = 0;
 	if (blob)
 		parse_gopclntab(blob, t->sh_size, text ? text->sh_addr : 0);
 	if (!mod->blob)
 		free(blob);
 }
 
-/* The FUNC symbols of the 64-bit ELF file at fd, from .symtab, or Go's
- * .gopclntab without one. */
+/* The FUNC symbols of symbol table s, its names in `names` (the section
+ * s->sh_link), a piece of the table at a time: the table's size is the
+ * file's word, the pieces read are what the file has. */
+static void read_symtab(int fd, const Elf64_Shdr *s, const Elf64_Shdr *names)
+{
+	Elf64_Sym *piece;
+	unsigned long long count = s->sh_size / sizeof(*piece), at = 0, want;
+	ssize_t got = 0;
+
+	if (count > MAX_ENTRIES) {
+		mod->too_many = 1;
+		return;
+	}
+	if (!count || !(mod->names = slurp(fd, names->sh_offset, names->sh_size)) ||
+	    !(piece = malloc(SYMTAB_PIECE * sizeof(*piece))))
+		return;
+	mod->names_len = names->sh_size;
+	for (; at < count; at += (unsigned long long)got / sizeof(*piece)) {
+		want = count - at < SYMTAB_PIECE ? count - at : SYMTAB_PIECE;
+		got = pread(fd, piece, want * sizeof(*piece), (off_t)(s->sh_offset + at * sizeof(*piece)));
+		if (got < (ssize_t)sizeof(*piece))
+			break; /* the file ends before the table does */
+		for (ssize_t k = 0; k < got / (ssize_t)sizeof(*piece); k++)
+			if (ELF64_ST_TYPE(piece[k].st_info) == STT_FUNC && piece[k].st_value &&
+			    piece[k].st_name < mod->names_len &&
+			    !add_function(piece[k].st_value, piece[k].st_value + piece[k].st_size,
+					  piece[k].st_name))
+				at = count; /* past a bound */
+	}
+	free(piece);
+}
+
+/* The FUNC symbols of the 64-bit ELF file at fd, from its .symtab (the
+ * first: there is one), or Go's .gopclntab without one. */
 static void read_symbols(int fd)
 {
 	Elf64_Ehdr eh;
 	Elf64_Shdr *sh = NULL;
-	Elf64_Sym *st = NULL;
-	size_t count;
+	unsigned i;
 
 	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
 	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr) ||
 	    !(sh = slurp(fd, eh.e_shoff, (unsigned long long)eh.e_shnum * sizeof(*sh))))
 		return;
 	mod->exec = eh.e_type == ET_EXEC;
-	for (unsigned i = 0; i < eh.e_shnum && !st; i++) {
-		if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh.e_shnum)
-			continue;
-		st = slurp(fd, sh[i].sh_offset, sh[i].sh_size);
-		mod->names = slurp(fd, sh[sh[i].sh_link].sh_offset, sh[sh[i].sh_link].sh_size);
-		mod->names_len = mod->names ? sh[sh[i].sh_link].sh_size : 0;
-		count = st && mod->names ? sh[i].sh_size / sizeof(*st) : 0;
-		mod->syms = count ? malloc(count * sizeof(*mod->syms)) : NULL;
-		for (size_t k = 0; mod->syms && k < count; k++)
-			if (ELF64_ST_TYPE(st[k].st_info) == STT_FUNC && st[k].st_value &&
-			    st[k].st_name < mod->names_len)
-				mod->syms[mod->n++] = (struct sym){st[k].st_value,
-								 st[k].st_value + st[k].st_size,
-								 st[k].st_name};
-	}
-	if (!mod->n)
+	for (i = 0; i < eh.e_shnum && sh[i].sh_type != SHT_SYMTAB; i++)
+		;
+	if (i < eh.e_shnum && sh[i].sh_link < eh.e_shnum)
+		read_symtab(fd, &sh[i], &sh[sh[i].sh_link]);
+	if (!mod->n && !mod->too_many) {
+		forget(mod);
 		read_gopclntab(fd, &eh, sh);
-	if (mod->syms)
+	}
+	if (!mod->n || mod->too_many)
+		forget(mod);
+	else
 		qsort(mod->syms, mod->n, sizeof(*mod->syms), by_lo);
-	free(st);
 	free(sh);
 }
 
-/* The symbols of the module open at fd (dev, ino): kept from the last
- * call if it is the same module. */
-static void load(int fd, unsigned long long dev, unsigned long long ino)
+/* What a worker kept is freed when it leaves (serve.c's surplus workers):
+ * its modules and its callers' /proc files. */
+static pthread_key_t leaving;
+static void close_syscall_files(void);
+
+static void worker_leaves(void *unused)
+{
+	(void)unused;
+	for (int i = 0; i < 2; i++) {
+		forget(&mods[i]);
+		mods[i].loaded = 0;
+	}
+	mod = NULL;
+	close_syscall_files();
+}
+
+static int leaving_made; /* 0: no key (PTHREAD_KEYS_MAX), kept until exit */
+
+static void make_key(void)
+{
+	leaving_made = pthread_key_create(&leaving, worker_leaves) == 0;
+}
+
+static void keep_until_leaving(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, make_key);
+	if (leaving_made && !pthread_getspecific(leaving))
+		pthread_setspecific(leaving, &mods);
+}
+
+static int same_key(const struct module_key *a, const struct module_key *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime == b->mtime && a->btime == b->btime;
+}
+
+/* statx's view of the file at (dir, path); 0, or -1. */
+static int key_of(int dir, const char *path, int flags, struct module_key *k)
+{
+	struct statx x;
+
+	if (statx(dir, path, flags, STATX_INO | STATX_SIZE | STATX_MTIME | STATX_BTIME, &x) != 0)
+		return -1;
+	*k = (struct module_key){makedev(x.stx_dev_major, x.stx_dev_minor), x.stx_ino, x.stx_size,
+				 x.stx_mtime.tv_sec * 1000000000LL + x.stx_mtime.tv_nsec,
+				 (x.stx_mask & STATX_BTIME) ? x.stx_btime.tv_sec * 1000000000LL +
+				 x.stx_btime.tv_nsec : 0};
+	return 0;
+}
+
+/* The symbols of the module open at fd, whose file is k: kept from the
+ * last call if it is the same module. */
+static void load(int fd, const struct module_key *k)
 {
 	for (int i = 0; i < 2; i++)
-		if (mods[i].loaded && mods[i].dev == dev && mods[i].ino == ino) {
+		if (mods[i].loaded && same_key(&mods[i].key, k)) {
 			mod = &mods[i];
 			return;
 		}
+	keep_until_leaving();
 	mod = mod == &mods[0] ? &mods[1] : &mods[0]; /* the other one (or the first) */
-	free(mod->syms);
-	free(mod->blob ? mod->blob : mod->names);
-	*mod = (struct symbols){.dev = dev, .ino = ino, .loaded = 1};
+	forget(mod);
+	*mod = (struct symbols){.key = *k, .loaded = 1};
 	read_symbols(fd);
 }
 
@@ -318,9 +445,20 @@ static __thread struct {
 } syscall_files[SYSCALL_FILES];
 static __thread unsigned syscall_next;
 
+static void close_syscall_files(void)
+{
+	for (unsigned i = 0; i < SYSCALL_FILES; i++) {
+		if (syscall_files[i].fd > 0)
+			close(syscall_files[i].fd);
+		syscall_files[i].fd = 0;
+	}
+}
+
 static int syscall_file(pid_t tid)
 {
 	unsigned i;
+
+	keep_until_leaving();
 
 	for (i = 0; i < SYSCALL_FILES; i++)
 		if (syscall_files[i].tid == tid && syscall_files[i].fd > 0)
@@ -371,30 +509,36 @@ static int first_caller(pid_t tid, const struct site_module *m, struct emd_rec_s
 	return 0;
 }
 
-/* The symbols of module m, loaded (or kept); 0 if it has none. */
+/* The symbols of module m, loaded (or kept): 1, 0 if it has none, -1 if it
+ * has too many (mod is then m's). */
 static int symbols_of(pid_t pid, const struct site_module *m)
 {
 	char path[96];
-	struct stat st;
+	struct module_key k, opened;
 	int fd;
 
-	for (int i = 0; i < 2; i++) /* by inode alone: the maps name no device */
-		if (mods[i].loaded && mods[i].ino == m->inode) {
-			mod = &mods[i];
-			return mod->n != 0;
-		}
 	snprintf(path, sizeof(path), "/proc/%d/map_files/%s", pid, m->file);
+	if (key_of(AT_FDCWD, path, 0, &k) != 0 || k.ino != m->inode)
+		return 0; /* the maps changed */
+	for (int i = 0; i < 2; i++)
+		if (mods[i].loaded && same_key(&mods[i].key, &k)) {
+			mod = &mods[i];
+			return mod->n ? 1 : -mod->too_many;
+		}
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return 0;
-	if (fstat(fd, &st) == 0 && st.st_ino == m->inode)
-		load(fd, st.st_dev, st.st_ino);
+	if (key_of(fd, "", AT_EMPTY_PATH, &opened) == 0 && same_key(&opened, &k))
+		load(fd, &k);
 	close(fd);
-	return mod && mod->ino == m->inode && mod->n; /* none loaded: the maps changed */
+	if (!mod || !same_key(&mod->key, &k)) /* replaced between the two */
+		return 0;
+	return mod->n ? 1 : -mod->too_many;
 }
 
 void site_name(const struct call *c, const struct site_module *m,
 	       const struct site_module *prog, struct emd_rec_slot *s)
 {
+	static const char *const why[] = {"too many symbols", "no symbols", "no caller found"};
 	unsigned long ip = (unsigned long)c->req->data.instruction_pointer, addr;
 	int named;
 
@@ -402,13 +546,13 @@ void site_name(const struct call *c, const struct site_module *m,
 		snprintf(s->site, sizeof(s->site), "? (system call outside any file: the vDSO)");
 		return;
 	}
-	if ((named = symbols_of(s->pid, m)) && first_caller(c->req->pid, m, s))
+	if (symbols_of(s->pid, m) > 0 && first_caller(c->req->pid, m, s))
 		return;
-	if (prog->inode && symbols_of(s->pid, prog) && first_caller(c->req->pid, prog, s))
+	if (prog->inode && symbols_of(s->pid, prog) > 0 && first_caller(c->req->pid, prog, s))
 		return;
 	named = symbols_of(s->pid, m);
-	addr = ip - (named && mod->exec ? 0 : m->base);
+	addr = ip - (named > 0 && mod->exec ? 0 : m->base);
 	s->site_addr = addr;
 	snprintf(s->site, sizeof(s->site), "%.24s+%#lx (system call: %s)", m->name, addr,
-		 named ? "no caller found" : "no symbols");
+		 why[named + 1]);
 }

@@ -11,6 +11,7 @@
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "requests.h"
 
@@ -77,6 +78,16 @@ int reply_error(struct call *c, int err);
 /* Is the notification still pending?  Checked after reading anything of
  * the caller's, which may have been another process's by then. */
 int still_pending(const struct call *c);
+
+/* behalf.c: writing into the caller's memory.  /proc/TID/mem of the
+ * caller, open for writing once the notification is found still pending
+ * after the open (so that it holds the caller's memory, not a process's
+ * that took its number since), or -1; *room is how much of remote[0..n),
+ * in order, the kernel's own copy to the caller would fill (writable
+ * mappings up to the first gap).  write_mem: len bytes of buf into remote,
+ * through such a file; how many were written. */
+int caller_mem(const struct call *c, const struct iovec *remote, int n, size_t *room);
+ssize_t write_mem(int mem, const char *buf, size_t len, const struct iovec *remote, int n);
 
 /* proc.c: reading the caller.  A descriptor of the calling thread's table,
  * duplicated here, or -errno. */

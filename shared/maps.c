@@ -15,6 +15,7 @@ static int parse(char *line, struct emd_map *m)
 	char *p = line, *end;
 	int field;
 
+	memset(m->perms, 0, sizeof(m->perms));
 	m->lo = strtoul(p, &end, 16);
 	if (end == p || *end != '-')
 		return 0;
@@ -23,6 +24,8 @@ static int parse(char *line, struct emd_map *m)
 	for (field = 0; field < 4; field++) {
 		while (*p == ' ')
 			p++;
+		if (field == 0)
+			memcpy(m->perms, p, strnlen(p, 4));
 		if (field == 1)
 			m->offset = strtoul(p, NULL, 16);
 		if (field == 3)

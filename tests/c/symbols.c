@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/* symbols.c -- the supervisor's reading of a module's symbols
+ * (seccomp/site.c, built into this program with its allocations counted),
+ * for tests/py/test_syncstat_site_symbols.py.
+ * Usage: symbols FILE...: each FILE's symbols read by a thread of its own,
+ * which then leaves, as a supervisor's worker does; for each, a line
+ * "FILE: N functions, too many T, peak B" (B: the most bytes allocated at
+ * once while reading it), then "live L" (bytes still allocated once every
+ * thread left: 0, or something leaked). */
+#define _GNU_SOURCE 1
+#include <elf.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+static size_t live, peak;
+static pthread_mutex_t counting = PTHREAD_MUTEX_INITIALIZER;
+
+/* Each block is preceded by its size. */
+static void *counted_realloc(void *p, size_t size)
+{
+	size_t *h = p ? (size_t *)p - 2 : NULL, old = h ? h[0] : 0;
+
+	if (!(h = realloc(h, size + 2 * sizeof(size_t))))
+		return NULL;
+	pthread_mutex_lock(&counting);
+	live += size - old;
+	if (live > peak)
+		peak = live;
+	pthread_mutex_unlock(&counting);
+	h[0] = size;
+	return h + 2;
+}
+
+static void *counted_malloc(size_t size)
+{
+	return counted_realloc(NULL, size);
+}
+
+static void counted_free(void *p)
+{
+	size_t *h = p ? (size_t *)p - 2 : NULL;
+
+	if (!h)
+		return;
+	pthread_mutex_lock(&counting);
+	live -= h[0];
+	pthread_mutex_unlock(&counting);
+	free(h);
+}
+
+#define malloc counted_malloc
+#define realloc counted_realloc
+#define free counted_free
+#include "../../seccomp/site.c"
+#undef malloc
+#undef realloc
+#undef free
+
+int open_proc(pid_t pid, const char *name)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+struct job {
+	const char *file;
+	size_t n;
+	int too_many;
+	size_t peak;
+};
+
+static void *read_one(void *arg)
+{
+	struct job *j = arg;
+	struct module_key k;
+	int fd = open(j->file, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || key_of(fd, "", AT_EMPTY_PATH, &k) != 0)
+		return perror(j->file), NULL;
+	pthread_mutex_lock(&counting);
+	peak = live;
+	pthread_mutex_unlock(&counting);
+	load(fd, &k);
+	close(fd);
+	j->n = mod->n;
+	j->too_many = mod->too_many;
+	j->peak = peak;
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		struct job j = {argv[i], 0, 0, 0};
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, read_one, &j) != 0 || pthread_join(t, NULL) != 0)
+			return 2;
+		printf("%s: %zu functions, too many %d, peak %zu\n", j.file, j.n, j.too_many, j.peak);
+	}
+	printf("live %zu\n", live);
+	return 0;
+}
