@@ -204,6 +204,12 @@ $(B)/tests/symbols: tests/c/symbols.c seccomp/site.c shared/maps.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) $(CLI_INC) -o $@ tests/c/symbols.c shared/maps.c -lpthread
 
+# fdid.c with its statx stood in for: #included by the test.
+$(B)/tests/fdid: tests/c/fdid.c libeatmydata/fdid.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all \
+		$(LIB_INC) -o $@ tests/c/fdid.c
+
 # The library's sources built into a test program under AddressSanitizer,
 # which sees a write past the end of its tables (tests/c/marks.c).
 $(B)/tests/marks: tests/c/marks.c $(eatmydata_SRC)

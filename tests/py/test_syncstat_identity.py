@@ -5,6 +5,7 @@ system call of its own per durability call, and still the right file after
 the number changed hands by every route, and the right process after a
 fork."""
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -63,3 +64,24 @@ def test_no_system_call_of_its_own_per_call(tmp_path, kind):
         extra[n] = ours.counts["raw_syscalls:sys_enter"] - native.counts["raw_syscalls:sys_enter"]
     shutil.rmtree(shm)
     assert extra[6000] - extra[2000] < 4000 / 100, extra
+
+
+def test_threads_trading_numbers_name_each_file_once(tmp_path):
+    """16 threads open, sync and close 1000 files each on tmpfs, the numbers
+    changing hands between them all the time: every file is named once."""
+    shm = Path(tempfile.mkdtemp(dir="/dev/shm"))
+    try:
+        r, data = recorded([TESTS / "fdrace", shm, 16, 1000], tmp_path)
+        files = {f["path"]: f["count"] for f in data["files"]}
+    finally:
+        shutil.rmtree(shm)
+    assert data["calls"] == r.counts["syscalls:sys_enter_fsync"] == 16000, r.why()
+    assert len(files) == 16000 and set(files.values()) == {1}, \
+        [(p, n) for p, n in files.items() if n != 1][:5]
+
+
+def test_a_forget_that_overtakes_a_lookup_leaves_nothing_kept():
+    """tests/c/fdid.c: fdid.c with its statx stood in for, so that another
+    thread's dup2 lands between a lookup's statx and its store on cue."""
+    r = subprocess.run([TESTS / "fdid"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout == "ok\n", r.stdout + r.stderr
