@@ -162,6 +162,7 @@ $(B)/bin/syncstat: $(B)/cli/common/sync_on_exit.o $(REPORT_OBJS) $(SECCOMP_OBJS)
 $(B)/bin/nocache: $(B)/cli/common/sync_on_exit.o $(SECCOMP_OBJS)
 $(B)/bin/eatmydata $(B)/bin/syncstat: LAUNCH_LIBS += $(DW_LIBS)
 $(B)/bin/crashtest: $(CRASHTEST_OBJS) $(B)/cli/shared/elf_kind.o
+$(B)/bin/hirestimes: $(B)/cli/shared/elf_kind.o
 $(B)/bin/%: $(B)/cli/launch/%.o $(LAUNCH_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $(SAN) -o $@ $^ $(LAUNCH_LIBS)

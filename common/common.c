@@ -397,7 +397,7 @@ void common_option(int c, char **argv, const char *usage)
 }
 
 void simple_launcher(int argc, char **argv, const char *usage,
-		     const char *lib)
+		     const char *lib, void (*check)(const char *cmd))
 {
 	static const struct option longopts[] = {
 		{"help", no_argument, NULL, 'h'},
@@ -412,6 +412,7 @@ void simple_launcher(int argc, char **argv, const char *usage,
 	if (optind >= argc)
 		die("no command given; try '%s --help'", tool_name);
 	preload_prepend(preload_entry(lib));
+	check(argv[optind]);
 	exec_command(argv[optind], argv + optind);
 }
 

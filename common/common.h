@@ -64,10 +64,10 @@ const char *find_command(const char *name);
  * unknown one: prints and exits either way. */
 noreturn void common_option(int c, char **argv, const char *usage);
 
-/* main() of a launcher that has only the common options: preload `lib`
- * and become COMMAND. */
+/* main() of a launcher that has only the common options: preload `lib`,
+ * let `check` look at COMMAND (it may warn), and become COMMAND. */
 noreturn void simple_launcher(int argc, char **argv, const char *usage,
-			      const char *lib);
+			      const char *lib, void (*check)(const char *cmd));
 
 /* `arg` as a whole decimal number in [lo, hi], or die naming `what`. */
 long parse_number(const char *what, const char *arg, long lo, long hi);

@@ -262,21 +262,9 @@ static void hook_at_end(void)
  * are all past the journal, and the run's every point unknown. */
 static char *unreached(const char *cmd)
 {
-	char buf[PATH_MAX], self[32], *why = NULL;
-	const char *path = emd_program_in_path(cmd, buf, sizeof(buf));
-	int look = path ? open(path, O_PATH | O_CLOEXEC) : -1, fd = -1, kind = 0;
-	struct stat st;
+	char path[PATH_MAX], *why = NULL;
+	int kind = emd_command_unreachable(cmd, path, sizeof(path));
 
-	/* Opened for reading only once known to be a regular file. */
-	if (look >= 0 && fstat(look, &st) == 0 && S_ISREG(st.st_mode)) {
-		snprintf(self, sizeof(self), "/proc/self/fd/%d", look);
-		if ((fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) >= 0)
-			kind = emd_elf_unreachable(fd);
-	}
-	if (fd >= 0)
-		close(fd);
-	if (look >= 0)
-		close(look);
 	if (kind && asprintf(&why, "%s is %s: what it changes is past crashtest's library", path,
 			     emd_elf_reason(kind)) < 0)
 		die("out of memory");

@@ -23,6 +23,11 @@ int emd_elf_unreachable(int fd);
 enum { EMD_ELF_STATIC = 1, EMD_ELF_GO, EMD_ELF_FOREIGN, EMD_ELF_ASYNC };
 const char *emd_elf_reason(int kind);
 
+/* For a launcher, about its COMMAND: found as execvp would (its path into
+ * path), looked at through O_PATH and opened for reading only if it is a
+ * regular file; what emd_elf_unreachable says of it, 0 if nothing. */
+int emd_command_unreachable(const char *cmd, char *path, size_t size);
+
 /* Would the kernel let this process exec dirfd itself (path "") or the
  * file at path: execute permission for its effective ids, no noexec
  * mount? */

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* hirestimes.c -- run a command whose times() counts in microseconds. */
 #include "common/common.h"
+#include "elf_kind.h"
+
+#include <limits.h>
 
 static const char usage[] =
 	"Usage: hirestimes [OPTION]... [--] COMMAND [ARG]...\n"
@@ -14,8 +17,19 @@ static const char usage[] =
 	"Exit status: 125 for an error of hirestimes itself, 126 if COMMAND\n"
 	"cannot be run, 127 if it is not found, else COMMAND's status.\n";
 
+/* A program the library cannot enter keeps the kernel's ticks: said, not
+ * left to be taken for microseconds. */
+static void check_command(const char *cmd)
+{
+	char path[PATH_MAX];
+	int kind = emd_command_unreachable(cmd, path, sizeof(path));
+
+	if (kind)
+		warn("%s is %s: its times() and CLK_TCK stay the kernel's", path, emd_elf_reason(kind));
+}
+
 int main(int argc, char **argv)
 {
 	tool_name = "hirestimes";
-	simple_launcher(argc, argv, usage, "libhirestimes.so");
+	simple_launcher(argc, argv, usage, "libhirestimes.so", check_command);
 }

@@ -67,3 +67,15 @@ def test_elapsed_is_monotonic():
     script = ("import os\nlast = 0\nfor _ in range(100000):\n"
               "    e = os.times().elapsed\n    assert e >= last\n    last = e\nprint('ok')")
     assert run_out([HIRESTIMES, "python3", "-c", script]) == "ok\n"
+
+
+@pytest.mark.parametrize("prog,said", [(TESTS / "fsyncs-static", "a static program"),
+                                       (TESTS / "fsyncs", None)])
+def test_a_command_it_cannot_enter_is_named(prog, said):
+    """A static program keeps the kernel's ticks, which hirestimes says; a
+    dynamic one (the control) runs without a word."""
+    r = subprocess.run([HIRESTIMES, prog, "/dev/null", "0", "fsync"], capture_output=True,
+                       text=True)
+    assert r.returncode == 0 and r.stdout == "ok\n", r.stderr
+    want = f"hirestimes: {prog} is {said}: its times() and CLK_TCK stay the kernel's\n" if said else ""
+    assert r.stderr == want
