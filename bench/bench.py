@@ -357,12 +357,41 @@ def seccomp_bench(top):
               f"{ratio(t, 'eatmydata', 'native'):.3f} |", flush=True)
 
 
+def tree_cpu_ms(cmd, runs=3):
+    """CPU time of a run and everything it starts (perf stat -e task-clock),
+    in ms, median of a few runs: what a per-call cost is when other work
+    shares the machine and wall time waits for it."""
+    ms = []
+    for _ in range(runs):
+        with tempfile.NamedTemporaryFile("r") as out:
+            subprocess.run(["perf", "stat", "-x,", "-o", out.name, "-e", "task-clock", "--",
+                            *map(str, cmd)], check=True, stdout=subprocess.DEVNULL)
+            ms += [float(l.split(",")[0]) for l in out.read().splitlines()
+                   if "task-clock" in l and l.split(",")[0].replace(".", "", 1).isdigit()]
+    return statistics.median(ms)
+
+
+def roundtrip_us(top, calls=100000, runs=5):
+    """The bare round trip of a seccomp user notification here (bench/roundtrip.c,
+    a supervisor that answers getppid and does nothing else), with and
+    without SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP: the floor of any supervisor's
+    per-call cost, in us (median of runs)."""
+    exe = top / "roundtrip"
+    subprocess.run(["cc", "-O2", "-o", exe, ROOT / "bench" / "roundtrip.c"], check=True)
+    return {sync: statistics.median(float(subprocess.run([exe, str(calls), str(sync)], check=True,
+                                                         capture_output=True, text=True).stdout)
+                                    for _ in range(runs))
+            for sync in (1, 0)}
+
+
 def supervised_syncstat_bench(top, calls=100000, runs=5):
     """syncstat on programs the library cannot reach (a static C program, a
     Go one), timed by the supervisor: the cost per durability call beyond
-    native, against strace -f -c's, and the system calls of the whole tree
-    (supervisor included) per durability call; then what the filter costs a
-    static program's other calls (getppid), which the supervisor never sees."""
+    native, against strace -f -c's, in wall time and in the CPU time of the
+    whole tree (supervisor included); the system calls of the whole tree per
+    durability call; the floor (a bare notification's round trip); then what
+    the filter costs a static program's other calls (getppid), which the
+    supervisor never sees."""
     go = shutil.which("go") or shutil.which("go", path="/usr/local/go/bin")
     gexe = top / "fsync-go"
     subprocess.run([go, "build", "-o", gexe, ROOT / "tests" / "go" / "fsync.go"], check=True,
@@ -374,22 +403,32 @@ def supervised_syncstat_bench(top, calls=100000, runs=5):
              [BUILD / "bench" / "fsyncs-static", shm / "f", calls, "fdatasync"],
              f"Go: {calls} x write+fsync on tmpfs": [gexe, shm / "g", calls]}
     print(f"\nsyncstat through the supervisor (programs the library cannot reach), "
-          f"median of {runs} interleaved runs; per call = (time - native) / calls; system "
+          f"median of {runs} interleaved runs; per call = (time - native) / calls, wall and "
+          "CPU of the whole tree (perf stat -e task-clock, median of 3); system "
           "calls of the whole tree beyond native, per call (perf stat -e raw_syscalls:sys_enter):\n")
     print("| program | native s | syncstat s | strace -f -c s | syncstat per call us | "
-          "strace per call us | strace / syncstat | syscalls per call |\n"
-          "|---|---:|---:|---:|---:|---:|---:|---:|")
-    every = [("raw_syscalls:sys_enter", None)]
+          "strace per call us | strace / syncstat | CPU per call us: syncstat, strace | "
+          "CPU strace / syncstat | syscalls per call |\n"
+          "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     try:
         for name, cmd in progs.items():
             cmd = [str(c) for c in cmd]
             t = per_run({"native": cmd, "syncstat": syncstat + cmd, "strace": strace + cmd}, runs)
             n = {m: tree_counts(c, 3)[0] for m, c in [("native", cmd), ("syncstat", syncstat + cmd)]}
+            cpu = {m: tree_cpu_ms(c) for m, c in [("native", cmd), ("syncstat", syncstat + cmd),
+                                                   ("strace", strace + cmd)]}
             ours, theirs = (t["syncstat"] - t["native"]) / calls, (t["strace"] - t["native"]) / calls
+            cours = (cpu["syncstat"] - cpu["native"]) / calls
+            ctheirs = (cpu["strace"] - cpu["native"]) / calls
             print(f"| {name} | {t['native'] / 1000:.3f} | {t['syncstat'] / 1000:.3f} | "
                   f"{t['strace'] / 1000:.3f} | {ours * 1000:.2f} | {theirs * 1000:.2f} | "
-                  f"{theirs / ours:.1f} | {(n['syncstat'] - n['native']) / calls:.2f} |",
+                  f"{theirs / ours:.1f} | {cours * 1000:.1f}, {ctheirs * 1000:.1f} | "
+                  f"{ctheirs / cours:.1f} | {(n['syncstat'] - n['native']) / calls:.2f} |",
                   flush=True)
+        rt = roundtrip_us(top)
+        print(f"\nThe floor: a bare user notification's round trip (bench/roundtrip.c, a "
+              f"supervisor that only answers) takes {rt[1]:.2f} us with "
+              f"SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, {rt[0]:.2f} us without.")
         cmd = [str(BUILD / "bench" / "syscalls"), "getppid", "1000000"]
         t = per_run({"native": cmd, "syncstat": syncstat + cmd}, runs)
         print(f"\nA static program's other calls under syncstat (1,000,000 x getppid, filtered, "

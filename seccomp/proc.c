@@ -13,6 +13,7 @@
 #include "env.h"
 
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -242,6 +243,47 @@ int caller_mapped(pid_t pid, unsigned long start, unsigned long end)
 	emd_maps_each(fd, extend, &s);
 	close(fd);
 	return s.start >= s.end;
+}
+
+/* AT_RANDOM's address in the auxiliary vector read from fd, as 64-bit
+ * pairs, or as a 32-bit process's (tried second: a 64-bit vector never
+ * reads as one that names AT_RANDOM, whose address is not 0); 0: none. */
+static unsigned long at_random(int fd)
+{
+	unsigned long long v[2 * 64] = {0};
+	ssize_t n = read(fd, v, sizeof(v));
+	const unsigned *w = (const unsigned *)v;
+
+	for (ssize_t i = 0; n > 0 && i + 1 < n / 8 && v[i]; i += 2)
+		if (v[i] == AT_RANDOM)
+			return v[i + 1];
+	for (ssize_t i = 0; n > 0 && i + 1 < n / 4 && w[i]; i += 2)
+		if (w[i] == AT_RANDOM)
+			return w[i + 1];
+	return 0;
+}
+
+int image_stamp(pid_t pid, struct image_stamp *st)
+{
+	int fd = open_proc(pid, "auxv");
+
+	memset(st, 0, sizeof(*st));
+	if (fd >= 0) {
+		st->at = at_random(fd);
+		close(fd);
+	}
+	if (st->at && read_theirs(pid, st->at, st->bytes, sizeof(st->bytes), 0) == 0)
+		return 0;
+	st->at = 0;
+	return -1;
+}
+
+int same_image(pid_t pid, const struct image_stamp *st)
+{
+	unsigned char now[sizeof(st->bytes)];
+
+	return st->at && read_theirs(pid, st->at, now, sizeof(now), 0) == 0 &&
+	       !memcmp(now, st->bytes, sizeof(now));
 }
 
 int open_proc(pid_t pid, const char *name)

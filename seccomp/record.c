@@ -5,10 +5,13 @@
  * `next`), so the report cannot tell them apart but by their site.
  *
  * The file is the tree's: any process of it may scribble on it or cut it
- * short.  Only the header is mapped (for the atomic add), a slot is
- * written whole with pwrite, and a fault on the header (the file cut
- * short under the mapping: SIGBUS) costs the record, never this process,
- * which serves every other process of the tree.
+ * short.  It is mapped whole, as the library maps it, and a slot is
+ * written through the mapping (no system call: its state last, as the
+ * library's); a fault there or on the header (the file cut short under
+ * the mapping, a full tmpfs: SIGBUS) costs the record, never this
+ * process, which serves every other process of the tree.  When the whole
+ * file cannot be mapped, only the header is, and a slot is written whole
+ * with pwrite.
  */
 #define _GNU_SOURCE 1
 #include "common/common.h"
@@ -31,11 +34,15 @@
 
 static int rec_fd = -1;
 static struct emd_rec_header *rec_head;
+static struct emd_rec_slot *rec_map; /* the slots, when mapped */
 static unsigned long long rec_slots;
 
 /* The one guarded access at a time per thread: a SIGBUS there jumps back. */
 static __thread sigjmp_buf *guard;
 
+/* With SA_NODEFER and no sa_mask, the handler runs with the thread's own
+ * mask: a siglongjmp out of it need not restore one (sigsetjmp(.., 0), no
+ * system call per record). */
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
 	(void)sig, (void)uc;
@@ -43,14 +50,16 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 		siglongjmp(*guard, 1);
 }
 
-/* Claim a slot as the library does (record.c there): its index, or -1
- * when the run ended, the file is full, or the header faulted. */
-static long long claim(void)
+/* Claim a slot as the library does (record.c there) and, when the slots
+ * are mapped, fill it: its index, or -1 when the run ended, the file is
+ * full, or the header faulted; -2 when the slot is filled. */
+static long long claim(const struct emd_rec_slot *s)
 {
 	sigjmp_buf here;
 	unsigned long long i, said;
+	struct emd_rec_slot *to;
 
-	if (sigsetjmp(here, 1)) {
+	if (sigsetjmp(here, 0)) {
 		guard = NULL;
 		return -1;
 	}
@@ -61,8 +70,18 @@ static long long claim(void)
 	}
 	i = __atomic_fetch_add(&rec_head->next, 1, __ATOMIC_RELAXED);
 	said = __atomic_load_n(&rec_head->slots, __ATOMIC_RELAXED);
+	if (i >= rec_slots || i >= said) {
+		guard = NULL;
+		return -1;
+	}
+	if (rec_map) {
+		to = rec_map + i;
+		memcpy((char *)to + sizeof(to->state), (const char *)s + sizeof(s->state),
+		       sizeof(*s) - sizeof(s->state));
+		__atomic_store_n(&to->state, s->state, __ATOMIC_RELEASE);
+	}
 	guard = NULL;
-	return i < rec_slots && i < said ? (long long)i : -1;
+	return rec_map ? -2 : (long long)i;
 }
 
 /* The record file the launcher left for the tree, at `fd` (its number as
@@ -86,12 +105,17 @@ static int attach_fd(int fd, const struct emd_inherited *id, int by_name)
 	    memcmp(head.magic, EMD_REC_MAGIC, 8) != 0 || head.version != EMD_REC_VERSION ||
 	    head.slot_size != sizeof(struct emd_rec_slot) || !(head.flags & EMD_REC_LIVE))
 		return 0;
-	h = mmap(NULL, EMD_REC_HEADER, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	rec_slots = ((unsigned long long)st.st_size - EMD_REC_HEADER) / sizeof(struct emd_rec_slot);
+	h = mmap(NULL, EMD_REC_HEADER + rec_slots * sizeof(struct emd_rec_slot),
+		 PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (h != MAP_FAILED)
+		rec_map = (struct emd_rec_slot *)((char *)h + EMD_REC_HEADER);
+	else
+		h = mmap(NULL, EMD_REC_HEADER, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (h == MAP_FAILED)
 		return 0;
 	rec_fd = fd;
 	rec_head = h;
-	rec_slots = ((unsigned long long)st.st_size - EMD_REC_HEADER) / sizeof(struct emd_rec_slot);
 	return 1;
 }
 
@@ -131,7 +155,7 @@ unsigned long long record_now(void)
 
 void record_write(const struct emd_rec_slot *s)
 {
-	long long i = rec_head ? claim() : -1;
+	long long i = rec_head ? claim(s) : -1;
 
 	if (i >= 0 && pwrite(rec_fd, s, sizeof(*s), EMD_REC_HEADER + i * (long long)sizeof(*s)) < 0)
 		(void)0; /* a full file system: the record is lost, as the library's */

@@ -9,9 +9,14 @@
  * Each listener has a pool of worker threads: each worker receives one
  * notification and answers it, so that a caller whose memory blocks (FUSE,
  * userfaultfd) stalls only itself.  Whoever takes the last idle place
- * starts another worker first; surplus workers leave.  One worker receives
- * at a time (`receiving`), after poll says a notification waits, so that
- * it also sees the listener hang up once no process uses the filter.
+ * starts another worker first; surplus workers leave.  Since Linux 6.6 (the
+ * kernel that takes SECCOMP_IOCTL_NOTIF_SET_FLAGS) a RECV that waits
+ * returns (ENOENT) once no process uses the filter: the idle workers wait
+ * in RECV itself, and a notification costs the worker that takes it two
+ * system calls, RECV and SEND.  Before, one worker receives at a time
+ * (`receiving`), after poll says a notification waits, so that it also
+ * sees the listener hang up.  The main thread is woken by a notification
+ * only when no worker is idle (see watch).
  *
  * The tree must never pay for a fault of this process: it blocks every
  * signal and raises its soft limits, so that nothing the tree does to its
@@ -60,7 +65,11 @@ struct pool {
 	int listener;
 	int trusted; /* the launcher's own: see supervisor.h */
 	int idle, workers, dead;
-	pthread_mutex_t receiving;
+	/* Linux 6.6 and later: workers wait in RECV (see above); the number
+	 * in or entering it, and the main thread's claim to receive one
+	 * itself (answer_unattended), each seen by the other. */
+	int waits_in_recv, receivers, unattended;
+	pthread_mutex_t receiving; /* before 6.6: the one worker receiving */
 };
 
 static struct seccomp_notif_sizes sizes;
@@ -90,6 +99,34 @@ static void start_worker(struct pool *p)
 	pthread_attr_destroy(&attr);
 }
 
+/* Has the listener hung up (no process uses the filter any more)? */
+static int hung_up(const struct pool *p)
+{
+	struct pollfd pfd = {.fd = p->listener};
+
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR | POLLNVAL));
+}
+
+/* Receive one notification, waiting in RECV (Linux 6.6 and later): as
+ * receive's.  A worker never enters RECV while the main thread receives
+ * (answer_unattended), whose RECV must not wait. */
+static int receive_waiting(struct pool *p, struct seccomp_notif *req)
+{
+	const struct timespec pause = {0, 1000000};
+
+	while (__atomic_add_fetch(&p->receivers, 1, __ATOMIC_SEQ_CST),
+	       __atomic_load_n(&p->unattended, __ATOMIC_SEQ_CST)) {
+		__atomic_sub_fetch(&p->receivers, 1, __ATOMIC_SEQ_CST);
+		nanosleep(&pause, NULL);
+	}
+	if (ioctl(p->listener, SECCOMP_IOCTL_NOTIF_RECV, req) == 0) {
+		__atomic_sub_fetch(&p->receivers, 1, __ATOMIC_SEQ_CST);
+		return 1;
+	}
+	__atomic_sub_fetch(&p->receivers, 1, __ATOMIC_SEQ_CST);
+	return hung_up(p) ? 0 : -1;
+}
+
 /* Receive one notification: 1, or 0 when the listener hung up, -1 when it
  * was withdrawn meanwhile (the caller interrupted or dead). */
 static int receive(struct pool *p, struct seccomp_notif *req)
@@ -98,6 +135,8 @@ static int receive(struct pool *p, struct seccomp_notif *req)
 	int got = -1;
 
 	memset(req, 0, sizes.seccomp_notif);
+	if (p->waits_in_recv)
+		return receive_waiting(p, req);
 	pthread_mutex_lock(&p->receiving);
 	while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
 		;
@@ -109,24 +148,38 @@ static int receive(struct pool *p, struct seccomp_notif *req)
 	return got;
 }
 
-/* Answer one notification; returns 0 when the listener is gone. */
+/* Idle again, as its answer is sent: counted before the SEND, which lets
+ * the caller make its next request at once (to another worker, that must
+ * not find none idle and start one more).  1: a worker too many, to leave
+ * (not counted). */
+static int idle_again(struct pool *p)
+{
+	if (__atomic_add_fetch(&p->idle, 1, __ATOMIC_ACQ_REL) <= 2)
+		return 0;
+	__atomic_sub_fetch(&p->idle, 1, __ATOMIC_ACQ_REL);
+	return 1;
+}
+
+/* Answer one notification; returns 0 when the listener is gone, 2 when
+ * this worker is to leave, else 1. */
 static int serve_one(struct pool *p, struct seccomp_notif *req, struct seccomp_notif_resp *resp)
 {
 	struct call c = {p->listener, req, resp, NULL, 0, p->trusted, on_behalf};
-	int how, got = receive(p, req);
+	int how, surplus, got = receive(p, req);
 
 	if (__atomic_sub_fetch(&p->idle, 1, __ATOMIC_ACQ_REL) == 0 && got > 0)
 		start_worker(p);
 	if (got <= 0)
-		return got < 0;
+		return got < 0 ? 1 + idle_again(p) : 0;
 	memset(resp, 0, sizes.seccomp_notif_resp);
 	resp->id = req->id;
 	how = supervisor_answer(&c, policy, only_globs);
 	if (how == CONTINUE)
 		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	surplus = idle_again(p);
 	if (how != ANSWERED)
 		ioctl(p->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
-	return 1;
+	return 1 + surplus;
 }
 
 static void *worker(void *arg)
@@ -137,16 +190,13 @@ static void *worker(void *arg)
 	int alive = 1;
 
 	/* start_worker counted this worker idle; serve_one takes that place,
-	 * and it is given back before each next one.  A umask and working
+	 * and gives it back before each next one.  A umask and working
 	 * directory of its own: behalf.c sets the caller's umask. */
 	if (!req || !resp || unshare(CLONE_FS) != 0)
 		__atomic_sub_fetch(&p->idle, 1, __ATOMIC_ACQ_REL);
 	else
-		while ((alive = serve_one(p, req, resp)))
-			if (__atomic_add_fetch(&p->idle, 1, __ATOMIC_ACQ_REL) > 2) {
-				__atomic_sub_fetch(&p->idle, 1, __ATOMIC_ACQ_REL);
-				break;
-			}
+		while ((alive = serve_one(p, req, resp)) == 1)
+			;
 	if (!alive)
 		__atomic_store_n(&p->dead, 1, __ATOMIC_RELEASE);
 	free(req);
@@ -183,9 +233,31 @@ static void harden(void)
 		(void)0; /* keep no mount of the tree's busy */
 }
 
+/* May the main thread receive, no worker being in RECV or entering it
+ * (else it will have the notification)?  Then it holds that right until
+ * unclaim. */
+static int claim_receiving(struct pool *p)
+{
+	if (!p->waits_in_recv)
+		return pthread_mutex_trylock(&p->receiving) == 0;
+	__atomic_store_n(&p->unattended, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&p->receivers, __ATOMIC_SEQ_CST) == 0)
+		return 1;
+	__atomic_store_n(&p->unattended, 0, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+static void unclaim_receiving(struct pool *p)
+{
+	if (p->waits_in_recv)
+		__atomic_store_n(&p->unattended, 0, __ATOMIC_SEQ_CST);
+	else
+		pthread_mutex_unlock(&p->receiving);
+}
+
 /* No worker could be started (pids.max, RLIMIT_NPROC of the tree's user):
  * a pending notification that no worker is receiving is let go on to the
- * kernel, from here.  With the lock, RECV cannot block: POLLIN said that a
+ * kernel, from here.  With the claim, RECV cannot block: POLLIN said that a
  * notification waits, and no one else can take it meanwhile. */
 static void answer_unattended(struct pool *p)
 {
@@ -193,7 +265,7 @@ static void answer_unattended(struct pool *p)
 	struct seccomp_notif_resp *resp = calloc(1, sizes.seccomp_notif_resp);
 	struct pollfd waiting = {.fd = p->listener, .events = POLLIN};
 
-	if (req && resp && pthread_mutex_trylock(&p->receiving) == 0) {
+	if (req && resp && claim_receiving(p)) {
 		/* else a worker is receiving: it will have it; and one that
 		 * just finished may have taken it since the main poll */
 		if (poll(&waiting, 1, 0) == 1 && (waiting.revents & POLLIN) &&
@@ -202,7 +274,7 @@ static void answer_unattended(struct pool *p)
 			resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 			ioctl(p->listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
 		}
-		pthread_mutex_unlock(&p->receiving);
+		unclaim_receiving(p);
 	}
 	free(req);
 	free(resp);
@@ -247,7 +319,10 @@ static int take_listener(int sock, struct pool **pools, int *n, int trusted)
 	}
 	*p = (struct pool){.listener = fd, .trusted = trusted || !landlock_enabled,
 			   .receiving = PTHREAD_MUTEX_INITIALIZER};
-	ioctl(fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP); /* or not */
+	/* Linux 6.6 and later: the caller and the worker swap on one CPU,
+	 * and a RECV that waits sees the listener hang up (see above). */
+	p->waits_in_recv = ioctl(fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS,
+				 SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) == 0;
 	pools[(*n)++] = p;
 	start_worker(p);
 	return 1;
@@ -308,7 +383,10 @@ static void take_connection(int server, struct pool **pools, int *n)
 
 /* What the main thread waits on: the first connection, until it has sent
  * its listener, the socket bound to the run's name, and each live pool's
- * listener (a dead one waits for its workers). */
+ * listener (a dead one waits for its workers): its hanging up, and a
+ * notification only when no worker is idle to take it (else each would
+ * wake this thread too, on the caller's CPU; a worker that stops being
+ * idle meanwhile is seen at the next round, within 100 ms). */
 static nfds_t watch(struct pollfd *pfd, int first, int server, struct pool **pools, int n)
 {
 	pfd[0] = (struct pollfd){.fd = first, .events = POLLIN};
@@ -316,7 +394,7 @@ static nfds_t watch(struct pollfd *pfd, int first, int server, struct pool **poo
 	for (int i = 0; i < n; i++)
 		pfd[i + 2] = (struct pollfd){
 			.fd = __atomic_load_n(&pools[i]->dead, __ATOMIC_ACQUIRE) ? -1 : pools[i]->listener,
-			.events = POLLIN};
+			.events = __atomic_load_n(&pools[i]->idle, __ATOMIC_ACQUIRE) ? 0 : POLLIN};
 	return (nfds_t)n + 2;
 }
 

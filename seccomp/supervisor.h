@@ -105,6 +105,18 @@ int caller_eats(pid_t pid, const char *only);
  * descriptors below the limit are fewer than the limit.) */
 int caller_fd_room(pid_t tid);
 
+/* Which image of its process the caller runs: the 16 bytes at AT_RANDOM
+ * (its auxiliary vector), random for each exec (a forked child has its
+ * parent's).  image_stamp takes the caller's (0, or -1 if it cannot:
+ * then same_image is always 0); same_image says whether it still runs
+ * the image stamped (one process_vm_readv). */
+struct image_stamp {
+	unsigned long at;
+	unsigned char bytes[16];
+};
+int image_stamp(pid_t pid, struct image_stamp *st);
+int same_image(pid_t pid, const struct image_stamp *st);
+
 /* /proc/PID/NAME, open for reading, or -1. */
 int open_proc(pid_t pid, const char *name);
 

@@ -51,36 +51,55 @@ static void caller(pid_t tid, struct emd_rec_slot *s)
 }
 
 /* Who called, and the module of its system call: looked up once per
- * thread and address of the call (an exec makes new addresses, and a new
- * name), then kept, per worker; the site, which differs from call to call
- * through one wrapper, is found each time (site.c). */
+ * thread and address of the call, then kept, per worker, while the process
+ * runs the same image: its AT_RANDOM bytes, read again each time (one
+ * system call).  An exec keeps the thread's number, and a program laid out
+ * alike makes its call from the same address: the entry would give the
+ * old program's name and module, and its functions as the sites.  A number
+ * taken again by another process is told apart the same way, but for a
+ * fork of the same image (its bytes are its parent's).  The site, which
+ * differs from call to call through one wrapper, is found each time
+ * (site.c).  The bytes, a secret of the caller's (its stack protector's
+ * seed), stay in this process, as everything it reads of the caller. */
 #define WHO_CACHED 16
 static __thread struct who {
 	pid_t tid;
 	unsigned long ip;
+	struct image_stamp image;
 	struct emd_rec_slot s; /* pid, ppid, program */
 	struct site_module m, prog;
 } who[WHO_CACHED];
 static __thread unsigned who_next;
 
+/* The entry of the thread and address, or a free one (*fresh = 1): the
+ * thread's own when its image is gone, else the oldest. */
+static struct who *entry_of(pid_t tid, unsigned long ip, int *fresh)
+{
+	for (int i = 0; i < WHO_CACHED; i++)
+		if (who[i].tid == tid && who[i].ip == ip) {
+			*fresh = !same_image(tid, &who[i].image);
+			return &who[i];
+		}
+	*fresh = 1;
+	return &who[who_next++ % WHO_CACHED];
+}
+
 static void identify(const struct call *c, struct emd_rec_slot *s)
 {
 	pid_t tid = c->req->pid;
 	unsigned long ip = (unsigned long)c->req->data.instruction_pointer;
-	struct who *w;
+	int fresh;
+	struct who *w = entry_of(tid, ip, &fresh);
 
-	for (int i = 0; i < WHO_CACHED; i++)
-		if (who[i].tid == tid && who[i].ip == ip) {
-			w = &who[i];
-			goto found;
-		}
-	w = &who[who_next++ % WHO_CACHED];
-	memset(w, 0, sizeof(*w));
-	caller(tid, &w->s);
-	site_module(w->s.pid, ip, &w->m, &w->prog);
-	w->tid = tid;
-	w->ip = ip;
-found:
+	if (fresh) {
+		memset(w, 0, sizeof(*w));
+		/* Stamped first: an exec after it is seen at the next call. */
+		image_stamp(tid, &w->image);
+		caller(tid, &w->s);
+		site_module(w->s.pid, ip, &w->m, &w->prog);
+		w->tid = tid;
+		w->ip = ip;
+	}
 	s->pid = w->s.pid;
 	s->ppid = w->s.ppid;
 	memcpy(s->program, w->s.program, sizeof(s->program));
