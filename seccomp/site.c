@@ -408,6 +408,20 @@ static int program_at(const struct emd_map *e, void *arg)
 	return 1;
 }
 
+/* m's file, from its mapping: taken once, when the module is found (the
+ * caller keeps m while the process runs the same image). */
+static void key_module(pid_t pid, struct site_module *m)
+{
+	char path[96];
+	struct module_key k;
+
+	_Static_assert(sizeof(m->key) == sizeof(k), "site_module's key is a module_key");
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%s", pid, m->file);
+	m->keyed = m->inode && key_of(AT_FDCWD, path, 0, &k) == 0 && k.ino == m->inode;
+	if (m->keyed)
+		memcpy(m->key, &k, sizeof(k));
+}
+
 void site_module(pid_t pid, unsigned long ip, struct site_module *m, struct site_module *prog)
 {
 	struct module_query q = {ip, m};
@@ -433,6 +447,8 @@ void site_module(pid_t pid, unsigned long ip, struct site_module *m, struct site
 			prog->inode = 0;
 	}
 	close(fd);
+	key_module(pid, m);
+	key_module(pid, prog);
 }
 
 /* The caller's stack pointer, while it waits in the system call, from
@@ -517,9 +533,10 @@ static int symbols_of(pid_t pid, const struct site_module *m)
 	struct module_key k, opened;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%s", pid, m->file);
-	if (key_of(AT_FDCWD, path, 0, &k) != 0 || k.ino != m->inode)
+	if (!m->keyed)
 		return 0; /* the maps changed */
+	memcpy(&k, m->key, sizeof(k));
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%s", pid, m->file);
 	for (int i = 0; i < 2; i++)
 		if (mods[i].loaded && same_key(&mods[i].key, &k)) {
 			mod = &mods[i];

@@ -187,6 +187,8 @@ extern const struct policy nocache_policy; /* nocache.c */
 struct site_module {
 	unsigned long inode, lo, hi, base;
 	char name[48], file[40];
+	long long key[5]; /* its file as site.c knows a module's (statx), */
+	int keyed;        /* taken when the module was found */
 };
 void site_module(pid_t pid, unsigned long ip, struct site_module *m, struct site_module *prog);
 void site_name(const struct call *c, const struct site_module *m,
