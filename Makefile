@@ -92,7 +92,7 @@ $(B)/obj32/%.o: %.c
 
 # hirestimes wraps no exec: preload/exec_list.c is for the others.  nocache
 # puts a static or Go program under the seccomp filter as libeatmydata does.
-NOCACHE_SHARED = shared/elf_kind.c shared/filter.c shared/rendezvous.c
+NOCACHE_SHARED = shared/elf_kind.c shared/exec_filter.c shared/filter.c shared/rendezvous.c
 define preload_library
 $(1)_SRC = $$(filter-out $$(if $$(filter hirestimes,$(1)),preload/exec_list.c),\
 	$$(wildcard lib$(1)/*.c preload/*.c $$(if $$(filter eatmydata,$(1)),shared/*.c))) \
@@ -126,13 +126,13 @@ TEST_C = $(wildcard tests/c/*.c)
 TEST_BINS = $(TEST_C:tests/c/%.c=$(B)/tests/%) \
 	$(B)/tests/probe-fortify $(B)/tests/entry-fortify \
 	$(if $(LIB32),$(B)/tests/probe32 $(B)/tests/entry32 $(B)/tests/timesprobe32 \
-		$(B)/tests/ioprobe32) \
+		$(B)/tests/ioprobe32 $(B)/tests/execs32) \
 	$(B)/tests/libctor.so $(B)/tests/entry-static $(B)/tests/probe-static \
 	$(B)/tests/hostile-static $(B)/tests/aio-submit-static $(B)/tests/sigchld-static \
 	$(B)/tests/fsyncs-static $(B)/tests/uring-fsyncs-static $(B)/tests/rw-static \
 	$(B)/tests/rwedge-static $(B)/tests/servedread-static $(B)/tests/fsyncthen-static \
 	$(if $(LIB32),$(B)/tests/entry32-static $(B)/tests/probe32-static \
-		$(B)/tests/bigopen32-static $(B)/tests/fsyncs32-static)
+		$(B)/tests/bigopen32-static $(B)/tests/fsyncs32-static $(B)/tests/rw32-static)
 
 all: $(BINS) $(LIBS)
 libs: $(LIBS)

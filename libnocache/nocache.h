@@ -22,6 +22,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "exec_filter.h"
 #include "preload.h"
 
 #ifndef RWF_DONTCACHE
@@ -41,10 +42,16 @@ struct nc_cachestat {
 		nr_recently_evicted;
 };
 
-/* seccomp.c: before the exec of `file` (searched in PATH if asked), a
- * program the library cannot reach is put under nocache's filter, or named
- * on stderr. */
-void nc_before_exec(const char *file, int search_path, char *const argv[], char *const envp[]);
+/* seccomp.c: before the exec of dirfd/path (exec_filter.h), or in
+ * posix_spawn of `file` (the file `found`, NULL: none), a program the
+ * library cannot reach is put under nocache's filter, or named on stderr;
+ * nc_find_program is emd_find_program for nocache's runs alone. */
+void nc_before_exec(int dirfd, const char *path, int nofollow, char *const argv[],
+		    char *const envp[]);
+const char *nc_find_program(const char *file, char *buf, size_t size);
+int nc_spawn(emd_spawn_fn *real, pid_t *pid, const char *file, const char *found,
+	     const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
+	     char *const argv[], char *const envp[]);
 
 /* Upstream nocache's environment (NOCACHE_*), read once. */
 struct nc_config {

@@ -9,12 +9,14 @@
  * posix_spawn, past the wrapper: each is wrapped by name.  vfork's child
  * runs on the caller's stack, so its wrapper jumps to the real one from the
  * caller's own frame (preload.h); elsewhere than x86 it is not wrapped.
- * Another process, not the command's, that unmounts the file system while
+ * posix_spawn and posix_spawnp also put a static or Go program under
+ * nocache's filter (seccomp.c).  Another process, not the command's, that unmounts the file system while
  * the command runs on still finds it busy (doc/nocache.md, Limits).
  */
 #include "nocache.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <sys/mount.h>
@@ -46,14 +48,17 @@ PL_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_a
 			  const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	settle_all();
-	return NC_REAL(posix_spawn)(pid, path, fa, attr, argv, envp);
+	return nc_spawn(NC_REAL(posix_spawn), pid, path, path, fa, attr, argv, envp);
 }
 
 PL_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
 			   const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
+	char buf[PATH_MAX];
+
 	settle_all();
-	return NC_REAL(posix_spawnp)(pid, file, fa, attr, argv, envp);
+	return nc_spawn(NC_REAL(posix_spawnp), pid, file, nc_find_program(file, buf, sizeof(buf)),
+			fa, attr, argv, envp);
 }
 
 PL_EXPORT int system(const char *command)

@@ -11,6 +11,11 @@
  *   exec-long FIRST SECOND  the same, FIRST with one argument longer than
  *                           the kernel takes (E2BIG)
  *   spawn FILE ARG...       posix_spawn(FILE): its answer, then FILE's status
+ *   spawnp NAME ARG...      the same with posix_spawnp(NAME), searched in PATH
+ *   fexecve FILE ARG...     fexecve of a descriptor of FILE
+ *   execveat FILE ARG...    execveat of FILE's name in a descriptor of its
+ *                           directory
+ *   execveat-empty FILE ARG...  execveat of a descriptor of FILE, AT_EMPTY_PATH
  */
 #define _GNU_SOURCE 1
 #include <errno.h>
@@ -97,6 +102,53 @@ static int spawn(char **argv)
 	return 0;
 }
 
+static int spawnp(char **argv)
+{
+	pid_t pid;
+	int r = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ), status;
+
+	printf("posix_spawnp %s\n", r ? strerrorname_np(r) : "ok");
+	if (r == 0 && waitpid(pid, &status, 0) == pid)
+		printf("status %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	return 0;
+}
+
+static int by_fexecve(char **argv)
+{
+	int fd = open(argv[0], O_RDONLY);
+
+	if (fd < 0)
+		return perror(argv[0]), 1;
+	fexecve(fd, argv, environ);
+	return perror("fexecve"), 1;
+}
+
+static int by_execveat(char **argv)
+{
+	char *slash = strrchr(argv[0], '/');
+	int dir;
+
+	if (!slash)
+		return fprintf(stderr, "execveat: a path with a directory, please\n"), 2;
+	*slash = '\0';
+	dir = open(*argv[0] ? argv[0] : "/", O_PATH | O_DIRECTORY);
+	*slash = '/';
+	if (dir < 0)
+		return perror(argv[0]), 1;
+	execveat(dir, slash + 1, argv, environ, 0);
+	return perror("execveat"), 1;
+}
+
+static int by_execveat_empty(char **argv)
+{
+	int fd = open(argv[0], O_RDONLY);
+
+	if (fd < 0)
+		return perror(argv[0]), 1;
+	execveat(fd, "", argv, environ, AT_EMPTY_PATH);
+	return perror("execveat"), 1;
+}
+
 static const struct {
 	const char *name;
 	int args;
@@ -107,6 +159,10 @@ static const struct {
 	{"exec-big", 2, exec_big},
 	{"exec-long", 2, exec_long},
 	{"spawn", 1, spawn},
+	{"spawnp", 1, spawnp},
+	{"fexecve", 1, by_fexecve},
+	{"execveat", 1, by_execveat},
+	{"execveat-empty", 1, by_execveat_empty},
 };
 
 int main(int argc, char **argv)
