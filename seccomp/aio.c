@@ -35,9 +35,10 @@ static unsigned long iocb_at(const struct call *c, unsigned long list, long i)
 static void unsync(const struct call *c, unsigned long at)
 {
 	struct iocb cb;
-	struct iovec local = {&cb, sizeof(cb)}, remote = {(void *)at, sizeof(cb)};
+	struct iovec remote = {(void *)at, sizeof(cb)};
 	struct stat st;
-	int fd, flags;
+	size_t room;
+	int fd, flags, mem;
 
 	if (!at || read_theirs(c->req->pid, at, &cb, sizeof(cb), 0) || !emd_iocb_syncs(&cb))
 		return;
@@ -46,10 +47,15 @@ static void unsync(const struct call *c, unsigned long at)
 	/* Regular files only: a directory has no read to stand for its fsync. */
 	flags = fcntl(fd, F_GETFL);
 	if (flags >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    fd_check(fd) == 0 &&
-	    emd_iocb_unsync(&cb, flags & O_ACCMODE) && still_pending(c) &&
-	    process_vm_writev(c->req->pid, &local, 1, &remote, 1, 0) == sizeof(cb))
-		note(fd);
+	    fd_check(fd) == 0 && emd_iocb_unsync(&cb, flags & O_ACCMODE) &&
+	    (mem = caller_mem(c, &remote, 1, &room)) >= 0) {
+		/* Into the caller's memory, held open: never a process that
+		 * took its number since (behalf.c). */
+		if (room == sizeof(cb) && write_mem(mem, (const char *)&cb, sizeof(cb), &remote, 1) ==
+					      sizeof(cb))
+			note(fd);
+		close(mem);
+	}
 	close(fd);
 }
 

@@ -87,16 +87,26 @@ static unsigned long sqe_array(pid_t pid, unsigned long ino)
 	return q.found;
 }
 
-static int poke(pid_t pid, unsigned long addr, const void *data, size_t len)
+/* len bytes into the caller at addr, through its memory held open once
+ * it is known to be the caller's (caller_mem): never into a process that
+ * took the number since; only where the caller could write itself. */
+static int poke(const struct call *c, unsigned long addr, const void *data, size_t len)
 {
-	struct iovec local = {(void *)data, len}, remote = {(void *)addr, len};
+	struct iovec remote = {(void *)addr, len};
+	size_t room;
+	int mem = caller_mem(c, &remote, 1, &room), ok;
 
-	return process_vm_writev(pid, &local, 1, &remote, 1, 0) == (ssize_t)len;
+	if (mem < 0)
+		return 0;
+	ok = room == len && write_mem(mem, data, len, &remote, 1) == (ssize_t)len;
+	close(mem);
+	return ok;
 }
 
 /* Rewrite one SQE; returns 1 if it would have synced. */
-static int rewrite(pid_t pid, unsigned long sqe)
+static int rewrite(const struct call *c, unsigned long sqe)
 {
+	pid_t pid = c->req->pid;
 	unsigned char head[32];
 	struct iovec local = {head, sizeof(head)}, remote = {(void *)sqe, sizeof(head)};
 	unsigned flags, zero = 0;
@@ -108,8 +118,8 @@ static int rewrite(pid_t pid, unsigned long sqe)
 	switch (head[0]) {
 	case IORING_OP_FSYNC:
 	case IORING_OP_SYNC_FILE_RANGE:
-		return poke(pid, sqe + SQE_OFF_FLAGS, &zero, sizeof(zero)) &&
-		       poke(pid, sqe, &nop, 1);
+		return poke(c, sqe + SQE_OFF_FLAGS, &zero, sizeof(zero)) &&
+		       poke(c, sqe, &nop, 1);
 	case IORING_OP_WRITEV:
 	case IORING_OP_WRITE_FIXED:
 	case IORING_OP_WRITE:
@@ -122,7 +132,7 @@ static int rewrite(pid_t pid, unsigned long sqe)
 		return 0;
 	}
 	return memcmp(&flags, head + SQE_OFF_FLAGS, sizeof(flags)) != 0 &&
-	       poke(pid, sqe + SQE_OFF_FLAGS, &flags, sizeof(flags));
+	       poke(c, sqe + SQE_OFF_FLAGS, &flags, sizeof(flags));
 }
 
 int uring_each_sqe(struct call *c, int (*fn)(struct call *c, unsigned long sqe, void *arg),
@@ -149,7 +159,7 @@ int uring_each_sqe(struct call *c, int (*fn)(struct call *c, unsigned long sqe, 
 static int rewrite_sqe(struct call *c, unsigned long sqe, void *arg)
 {
 	(void)arg;
-	return rewrite(c->req->pid, sqe);
+	return rewrite(c, sqe);
 }
 
 int uring_submit(struct call *c)
@@ -168,13 +178,11 @@ int uring_setup(struct call *c)
 {
 	unsigned long at = call_arg(c, 1) + offsetof(struct io_uring_params, flags);
 	unsigned flags;
-	struct iovec local = {&flags, sizeof(flags)}, remote = {(void *)at, sizeof(flags)};
 
 	if (read_theirs(c->req->pid, at, &flags, sizeof(flags), 0) != 0 ||
 	    !(flags & IORING_SETUP_SQPOLL))
 		return CONTINUE;
 	flags &= ~(unsigned)(IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF);
-	if (still_pending(c)) /* the pid is still the caller's */
-		process_vm_writev(c->req->pid, &local, 1, &remote, 1, 0);
+	poke(c, at, &flags, sizeof(flags));
 	return CONTINUE;
 }
