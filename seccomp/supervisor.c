@@ -124,9 +124,30 @@ static int sync_mapping(struct call *c)
 
 EMD_REQUEST_TABLE(requests);
 
+/* Whether a caller eats is its image's: the library decides it once, from
+ * the environment it started with (and --only, from its name).  Kept per
+ * worker and thread while the thread runs the image it was stamped with:
+ * one read a request (same_image), not the environment's open, reads and
+ * close.  Stamped before it is looked at: an exec after is seen next. */
+#define EATERS_KEPT 16
+static __thread struct eater {
+	pid_t tid;
+	int eats;
+	struct image_stamp image;
+} eaters[EATERS_KEPT];
+static __thread unsigned eaters_next;
+
 static int eats(struct call *c, const char *only)
 {
-	return caller_eats(c->req->pid, only);
+	pid_t tid = c->req->pid;
+	struct eater *e;
+
+	for (int i = 0; i < EATERS_KEPT; i++)
+		if (eaters[i].tid == tid && same_image(tid, &eaters[i].image))
+			return eaters[i].eats;
+	e = &eaters[eaters_next++ % EATERS_KEPT];
+	e->tid = image_stamp(tid, &e->image) == 0 ? tid : 0;
+	return e->eats = caller_eats(tid, only);
 }
 
 /* eatmydata's: each request answered without its I/O. */

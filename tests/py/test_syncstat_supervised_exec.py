@@ -2,13 +2,14 @@
 """syncstat's supervisor keeps who called (the process, its program's name
 and modules) per thread and address of the system call: an exec keeps the
 thread's number, and a program built alike makes its call from the same
-address, so the entry must not outlive the image (seccomp/timed.c)."""
+address, so the entry must not outlive the image (seccomp/timed.c).  So
+does eatmydata's, whether the caller eats (seccomp/supervisor.c)."""
 import json
 import subprocess
 
 import pytest
 
-from conftest import BUILD, cmdline, require
+from conftest import BUILD, cmdline, eaten, require, run
 
 SYNCSTAT = BUILD / "bin" / "syncstat"
 N = 30
@@ -79,3 +80,16 @@ def test_an_exec_is_a_new_caller(pair, scratch, tmp_path):
     for g in report["groups"]:
         programs[g["program"]] = programs.get(g["program"], 0) + g["count"]
     assert programs == {"syncs-a": N, "syncs-b": N}, rerun + json.dumps(report["groups"])
+
+
+def test_an_exec_decides_again_whether_it_eats(pair, scratch):
+    """syncs-a, eaten, execs env, which execs syncs-b with EATMYDATA_DISABLE
+    set (one thread throughout): syncs-b's fsyncs reach the disk, as the
+    library would decide at its start; syncs-a's do not.  The native run,
+    the control, syncs both."""
+    a, b = pair
+    cmd = [a, scratch / "f", str(N), "/usr/bin/env", "EATMYDATA_DISABLE=1", b, scratch / "f",
+           str(2 * N)]
+    native, under = run(cmd), eaten(cmd)
+    assert native.counts["ext4:ext4_sync_file_enter"] == 3 * N, native.why()
+    assert under.counts["ext4:ext4_sync_file_enter"] == 2 * N, under.why()
