@@ -32,6 +32,19 @@ static char *my_status;
 static int my_filters;
 static int landlock_seen;
 
+/* The supervisor's own side of each comparison, read once at its start
+ * as its status is: nothing of the tree's can change them. */
+static struct mine {
+	const char *what;
+	int link;
+	ssize_t n; /* the length read, or -errno */
+	char text[4096];
+} mine[] = {{.what = "attr/current"}, {.what = "attr/fscreate"}, {.what = "cgroup"},
+	    {.what = "ns/mnt", .link = 1}, {.what = "ns/user", .link = 1}};
+#define MINE (sizeof(mine) / sizeof(*mine))
+static struct statx my_root;
+static int my_root_known;
+
 /* The status lines that decide what a process may do, whole however long
  * (Groups: holds up to 65536 ids), and its umask and number of seccomp
  * filters; *out is to free.  -1 if any of it cannot be read. */
@@ -68,10 +81,35 @@ static int read_status(const char *pid, char **out, mode_t *umask_out, int *filt
 	return *filters < 0 ? -1 : 0;
 }
 
+/* /proc/PID/<what> read (link: its target) into out; the length, or
+ * -errno. */
+static ssize_t file_text(const char *pid, const char *what, int link, char *out, size_t size)
+{
+	char path[64];
+	ssize_t n;
+	int fd = -1;
+
+	snprintf(path, sizeof(path), "/proc/%s/%s", pid, what);
+	if (link)
+		n = readlink(path, out, size);
+	else
+		n = (fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0 ? read(fd, out, size) : -1;
+	n = n < 0 ? -errno : n;
+	if (fd >= 0)
+		close(fd);
+	return n;
+}
+
 void rights_init(void)
 {
 	if (read_status("self", &my_status, NULL, &my_filters) != 0)
 		my_filters = -1; /* then nothing is done on anyone's behalf */
+	for (size_t i = 0; i < MINE; i++)
+		if ((mine[i].n = file_text("self", mine[i].what, mine[i].link, mine[i].text,
+					   sizeof(mine[i].text))) >= (ssize_t)sizeof(mine[i].text))
+			my_filters = -1; /* too long to be compared whole */
+	my_root_known = statx(AT_FDCWD, "/", 0, STATX_INO | STATX_MNT_ID, &my_root) == 0 &&
+			(my_root.stx_mask & STATX_MNT_ID);
 }
 
 void rights_note_landlock(void)
@@ -79,43 +117,27 @@ void rights_note_landlock(void)
 	__atomic_store_n(&landlock_seen, 1, __ATOMIC_RELEASE);
 }
 
-/* The contents of /proc/PID/<what>, or of the error reading it, compared. */
-static int same_file_text(const char *pid, const char *what, int link)
+/* The contents of /proc/PID/<what>, or of the error reading it, against
+ * the supervisor's own. */
+static int same_file_text(const char *pid, const struct mine *m)
 {
-	char pa[64], pb[64], a[4096] = "", b[4096] = "";
-	ssize_t na, nb;
-	int fd;
+	char text[sizeof(m->text)];
+	ssize_t n = file_text(pid, m->what, m->link, text, sizeof(text));
 
-	snprintf(pa, sizeof(pa), "/proc/%s/%s", pid, what);
-	snprintf(pb, sizeof(pb), "/proc/self/%s", what);
-	if (link) {
-		na = readlink(pa, a, sizeof(a));
-		nb = readlink(pb, b, sizeof(b));
-	} else {
-		na = (fd = open(pa, O_RDONLY | O_CLOEXEC)) >= 0 ? read(fd, a, sizeof(a)) : -1;
-		na = na < 0 ? -errno : na;
-		if (fd >= 0)
-			close(fd);
-		nb = (fd = open(pb, O_RDONLY | O_CLOEXEC)) >= 0 ? read(fd, b, sizeof(b)) : -1;
-		nb = nb < 0 ? -errno : nb;
-		if (fd >= 0)
-			close(fd);
-	}
-	return na == nb && na < (ssize_t)sizeof(a) && (na <= 0 || !memcmp(a, b, na));
+	return n == m->n && (n <= 0 || !memcmp(text, m->text, (size_t)n));
 }
 
 /* The same root directory: the same mount, the same inode. */
 static int same_root(const char *pid)
 {
 	char path[64];
-	struct statx a, b;
+	struct statx a;
 
 	snprintf(path, sizeof(path), "/proc/%s/root", pid);
-	return statx(AT_FDCWD, path, 0, STATX_INO | STATX_MNT_ID, &a) == 0 &&
-	       statx(AT_FDCWD, "/", 0, STATX_INO | STATX_MNT_ID, &b) == 0 &&
-	       (a.stx_mask & b.stx_mask & STATX_MNT_ID) && a.stx_mnt_id == b.stx_mnt_id &&
-	       a.stx_ino == b.stx_ino && a.stx_dev_major == b.stx_dev_major &&
-	       a.stx_dev_minor == b.stx_dev_minor;
+	return my_root_known && statx(AT_FDCWD, path, 0, STATX_INO | STATX_MNT_ID, &a) == 0 &&
+	       (a.stx_mask & STATX_MNT_ID) && a.stx_mnt_id == my_root.stx_mnt_id &&
+	       a.stx_ino == my_root.stx_ino && a.stx_dev_major == my_root.stx_dev_major &&
+	       a.stx_dev_minor == my_root.stx_dev_minor;
 }
 
 int same_rights(pid_t tid, mode_t *umask_out)
@@ -129,8 +151,7 @@ int same_rights(pid_t tid, mode_t *umask_out)
 	same = read_status(pid, &theirs, umask_out, &filters) == 0 &&
 	       filters == my_filters + 1 && !strcmp(theirs, my_status);
 	free(theirs);
-	return same && same_file_text(pid, "attr/current", 0) &&
-	       same_file_text(pid, "attr/fscreate", 0) && same_file_text(pid, "cgroup", 0) &&
-	       same_file_text(pid, "ns/mnt", 1) && same_file_text(pid, "ns/user", 1) &&
-	       same_root(pid);
+	for (size_t i = 0; same && i < MINE; i++)
+		same = same_file_text(pid, &mine[i]);
+	return same && same_root(pid);
 }
