@@ -23,6 +23,7 @@ from pathlib import Path
 
 from crashtest_bench import crashtest_bench
 from library_bench import library_per_call
+from policies_bench import policies_bench
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build"
@@ -636,7 +637,9 @@ def main():
         top = Path(tempfile.mkdtemp(prefix="emd-bench-", dir="/tmp"))
         try:
             library_per_call(BUILD / "bench" / "libfloor.so")
+        policies_bench()
             supervised_syncstat_bench(top)
+            policies_bench()
             return etcd_bench(top)
         finally:
             shutil.rmtree(top, ignore_errors=True)
