@@ -62,8 +62,10 @@ static void add(struct group *g, const struct emd_rec_slot *s)
 	if (s->state != EMD_REC_DONE)
 		return;
 	g->errors += s->error != 0;
-	if (s->flags & EMD_REC_UNTIMED) /* counted, its time unknown */
+	if (s->flags & EMD_REC_UNTIMED) { /* counted, its time unknown */
+		g->untimed++;
 		return;
+	}
 	if ((g->timed & (g->timed - 1)) == 0 || g->timed == 0) {
 		g->lat = realloc(g->lat, (g->timed ? 2 * g->timed : 1) * sizeof(*g->lat));
 		if (!g->lat)

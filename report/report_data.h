@@ -24,6 +24,7 @@ struct group {
 	int kind, pid, ppid;
 	char program[32];
 	unsigned long long count, timed, errors, total;
+	unsigned long long untimed; /* counted at submission (io_uring, AIO) */
 	unsigned long long *lat; /* the timed calls' latencies */
 	const struct emd_rec_slot *slot; /* its first call (a site's module) */
 };

@@ -171,6 +171,9 @@ static void kind_groups(FILE *out, const struct groups *gs, int eaten)
 			report_n(g->count, "call", "calls"));
 		if (g->errors)
 			fprintf(out, ", %llu failed", g->errors);
+		if (g->untimed && !eaten)
+			fprintf(out, ", %llu counted, not timed (left to the kernel: an io_uring "
+				"or AIO submission, an msync, an O_SYNC open or write)", g->untimed);
 		if (eaten || !g->timed) {
 			fputc('\n', out);
 			continue;

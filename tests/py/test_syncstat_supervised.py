@@ -154,6 +154,22 @@ def test_counts_are_the_kernels(row, via, scratch, tmp_path, request):
         assert len(sites) == 1 and sites[0].startswith("main (fsyncs-static+"), sites
 
 
+@pytest.mark.parametrize("row", ["static-aio", "static-raw-uring", "static-fsync"])
+def test_a_submitted_sync_is_said_untimed(row, scratch, tmp_path):
+    """An io_uring or AIO sync is counted when it is submitted, its
+    completion not seen: the report says so beside its count, not a time of
+    0 (the control: a plain fsync is timed and says nothing of the kind)."""
+    prog, args, _ = ROWS[row]
+    r, report = syncstat_json([prog, scratch / "f", *args], tmp_path, scratch / "f")
+    text = (tmp_path / "report.txt").read_text()
+    said = f"fsyncs-static fsync: {N} calls, {N} counted, not timed (left to the kernel"
+    untimed = [g["count"] - g["timed"] for g in report["groups"]]
+    if row == "static-fsync":
+        assert "not timed" not in text and untimed == [0], text
+    else:
+        assert said in text and untimed == [N], text
+
+
 def go_row(exe, scratch, tmp_path):
     f = scratch / "f"
     native = run([exe, f, N], **kernel(f))
