@@ -379,28 +379,13 @@ static int no_size_limit(pid_t tid)
 	       mine.rlim_cur == RLIM_INFINITY;
 }
 
-/* The caller's iovec array, widened from a compat caller's 32-bit one;
- * 0 or -1. */
-static int fetch_iovecs(const struct call *c, struct iovec *iov, int cnt)
-{
-	unsigned int narrow[2 * IOV_MAX_HERE];
-
-	if (!c->compat)
-		return read_theirs(c->req->pid, call_arg(c, 1), iov, cnt * sizeof(*iov), 0);
-	if (read_theirs(c->req->pid, call_arg(c, 1), narrow, cnt * 2 * sizeof(*narrow), 0) != 0)
-		return -1;
-	for (int i = 0; i < cnt; i++)
-		iov[i] = (struct iovec){(void *)(unsigned long)narrow[2 * i], narrow[2 * i + 1]};
-	return 0;
-}
-
 /* The caller's iovecs and their total; 0 if they cannot be written here as
  * the kernel would (too many, too large, misaligned for O_DIRECT). */
 static int read_iovecs(const struct call *c, int fd, struct iovec *iov, int cnt, size_t *total)
 {
 	int direct = fcntl(fd, F_GETFL) & O_DIRECT;
 
-	if (cnt < 1 || cnt > IOV_MAX_HERE || fetch_iovecs(c, iov, cnt) != 0)
+	if (cnt < 1 || cnt > IOV_MAX_HERE || their_iovecs(c, call_arg(c, 1), iov, cnt) != 0)
 		return 0;
 	*total = 0;
 	for (int i = 0; i < cnt; i++) {

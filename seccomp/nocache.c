@@ -49,12 +49,11 @@
 #endif
 
 #define MAX_IO (16 << 20) /* bytes made here per call; a larger call is the kernel's */
-#define MAX_IOV 1024      /* IOV_MAX */
-
 EMD_IO_TABLE(io_requests);
 
-/* The caller's buffers: its iovec array, or the one buffer; 0 when read
- * and within MAX_IO in all (then no length is past SSIZE_MAX either). */
+/* The caller's buffers: its iovec array (a 32-bit caller's widened), or
+ * the one buffer; 0 when read and within MAX_IO in all (then no length is
+ * past SSIZE_MAX, nor a 32-bit caller's past INT32_MAX, either). */
 static int their_iov(const struct call *c, const struct emd_io_request *r, struct iovec *iov,
 		     int *n, size_t *total)
 {
@@ -63,8 +62,7 @@ static int their_iov(const struct call *c, const struct emd_io_request *r, struc
 	if (!r->vec) {
 		*n = 1;
 		iov[0] = (struct iovec){(void *)call_arg(c, 1), (size_t)count};
-	} else if (count > MAX_IOV ||
-		   read_theirs(c->req->pid, call_arg(c, 1), iov, count * sizeof(*iov), 0)) {
+	} else if (count > THEIR_IOV_MAX || their_iovecs(c, call_arg(c, 1), iov, (int)count)) {
 		return -1;
 	} else {
 		*n = (int)count;
@@ -160,14 +158,17 @@ static int waits_killably(void)
 	return k == 1;
 }
 
-/* The row of a notified call, native ABI only (the filter notifies no
- * other); NULL if none. */
-static const struct emd_io_request *io_request_of(const struct call *c)
+/* The row of a notified call, in the native ABI or the 32-bit one (whose
+ * arguments are 32 bits wide: c->compat); NULL if none. */
+static const struct emd_io_request *io_request_of(struct call *c)
 {
-	if (c->req->data.arch != EMD_ARCH_NATIVE)
+	long nr = (long)c->req->data.nr;
+
+	c->compat = c->req->data.arch == EMD_ARCH_COMPAT;
+	if (c->req->data.arch != EMD_ARCH_NATIVE && !c->compat)
 		return NULL;
 	for (size_t i = 0; i < EMD_NIO; i++)
-		if ((long)c->req->data.nr == io_requests[i].nr)
+		if (nr == (c->compat ? io_requests[i].nr32 : io_requests[i].nr))
 			return &io_requests[i];
 	return NULL;
 }
@@ -188,18 +189,19 @@ static int servable(const struct call *c, const struct emd_io_request *r, int fd
 static int dontcache_io(struct call *c)
 {
 	const struct emd_io_request *r = io_request_of(c);
-	struct iovec iov[MAX_IOV];
+	struct iovec iov[THEIR_IOV_MAX];
 	size_t total;
 	ssize_t done;
 	off_t pos;
 	char *buf;
-	int n, fd;
+	int n, fd, at;
 
 	if (!r || !waits_killably() || !same_rights(c->req->pid, NULL) ||
 	    (fd = their_fd(c, (int)call_arg(c, 0))) < 0)
 		return CONTINUE;
-	pos = r->pos < 0 ? -1 : (off_t)call_arg(c, r->pos);
-	if (r->pos >= 0 && pos < 0) { /* the kernel's EINVAL */
+	at = c->compat ? r->pos32 : r->pos;
+	pos = at < 0 ? -1 : (off_t)call_arg64(c, at);
+	if (at >= 0 && pos < 0) { /* the kernel's EINVAL */
 		close(fd);
 		return CONTINUE;
 	}

@@ -128,6 +128,21 @@ int read_theirs(pid_t pid, unsigned long addr, void *out, size_t size, int strin
 	return string ? -1 : 0;
 }
 
+int their_iovecs(const struct call *c, unsigned long addr, struct iovec *iov, int cnt)
+{
+	unsigned int narrow[2 * THEIR_IOV_MAX];
+
+	if (cnt < 0 || cnt > THEIR_IOV_MAX)
+		return -1;
+	if (!c->compat)
+		return read_theirs(c->req->pid, addr, iov, cnt * sizeof(*iov), 0);
+	if (read_theirs(c->req->pid, addr, narrow, cnt * 2 * sizeof(*narrow), 0) != 0)
+		return -1;
+	for (int i = 0; i < cnt; i++)
+		iov[i] = (struct iovec){(void *)(unsigned long)narrow[2 * i], narrow[2 * i + 1]};
+	return 0;
+}
+
 #define HEAD 32 /* as much of a string as its judgement needs */
 
 /* Is one environment string, of which `head` holds the first bytes and

@@ -97,6 +97,13 @@ int their_fd(const struct call *c, int fd);
  * that its end may sit just before unmapped memory); 0 or -1. */
 int read_theirs(pid_t pid, unsigned long addr, void *out, size_t size, int string);
 
+/* The caller's array of cnt iovecs at addr (at most THEIR_IOV_MAX, the
+ * kernel's IOV_MAX), widened from a compat caller's {u32 base, u32 len}
+ * (a length past INT32_MAX, which the kernel refuses with EINVAL, stays
+ * as large); 0 or -1. */
+#define THEIR_IOV_MAX 1024
+int their_iovecs(const struct call *c, unsigned long addr, struct iovec *iov, int cnt);
+
 /* Does the caller eat: no EATMYDATA_DISABLE in its environment, and named
  * by --only's globs (NULL: every program)? */
 int caller_eats(pid_t pid, const char *only);

@@ -91,9 +91,10 @@ static void notify(struct emd_filter *f, long nr)
 
 /* The rules of one ABI, from the request table: each request the
  * supervisor answers, by its number and argument there; under nocache's
- * policy (`io`), the reads and writes of io_requests.h instead.  Landlock is no
- * durability request, but the supervisor must know that someone in the
- * tree confined itself, which cannot be seen from outside. */
+ * policy (`io`), the reads and writes of io_requests.h instead, in the
+ * 32-bit ABI too.  Landlock is no durability request, but the supervisor
+ * must know that someone in the tree confined itself, which cannot be
+ * seen from outside. */
 static void abi_rules(struct emd_filter *f, int compat, int no_io_uring, int probe_errno, int io)
 {
 	long probe_nr = compat ? EMD_PROBE_NR32 : EMD_PROBE_NR;
@@ -111,8 +112,12 @@ static void abi_rules(struct emd_filter *f, int compat, int no_io_uring, int pro
 		rule(f, SYS_io_uring_setup, 1); /* one number on every ABI */
 		ret(f, SECCOMP_RET_ERRNO | ENOSYS);
 	}
-	for (size_t i = 0; io && !compat && i < EMD_NIO; i++)
-		notify_unless_negative(f, io_requests[i].nr, 0);
+	for (size_t i = 0; io && i < EMD_NIO; i++) {
+		long nr = compat ? io_requests[i].nr32 : io_requests[i].nr;
+
+		if (nr >= 0)
+			notify_unless_negative(f, nr, 0);
+	}
 	for (int i = 0; !io && i < EMD_NREQUESTS; i++) {
 		const struct emd_request *r = &requests[i];
 		long nr = compat ? r->nr32 : r->nr;

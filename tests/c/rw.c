@@ -2,7 +2,8 @@
 /* rw.c -- a plain reader or writer, for nocache through the supervisor
  * (built static: tests/py/test_nocache_supervised.py): read FILE whole in
  * 64 KiB reads, or write MIB MiB to it in 64 KiB writes (pwrite with -p,
- * readv/writev with -v).  Usage: rw read|write [-p|-v] FILE [MIB] */
+ * readv/writev with -v, preadv/pwritev with -P).
+ * Usage: rw read|write [-p|-v|-P] FILE [MIB] */
 #define _GNU_SOURCE 1
 #include <fcntl.h>
 #include <stdio.h>
@@ -21,6 +22,8 @@ static ssize_t io(int w, const char *how, int fd, off_t at)
 		return w ? pwrite(fd, buf, sizeof(buf), at) : pread(fd, buf, sizeof(buf), at);
 	if (!strcmp(how, "-v"))
 		return w ? writev(fd, v, 2) : readv(fd, v, 2);
+	if (!strcmp(how, "-P"))
+		return w ? pwritev(fd, v, 2, at) : preadv(fd, v, 2, at);
 	return w ? write(fd, buf, sizeof(buf)) : read(fd, buf, sizeof(buf));
 }
 

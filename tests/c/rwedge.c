@@ -8,8 +8,14 @@
  *              into one wholly unmapped
  *   partwrite  write(2) from such buffers
  *   big        read(2) and write(2) of 20 MiB in one call
- *   badlen     read(2) of a count past the address space, readv(2) of an
- *              iov_len past SSIZE_MAX
+ *   badlen     read(2) of a count past the address space (64-bit only),
+ *              readv(2) of an iov_len past SSIZE_MAX
+ *   far        reads and writes at offsets past 4 GiB (a 32-bit caller's
+ *              in two words, the low one with its top bit set), and at -1;
+ *              FILE's size after
+ *   efbig      FILE opened without O_LARGEFILE (which only a 32-bit
+ *              caller's open leaves out): writes across 2 GiB and past it,
+ *              by each call, at an offset and at the file position
  *   nofsetid   without CAP_FSETID in its effective set, write(2) to FILE
  *              (natively the write clears FILE's set-user-ID bit)
  *   unshare    a thread reads FILE at descriptor 10, leaves the process's
@@ -34,6 +40,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +58,7 @@ static void say(const char *what, ssize_t r, int fd)
 	int e = errno;
 
 	printf("%s %zd %s pos %lld\n", what, r, r < 0 ? strerror(e) : "ok",
-	       (long long)lseek(fd, 0, SEEK_CUR));
+	       (long long)lseek64(fd, 0, SEEK_CUR));
 }
 
 /* Two pages, the second unmapped. */
@@ -101,10 +108,63 @@ static int badlen(int fd)
 {
 	static char buf[64];
 	struct iovec v[2] = {{buf, 8}, {buf + 8, (size_t)-1}};
-	volatile size_t huge = (size_t)1 << 62; /* not a compile-time overflow */
+	volatile size_t huge = SIZE_MAX / 4 + 1; /* volatile: no compile-time overflow */
 
-	say("read-huge", read(fd, buf, huge), fd);
+	/* Past the end of the address space; a 32-bit caller's has none the
+	 * kernel checks (its user space ends at the 64-bit one's): it would be
+	 * read into. */
+	if (sizeof(size_t) == 8)
+		say("read-huge", read(fd, buf, huge), fd);
 	say("readv-neg", readv(fd, v, 2), fd);
+	return 0;
+}
+
+#define NON_LFS_MAX 0x7fffffffLL /* the kernel's MAX_NON_LFS */
+
+static int efbig(const char *file)
+{
+	static char buf[128 << 10];
+	struct iovec v[2] = {{buf, 4096}, {buf + 4096, 4096}};
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, file, O_RDWR); /* no O_LARGEFILE */
+
+	if (fd < 0)
+		return 2;
+	memset(buf, 'e', sizeof(buf));
+	/* 16 whole pages and the first 4095 bytes of the last one. */
+	say("pwrite-across", pwrite64(fd, buf, 72 << 10, NON_LFS_MAX + 1 - (68 << 10)), fd);
+	say("pwrite-past", pwrite64(fd, buf, 8192, NON_LFS_MAX + 1), fd);
+	say("pwritev-across", pwritev64(fd, v, 2, NON_LFS_MAX - 100), fd);
+	say("pwritev-past", pwritev64(fd, v, 2, NON_LFS_MAX), fd);
+	if (lseek64(fd, NON_LFS_MAX - 4096, SEEK_SET) < 0)
+		return 2;
+	say("write-across", write(fd, buf, 8192), fd);
+	say("write-past", write(fd, buf, 1), fd);
+	say("writev-past", writev(fd, v, 2), fd);
+	return 0;
+}
+
+#define GIB (1LL << 30)
+
+static int far(const char *file)
+{
+	static char buf[8192], back[8192];
+	struct iovec v[2] = {{buf, 4096}, {buf + 4096, 4096}};
+	struct iovec w[2] = {{back, 4096}, {back + 4096, 4096}};
+	int fd = open64(file, O_RDWR);
+
+	if (fd < 0)
+		return 2;
+	memset(buf, 'f', sizeof(buf));
+	say("pwrite-6g", pwrite64(fd, buf, 8192, 6 * GIB + 4096), fd);
+	say("pwritev-5g", pwritev64(fd, v, 2, 5 * GIB + 100), fd);
+	say("pread-6g", pread64(fd, back, 8192, 6 * GIB), fd);
+	printf("%.4s%.4s\n", back + 4092, back + 4096);
+	say("preadv-5g", preadv64(fd, w, 2, 5 * GIB), fd);
+	printf("%.4s%.4s\n", back + 96, back + 100);
+	say("pread-neg", pread64(fd, back, 1, -1), fd);
+	say("pwritev-neg", pwritev64(fd, v, 2, -4096), fd);
+	say("size", 0, fd);
+	printf("size %lld\n", (long long)lseek64(fd, 0, SEEK_END));
 	return 0;
 }
 
@@ -250,6 +310,10 @@ int main(int argc, char **argv)
 		return sigwrite(argv[2]);
 	if (!strcmp(argv[1], "nofsetid"))
 		return nofsetid(argv[2]);
+	if (!strcmp(argv[1], "efbig"))
+		return efbig(argv[2]);
+	if (!strcmp(argv[1], "far"))
+		return far(argv[2]);
 	if ((fd = open(argv[2], O_RDWR)) < 0)
 		return 2;
 	if (!strcmp(argv[1], "partread"))

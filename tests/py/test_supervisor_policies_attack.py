@@ -15,12 +15,17 @@ import tempfile
 import pytest
 
 from conftest import BUILD, TESTS, cmdline, require
+from helpers import cached_bytes as cached
 
 NOCACHE = BUILD / "bin" / "nocache"
 EDGE = TESTS / "rwedge-static"
+# The same built 32-bit (where gcc -m32 works): its calls are the compat
+# ABI's, their arguments, iovecs and offsets 32 bits wide.
+EDGE32 = TESTS / "rwedge32-static"
+BITS = ["64", *(["32"] if EDGE32.exists() else [])]
 
 
-def both(case, scratch, size=1 << 20, mode=None):
+def both(case, scratch, size=1 << 20, mode=None, bits="64"):
     """rwedge CASE on a file of `size` random bytes, natively then under
     nocache: (output, file bytes, file mode) of each."""
     data = os.urandom(size)
@@ -30,7 +35,7 @@ def both(case, scratch, size=1 << 20, mode=None):
         f.write_bytes(data)
         if mode is not None:
             f.chmod(mode)
-        cmd = [*pre, EDGE, case, f]
+        cmd = [*pre, EDGE32 if bits == "32" else EDGE, case, f]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
         assert r.returncode == 0, cmdline(cmd) + r.stderr
         out.append((r.stdout, f.read_bytes(), f.stat().st_mode, cmdline(cmd)))
@@ -38,25 +43,78 @@ def both(case, scratch, size=1 << 20, mode=None):
     return out
 
 
+@pytest.mark.parametrize("bits", BITS)
 @pytest.mark.parametrize("case", ["partread", "partwrite"])
-def test_buffer_partly_unmapped(case, scratch):
+def test_buffer_partly_unmapped(case, bits, scratch):
     """A buffer whose second page is unmapped: natively the kernel reads or
     writes the first page and says so (a short count; EFAULT only when
     nothing moved), and the file position moves by what was copied."""
-    native, served = both(case, scratch)
+    native, served = both(case, scratch, bits=bits)
     assert "4096 ok" in native[0], "native control: a short count"
     assert served[0] == native[0], served[3]
     assert served[1] == native[1], served[3]
 
 
+@pytest.mark.parametrize("bits", BITS)
 @pytest.mark.parametrize("case", ["big", "badlen"])
-def test_counts_as_the_kernel_takes_them(case, scratch):
+def test_counts_as_the_kernel_takes_them(case, bits, scratch):
     """A read or write of 20 MiB in one call on a regular file is whole, as
     natively; a count past the address space is EFAULT and an iov_len past
-    SSIZE_MAX is EINVAL, with nothing read nor written into the caller."""
-    native, served = both(case, scratch, size=24 << 20)
+    SSIZE_MAX (a 32-bit caller's: past INT32_MAX) is EINVAL, with nothing
+    read nor written into the caller."""
+    native, served = both(case, scratch, size=24 << 20, bits=bits)
     assert served[0] == native[0], served[3]
     assert served[1] == native[1], served[3]
+
+
+def sparse_runs(case, scratch, bits):
+    """rwedge CASE on an empty file, natively then under nocache: (output,
+    file size, cached bytes, command) of each (the file may be sparse and
+    huge: it is not read)."""
+    runs = []
+    for pre in ([], [NOCACHE]):
+        f = scratch / "f"
+        f.write_bytes(b"")
+        cmd = [*pre, EDGE32 if bits == "32" else EDGE, case, f]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, cmdline(cmd) + r.stderr
+        fd = os.open(f, os.O_RDONLY)
+        os.fsync(fd)  # written back: RWF_DONTCACHE's pages then dropped
+        os.close(fd)
+        runs.append((r.stdout, f.stat().st_size, cached(f), cmdline(cmd)))
+        f.unlink()
+    return runs
+
+
+@pytest.mark.parametrize("bits", BITS)
+def test_offsets_past_4gib(bits, scratch):
+    """pread64, pwrite64, preadv and pwritev at 5 and 6 GiB (a 32-bit
+    caller's offset is two arguments: the high word must be taken, and the
+    low one, its top bit set, not as a sign) and at a negative offset
+    (EINVAL): the same counts, data and file size as natively; and the
+    pages written were the supervisor's to write (dropped; natively
+    cached)."""
+    native, served = sparse_runs("far", scratch, bits)
+    assert f"size {6 * (1 << 30) + 12288}" in native[0], "native control: written at 6 GiB"
+    assert native[2] >= 4 << 12, "native control: the pages written stay cached"
+    assert served[:2] == native[:2], served[3]
+    assert served[2] == 0, served[3]
+
+
+@pytest.mark.skipif("32" not in BITS, reason="no 32-bit build (gcc -m32)")
+def test_32bit_write_past_2gib_without_largefile(scratch):
+    """A 32-bit program's file opened without O_LARGEFILE takes no byte
+    past 2 GiB - 1: a write across is short, one past is EFBIG, at an
+    offset or the file position, by each call.  The supervisor writes on
+    the caller's own open file, whose flags the kernel checks, so it gets
+    the same; and it did write (the 16 whole pages written are dropped,
+    natively they stay cached)."""
+    native, served = sparse_runs("efbig", scratch, "32")
+    assert "pwrite-past -1 File too large" in native[0] and native[1] == (1 << 31) - 1, \
+        "native control: EFBIG past 2 GiB - 1"
+    assert native[2] == 17 << 12, "native control: the pages written stay cached"
+    assert served[:2] == native[:2], served[3]
+    assert served[2] <= 2 << 12, served[3]
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root (a caller without CAP_FSETID)")
