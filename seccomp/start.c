@@ -24,6 +24,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* A name no one else can guess: the abstract socket is bound by name,
@@ -106,8 +107,9 @@ static int filter_command(const struct seccomp_options *opt)
 	return r;
 }
 
-/* auto: the command runs unobserved; the report names it (syncstat,
- * --stats) and so does stderr, in each tool's words. */
+/* auto: the command, or the program a stand-in is for, runs unobserved;
+ * the report names it (syncstat, --stats) and so does stderr, in each
+ * tool's words (the libraries' own, for what they start, in theirs). */
 static void unobserved(const struct seccomp_options *opt, const char *file, int r)
 {
 	const char *policy = opt->policy ? opt->policy : "eatmydata";
@@ -147,20 +149,27 @@ noreturn void seccomp_exec(const char *name, char **argv)
 {
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	const char *policy = getenv(EMD_ENV_SECCOMP_POLICY);
+	/* The run's tool, in its words; this launcher's if the environment
+	 * the program was given lost its name. */
+	struct seccomp_options opt = {.policy = policy ? policy : tool_name};
 	int sock, r;
 
-	/* A stand-in: whatever fails, the program runs, as posix_spawn asked. */
+	/* A stand-in: whatever fails, the program runs, as posix_spawn asked,
+	 * and is named. */
 	self[n > 0 ? n : 0] = '\0';
 	sock = emd_supervisor(name, n > 0 ? self : NULL, 0);
 	r = sock < 0 ? -ECHILD : emd_filter_self(sock, getenv(EMD_ENV_NO_IO_URING) != NULL, 0);
 	if (sock >= 0)
 		close(sock);
 	if (r != 0 && argv[0])
-		record_unobserved(argv[0], emd_why_unfiltered(r), r == -ECHILD ? 0 : -r);
+		unobserved(&opt, argv[0], r);
 	unsetenv(EMD_ENV_SECCOMP_EXEC); /* the program is not to come back here */
 	if (!argv[0] || !argv[1])
 		_exit(127);
-	execve(argv[0], argv + 1, environ);
+	/* Past the library preloaded here, whose exec would try the filter
+	 * again, and say so a second time. */
+	syscall(SYS_execve, argv[0], argv + 1, environ);
 	_exit(errno == ENOENT ? 127 : 126);
 }
 

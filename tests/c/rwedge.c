@@ -26,10 +26,11 @@
  *   euid       print the effective user id (FILE unused)
  * Or: rwedge e2big PROGRAM SETUID: exec PROGRAM with an argument past the
  * kernel's 128 KiB (E2BIG), then exec SETUID euid x.
- * Or: rwedge oldpidfd|nokillable COMMAND..., COMMAND with pidfd_open
- * refusing PIDFD_THREAD (EINVAL), as before Linux 6.9, or seccomp
- * refusing SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, as before 5.19, for
- * all it starts. */
+ * Or: rwedge oldpidfd|nokillable|nolistener COMMAND..., COMMAND with
+ * pidfd_open refusing PIDFD_THREAD (EINVAL), as before Linux 6.9, or
+ * seccomp refusing SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, as before 5.19,
+ * or SECCOMP_FILTER_FLAG_NEW_LISTENER (no filter of a supervisor's can be
+ * put on), for all it starts. */
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
@@ -304,6 +305,8 @@ int main(int argc, char **argv)
 		return refusing(SYS_pidfd_open, 1, O_EXCL, argv + 2);
 	if (argc > 2 && !strcmp(argv[1], "nokillable")) /* WAIT_KILLABLE_RECV */
 		return refusing(SYS_seccomp, 1, 1u << 5, argv + 2);
+	if (argc > 2 && !strcmp(argv[1], "nolistener"))
+		return refusing(SYS_seccomp, 1, SECCOMP_FILTER_FLAG_NEW_LISTENER, argv + 2);
 	if (argc != 3)
 		return 2;
 	if (!strcmp(argv[1], "sigwrite"))

@@ -157,6 +157,42 @@ def test_unobserved_is_said(big, request):
         "could not be started" in r.stderr, cmdline(cmd) + r.stderr
 
 
+# Where seccomp refuses a filter with a listener (rwedge's nolistener, for
+# all it starts), no static program can be served, however it is started:
+# by the launcher, by a shell's exec (the library), by posix_spawn (the
+# launcher stands in for it), from a 32-bit process (the stand-in too).
+# python-spawn-bare: the program's environment without LD_PRELOAD, so
+# that no library is in the stand-in either (only the stand-in can say).
+UNSERVED = ["command", "command32", "shell",
+            *(f"{s}-spawn" for s in ("C", "C32", "python")
+              if s != "C32" or (TESTS / "execs32").exists()), "python-spawn-bare"]
+SPAWN_BARE_PY = ("import os, sys\n"
+                 "env = {k: v for k, v in os.environ.items() if k != 'LD_PRELOAD'}\n"
+                 "pid = os.posix_spawn(sys.argv[1], sys.argv[1:], env)\n"
+                 "sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n")
+
+
+@pytest.mark.parametrize("route", UNSERVED)
+def test_unserved_is_said_once(route, big):
+    """A static program that cannot be put under the filter runs as it is,
+    its pages cached (the control that it ran), and nocache says so on
+    stderr, once, naming it and why: never silently cached."""
+    prog = str(TESTS / ("rw32-static" if route == "command32" else "rw-static"))
+    run = [prog, "read", str(big)]
+    cmd = {"command": run, "command32": run, "shell": ["sh", "-c", '"$@"', "sh", *run],
+           "C-spawn": [str(TESTS / "execs"), "spawn", *run],
+           "C32-spawn": [str(TESTS / "execs32"), "spawn", *run],
+           "python-spawn": ["python3", "-c", SPAWN_PY, "posix_spawn", *run],
+           "python-spawn-bare": ["python3", "-c", SPAWN_BARE_PY, *run]}[route]
+    cmd = [str(TESTS / "rwedge-static"), "nolistener", str(NOCACHE), *cmd]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and str(MIB << 20) in r.stdout, cmdline(cmd) + r.stderr
+    assert cached(big) == MIB << 20, cmdline(cmd)
+    line = f"nocache: {prog}: its reads and writes stay cached: the kernel refused the " \
+        "seccomp filter\n"
+    assert r.stderr.count(line) == 1, cmdline(cmd) + r.stderr
+
+
 # A process of the tree that starts the static program by each other way
 # than a path given to execve (test_started_by_a_shell): glibc's
 # posix_spawn makes its exec past every wrapper, fexecve and execveat name
