@@ -36,8 +36,10 @@ void emd_filter_build(struct emd_filter *f, int no_io_uring, int probe_errno, in
  * program under syncstat's filter has its requests recorded by the
  * supervisor, which the library then leaves to it (else a dynamic program
  * under the filter, liburing's or cgo's, would have each libc call
- * recorded twice); and a program the library finds under a filter already
- * (EBUSY) is served if that filter is one of its run's policy. */
+ * recorded twice); and a program a library or the launcher finds under a
+ * filter already (EBUSY) is served if that filter is one of its run's
+ * policy: nocache's has an errno of its own, as its supervisor serves what
+ * eatmydata's does not. */
 #define EMD_PROBE_FD (-0x454d44)
 /* flock, in the native ABI and the 32-bit one: no durability request, no
  * event any test or tool counts. */
@@ -45,11 +47,20 @@ void emd_filter_build(struct emd_filter *f, int no_io_uring, int probe_errno, in
 #define EMD_PROBE_NR32 EMD_COMPAT(143, 143)
 #define EMD_PROBE_EAT EOWNERDEAD
 #define EMD_PROBE_TIME ENOTRECOVERABLE
+#define EMD_PROBE_CACHE ESTALE /* nocache's: its supervisor serves reads and writes */
 static inline int emd_probe_errno(const char *policy)
 {
-	return policy && policy[0] == 's' && !__builtin_strcmp(policy, "syncstat") ? EMD_PROBE_TIME
-										 : EMD_PROBE_EAT;
+	if (policy && policy[0] == 's' && !__builtin_strcmp(policy, "syncstat"))
+		return EMD_PROBE_TIME;
+	if (policy && policy[0] == 'n' && !__builtin_strcmp(policy, "nocache"))
+		return EMD_PROBE_CACHE;
+	return EMD_PROBE_EAT;
 }
+
+/* Is this process under the filter of a run of `policy`'s (the probe
+ * answers as that policy's does)?  errno kept.  Through libc's syscall(),
+ * which eatmydata's library wraps: it asks through its own. */
+int emd_under_filter_of(const char *policy);
 
 /* The supervisor's name for a run (EATMYDATA_SECCOMP): this many random
  * lowercase hex digits; is `name` one? */

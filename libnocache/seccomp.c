@@ -13,6 +13,7 @@
  */
 #include "nocache.h"
 #include "exec_filter.h"
+#include "filter.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -53,13 +54,20 @@ static void say(const char *path, const char *why, int err)
 		syscall(SYS_write, 2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
-/* Under a filter already (EBUSY: an outer run's, a container's): nothing
- * said, as before. */
+/* Under a filter already (EBUSY): one of a nocache run's (an outer
+ * nocache's, which serves the program), or another's (eatmydata's, a
+ * container's), which does not: then said. */
+static int own_filter(void)
+{
+	return emd_under_filter_of("nocache");
+}
+
 static const struct emd_exec_ops ops = {
 	.syscall = raw_syscall,
 	.execve = real_execve,
 	.posix_spawn = real_spawn,
 	.unobserved = say,
+	.own_filter = own_filter,
 };
 
 /* Is the run's supervisor nocache's? */

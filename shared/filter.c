@@ -251,6 +251,15 @@ int emd_filter_self(int sock, int no_io_uring, char tag)
 	return r;
 }
 
+int emd_under_filter_of(const char *policy)
+{
+	int saved = errno;
+	int r = syscall(EMD_PROBE_NR, EMD_PROBE_FD, 0) == -1 && errno == emd_probe_errno(policy);
+
+	errno = saved;
+	return r;
+}
+
 const char *emd_why_unfiltered(int r)
 {
 	if (r == -ECHILD)

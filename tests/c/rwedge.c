@@ -30,7 +30,10 @@
  * pidfd_open refusing PIDFD_THREAD (EINVAL), as before Linux 6.9, or
  * seccomp refusing SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, as before 5.19,
  * or SECCOMP_FILTER_FLAG_NEW_LISTENER (no filter of a supervisor's can be
- * put on), for all it starts. */
+ * put on), for all it starts.
+ * Or: rwedge listener COMMAND..., COMMAND under another supervisor's filter
+ * (one that lets every call through, its listener held open): the kernel
+ * takes one listener to a chain, EBUSY for nocache's. */
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
@@ -277,6 +280,24 @@ static int refusing(long nr, int arg, unsigned bits, char **argv)
 	return 127;
 }
 
+static int listening(char **argv)
+{
+	struct sock_filter f[] = {BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
+	struct sock_fprog prog = {1, f};
+
+	int fd;
+
+	/* The listener is close-on-exec, and closing it would free the
+	 * filter of its listener: kept open. */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+	    (fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			       SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog)) < 0 ||
+	    fcntl(fd, F_SETFD, 0) != 0)
+		return 2;
+	execvp(argv[0], argv);
+	return 127;
+}
+
 static int e2big(char *program, char *setuid_program)
 {
 	char *huge = malloc(200 << 10), *args[] = {program, huge, NULL};
@@ -305,6 +326,8 @@ int main(int argc, char **argv)
 		return refusing(SYS_pidfd_open, 1, O_EXCL, argv + 2);
 	if (argc > 2 && !strcmp(argv[1], "nokillable")) /* WAIT_KILLABLE_RECV */
 		return refusing(SYS_seccomp, 1, 1u << 5, argv + 2);
+	if (argc > 2 && !strcmp(argv[1], "listener"))
+		return listening(argv + 2);
 	if (argc > 2 && !strcmp(argv[1], "nolistener"))
 		return refusing(SYS_seccomp, 1, SECCOMP_FILTER_FLAG_NEW_LISTENER, argv + 2);
 	if (argc != 3)

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import BUILD, TESTS, cmdline, tool
+from conftest import BUILD, EATMYDATA, SIGCHLD_WRAPPER, TESTS, cmdline, tool
 from helpers import cached_bytes as cached, evict
 
 NOCACHE = BUILD / "bin" / "nocache"
@@ -172,11 +172,14 @@ SPAWN_BARE_PY = ("import os, sys\n"
                  "sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n")
 
 
+@pytest.mark.parametrize("outer", ["nolistener", "listener", "eatmydata"])
 @pytest.mark.parametrize("route", UNSERVED)
-def test_unserved_is_said_once(route, big):
-    """A static program that cannot be put under the filter runs as it is,
-    its pages cached (the control that it ran), and nocache says so on
-    stderr, once, naming it and why: never silently cached."""
+def test_unserved_is_said_once(route, outer, big):
+    """A static program that cannot be put under the filter (refused, or
+    under another supervisor's: `listener`, an outer eatmydata's) runs as it
+    is, its pages cached (the control that it ran), and nocache says so on
+    stderr, once, naming it and why: never silently cached.  (Under
+    eatmydata's, eatmydata's library says nothing: its syncs are eaten.)"""
     prog = str(TESTS / ("rw32-static" if route == "command32" else "rw-static"))
     run = [prog, "read", str(big)]
     cmd = {"command": run, "command32": run, "shell": ["sh", "-c", '"$@"', "sh", *run],
@@ -184,13 +187,33 @@ def test_unserved_is_said_once(route, big):
            "C32-spawn": [str(TESTS / "execs32"), "spawn", *run],
            "python-spawn": ["python3", "-c", SPAWN_PY, "posix_spawn", *run],
            "python-spawn-bare": ["python3", "-c", SPAWN_BARE_PY, *run]}[route]
-    cmd = [str(TESTS / "rwedge-static"), "nolistener", str(NOCACHE), *cmd]
+    cmd = [*([str(EATMYDATA), "--seccomp=on"] if outer == "eatmydata"
+             else [str(TESTS / "rwedge-static"), outer]), str(NOCACHE), *cmd]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and str(MIB << 20) in r.stdout, cmdline(cmd) + r.stderr
     assert cached(big) == MIB << 20, cmdline(cmd)
-    line = f"nocache: {prog}: its reads and writes stay cached: the kernel refused the " \
-        "seccomp filter\n"
-    assert r.stderr.count(line) == 1, cmdline(cmd) + r.stderr
+    why = {"nolistener": "the kernel refused the seccomp filter"}.get(
+        outer, "under another seccomp supervisor's filter already")
+    line = f"nocache: {prog}: its reads and writes stay cached: {why}\n"
+    assert r.stderr.count(line) == 1 and "not eaten" not in r.stderr, cmdline(cmd) + r.stderr
+
+
+@pytest.mark.parametrize("route", ["command", "shell"])
+def test_under_an_outer_nocache_is_served_unsaid(route, big):
+    """A static program started in an inner nocache run (as its COMMAND, or
+    by a shell) by a process under an outer nocache's filter (the static
+    sigchld wrapper, filtered, execs the inner launcher): the inner filter
+    cannot be put on (one listener to a chain), but the outer supervisor
+    serves it: nothing cached, and nothing said (the probe tells nocache's
+    filter from another's)."""
+    run = [str(TESTS / "rw-static"), "read", str(big)]
+    if route == "shell":
+        run = ["sh", "-c", '"$@"', "sh", *run]
+    cmd = [str(NOCACHE), SIGCHLD_WRAPPER, str(NOCACHE), *run]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and str(MIB << 20) in r.stdout, cmdline(cmd) + r.stderr
+    assert cached(big) <= 64 << 10, cmdline(cmd)
+    assert "stay cached" not in r.stderr, cmdline(cmd) + r.stderr
 
 
 # A process of the tree that starts the static program by each other way
