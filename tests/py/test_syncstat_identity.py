@@ -85,3 +85,13 @@ def test_a_forget_that_overtakes_a_lookup_leaves_nothing_kept():
     thread's dup2 lands between a lookup's statx and its store on cue."""
     r = subprocess.run([TESTS / "fdid"], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout == "ok\n", r.stdout + r.stderr
+
+
+def test_close_wrappers_on_edge_streams_answer_as_libc(tmp_path):
+    """tests/c/closeedge.c: fclose of a stream with no descriptor (fmemopen)
+    leaves errno alone, and closedir(NULL) fails with EINVAL, as natively
+    (the control), once the library keeps identities."""
+    native = subprocess.run([TESTS / "closeedge", tmp_path / "n"], capture_output=True, text=True)
+    assert native.returncode == 0 and native.stdout == "fclose 0 0\nclosedir -1 22\n", native
+    r, _ = recorded([TESTS / "closeedge", tmp_path / "f"], tmp_path)
+    assert r.returncode == 0 and r.stdout == native.stdout, r.why()
