@@ -95,3 +95,15 @@ def test_close_wrappers_on_edge_streams_answer_as_libc(tmp_path):
     assert native.returncode == 0 and native.stdout == "fclose 0 0\nclosedir -1 22\n", native
     r, _ = recorded([TESTS / "closeedge", tmp_path / "f"], tmp_path)
     assert r.returncode == 0 and r.stdout == native.stdout, r.why()
+
+
+def test_a_vfork_child_does_not_rename_its_parent(tmp_path):
+    """tests/c/vforksync.c: a vfork child syncs once before it leaves, then
+    its parent 5 times.  The child is counted as its parent (a known limit),
+    never the parent as the child: a process learnt at its first record,
+    made by the child in memory it shares with its parent, named the
+    parent's 5 after the child."""
+    r, data = recorded([TESTS / "vforksync", tmp_path / "f"], tmp_path)
+    parent = int(r.stdout.split()[1])
+    procs = {p["pid"]: p["count"] for p in data["processes"]}
+    assert procs == {parent: 6}, (procs, parent, r.why())
