@@ -242,10 +242,12 @@ static void fd_path(int fd, struct emd_rec_file *f, char *out, size_t size)
 	unsigned long long key[3];
 	struct cache_entry *e;
 	ssize_t n;
+	/* fd -1 (sync): no file to look at, and no statx to make. */
+	int known = fd < 0 ? -1
+		    : emd_auditing ? emd_rec_stat(fd, "", AT_EMPTY_PATH, f)
+				   : emd_fd_identity(fd, f);
 
-	int known = emd_auditing ? emd_rec_stat(fd, "", AT_EMPTY_PATH, f) : emd_fd_identity(fd, f);
-
-	if (fd < 0 || known != 0) {
+	if (known != 0) {
 		snprintf(out, size, "-");
 		return;
 	}

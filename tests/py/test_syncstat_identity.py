@@ -6,6 +6,7 @@ the number changed hands by every route, and the right process after a
 fork."""
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -107,3 +108,16 @@ def test_a_vfork_child_does_not_rename_its_parent(tmp_path):
     parent = int(r.stdout.split()[1])
     procs = {p["pid"]: p["count"] for p in data["processes"]}
     assert procs == {parent: 6}, (procs, parent, r.why())
+
+
+def test_a_sync_makes_no_system_call_of_its_own():
+    """sync() names no descriptor: the library makes no statx for it (a
+    statx(-1) that could only fail was made at every one).  Counted between
+    a run of 5 and one of 25, so that the start-up cancels out."""
+    statx = {}
+    for n in (5, 25):
+        cmd = [SYNCSTAT, "-o", "/dev/null", "--", sys.executable, "-c",
+               f"import os\nfor _ in range({n}): os.sync()"]
+        r = run(cmd, events=[("syscalls:sys_enter_statx", None), *FSYNC])
+        statx[n] = r.counts["syscalls:sys_enter_statx"]
+    assert statx[25] - statx[5] < 5, statx
