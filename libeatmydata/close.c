@@ -44,20 +44,33 @@ EMD_EXPORT int dup3(int old, int new, int flags)
 	return (int)emd_fd_forget(EMD_REAL(dup3)(old, new, flags));
 }
 
-/* The number is read before the stream is freed; -1 if nothing is kept. */
+/* The number is read before the stream is freed; -1 if nothing is kept.
+ * fileno sets errno (EBADF) for a stream with no descriptor (fmemopen,
+ * fopencookie), which fclose then leaves as it is on success. */
 EMD_EXPORT int fclose(FILE *stream)
 {
+	int saved = errno;
 	int fd = __atomic_load_n(&emd_fd_ids, __ATOMIC_RELAXED) && stream ? fileno_unlocked(stream) : -1;
-	int r = EMD_REAL(fclose)(stream);
+	int r;
+
+	errno = saved;
+	r = EMD_REAL(fclose)(stream);
 
 	emd_fd_forget(fd);
 	return r;
 }
 
+/* glibc's closedir(NULL) fails with EINVAL: dirfd(NULL) would crash.
+ * <dirent.h> declares dir nonnull, so the compiler would drop a plain test
+ * of it: the test is made on a copy it cannot see through. */
 EMD_EXPORT int closedir(DIR *dir)
 {
-	int fd = __atomic_load_n(&emd_fd_ids, __ATOMIC_RELAXED) ? dirfd(dir) : -1;
-	int r = EMD_REAL(closedir)(dir);
+	DIR *d = dir;
+	int fd, r;
+
+	__asm__("" : "+r"(d));
+	fd = __atomic_load_n(&emd_fd_ids, __ATOMIC_RELAXED) && d ? dirfd(d) : -1;
+	r = EMD_REAL(closedir)(dir);
 
 	emd_fd_forget(fd);
 	return r;

@@ -31,9 +31,11 @@
 static struct emd_rec_header *rec_file;
 static unsigned long long rec_slots;
 int emd_auditing;
-/* This process, learnt at its first record and forgotten in a fork's child
+/* This process, learnt at the library's start and again in a fork's child
  * (pthread_atfork; a child of a bare clone() or vfork() that records before
- * its exec is counted as its parent). */
+ * its exec is counted as its parent).  Never learnt at a first record: a
+ * vfork child's, made in its parent's memory, would have named the parent
+ * after the child for good. */
 static int cached_pid, cached_ppid;
 static char program[32];
 /* The seccomp supervisor records this process's requests (filter.h's
@@ -140,7 +142,8 @@ static int map_inherited(const struct emd_inherited *id)
 
 static void forked(void)
 {
-	__atomic_store_n(&cached_pid, 0, __ATOMIC_RELAXED);
+	cached_ppid = getppid();
+	__atomic_store_n(&cached_pid, getpid(), __ATOMIC_RELEASE);
 }
 
 int emd_record_init(void)
@@ -152,6 +155,9 @@ int emd_record_init(void)
 	if (!record_id(&id) || !map_inherited(&id))
 		return 0;
 	emd_auditing = emd_env_true(secure_getenv(EMD_ENV_AUDIT));
+	snprintf(program, sizeof(program), "%s",
+		 program_invocation_short_name ? program_invocation_short_name : "?");
+	forked();
 	pthread_atfork(NULL, NULL, forked);
 	supervised = secure_getenv(EMD_ENV_SECCOMP) && emd_under_own_filter() &&
 		     emd_probe_errno(secure_getenv(EMD_ENV_SECCOMP_POLICY)) == EMD_PROBE_TIME;
@@ -236,10 +242,12 @@ static void fd_path(int fd, struct emd_rec_file *f, char *out, size_t size)
 	unsigned long long key[3];
 	struct cache_entry *e;
 	ssize_t n;
+	/* fd -1 (sync): no file to look at, and no statx to make. */
+	int known = fd < 0 ? -1
+		    : emd_auditing ? emd_rec_stat(fd, "", AT_EMPTY_PATH, f)
+				   : emd_fd_identity(fd, f);
 
-	int known = emd_auditing ? emd_rec_stat(fd, "", AT_EMPTY_PATH, f) : emd_fd_identity(fd, f);
-
-	if (fd < 0 || known != 0) {
+	if (known != 0) {
 		snprintf(out, size, "-");
 		return;
 	}
@@ -346,15 +354,7 @@ static struct emd_rec_slot *claim_slot(struct emd_rec_header *h)
 /* The slot's process: its pid, its parent's and its name, all kept. */
 static void this_process(struct emd_rec_slot *s)
 {
-	int pid = __atomic_load_n(&cached_pid, __ATOMIC_RELAXED);
-
-	if (!pid) {
-		snprintf(program, sizeof(program), "%s",
-			 program_invocation_short_name ? program_invocation_short_name : "?");
-		cached_ppid = getppid();
-		__atomic_store_n(&cached_pid, pid = getpid(), __ATOMIC_RELAXED);
-	}
-	s->pid = pid;
+	s->pid = __atomic_load_n(&cached_pid, __ATOMIC_ACQUIRE);
 	s->ppid = cached_ppid;
 	memcpy(s->program, program, sizeof(s->program));
 }

@@ -96,8 +96,8 @@ static int within_limit(pid_t tid, int fd, int flags, off_t pos, size_t len)
  * preadv2 at the position (-1: the file's own, moved under the kernel's
  * f_pos lock), of as much as the caller's buffers take before their first
  * fault: so that two readers of one open file each get a range of their
- * own, as from read(2), and nothing read has to be put back.  -ESRCH: the
- * caller's is the kernel's to make (its buffer faults at once, it asked
+ * own, as from read(2), and nothing read has to be put back (but see
+ * below).  -ESRCH: the caller's is the kernel's to make (its buffer faults at once, it asked
  * for nothing, or it is gone), nothing read. */
 static ssize_t do_read(const struct call *c, int fd, off_t pos, char *buf, size_t total,
 		       const struct iovec *iov, int n)
@@ -113,9 +113,14 @@ static ssize_t do_read(const struct call *c, int fd, off_t pos, char *buf, size_
 			      RWF_DONTCACHE);
 		got = got < 0 ? -errno : got;
 	}
-	/* Short only if the caller unmapped its buffer meanwhile (the file
-	 * position moved by all that was read): its own race. */
-	if (got > 0 && (copied = write_mem(mem, buf, (size_t)got, iov, n)) == 0)
+	/* Short where a page the maps call writable faults (a guard region,
+	 * a shared mapping past its file's end) or was unmapped meanwhile:
+	 * the position is moved back by what was not given, as the kernel's
+	 * copy leaves it (a reader of the same open file in between is then
+	 * raced, as before the one preadv2: only on this path). */
+	if (got > 0 && (copied = write_mem(mem, buf, (size_t)got, iov, n)) < got && pos < 0)
+		lseek(fd, copied - got, SEEK_CUR);
+	if (got > 0 && copied == 0)
 		copied = -EFAULT;
 	close(mem);
 	return got > 0 ? copied : got;

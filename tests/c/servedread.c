@@ -12,6 +12,9 @@
  *   fork     a parent and its child do the same through the descriptor
  *            they share
  *   rdonly   read(2) into a read-only page, then the file position
+ *   pastend  read(2) into two pages, the second a writable shared mapping
+ *            past its file's end (maps calls it writable; touching it
+ *            faults), then the file position
  * The three first print "each word once" when every word was read exactly
  * once, each read a run of consecutive words (as natively); otherwise how
  * many were read twice, missed, or torn. */
@@ -140,6 +143,22 @@ static int rdonly(void)
 	return 0;
 }
 
+static int pastend(void)
+{
+	char *p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int empty = memfd_create("empty", MFD_CLOEXEC);
+	ssize_t r;
+
+	if (p == MAP_FAILED || empty < 0 ||
+	    mmap(p + 4096, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, empty, 0) == MAP_FAILED)
+		return perror("mmap"), 1;
+	errno = 0;
+	r = read(fd, p, 8192);
+	printf("read-pastend %zd %s pos %lld\n", r, r < 0 ? strerrorname_np(errno) : "ok",
+	       (long long)lseek(fd, 0, SEEK_CUR));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct stat st;
@@ -159,5 +178,7 @@ int main(int argc, char **argv)
 		return forked();
 	if (!strcmp(argv[1], "rdonly"))
 		return rdonly();
+	if (!strcmp(argv[1], "pastend"))
+		return pastend();
 	return 2;
 }

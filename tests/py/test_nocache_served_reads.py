@@ -64,3 +64,14 @@ def test_read_into_read_only_memory_is_efault(words):
     native, nocache = served("rdonly", words)
     assert native[0] == "read-rdonly -1 EFAULT first 0 pos 0\n", "native control"
     assert nocache[0] == native[0], nocache[2]
+
+
+def test_read_into_memory_that_faults_moves_the_position_by_what_it_gave(words):
+    """A read into two pages, the second a writable shared mapping past its
+    file's end: /proc/PID/maps calls it writable, but the kernel's copy
+    faults there, and read(2) gives the first page and moves the position
+    by that.  A supervisor that read both pages from the file and delivered
+    one lost the second page's bytes from the reader's stream."""
+    native, nocache = served("pastend", words)
+    assert native[0] == "read-pastend 4096 ok pos 4096\n", "native control"
+    assert nocache[0] == native[0], nocache[2]

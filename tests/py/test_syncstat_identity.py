@@ -6,6 +6,7 @@ the number changed hands by every route, and the right process after a
 fork."""
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -85,3 +86,38 @@ def test_a_forget_that_overtakes_a_lookup_leaves_nothing_kept():
     thread's dup2 lands between a lookup's statx and its store on cue."""
     r = subprocess.run([TESTS / "fdid"], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout == "ok\n", r.stdout + r.stderr
+
+
+def test_close_wrappers_on_edge_streams_answer_as_libc(tmp_path):
+    """tests/c/closeedge.c: fclose of a stream with no descriptor (fmemopen)
+    leaves errno alone, and closedir(NULL) fails with EINVAL, as natively
+    (the control), once the library keeps identities."""
+    native = subprocess.run([TESTS / "closeedge", tmp_path / "n"], capture_output=True, text=True)
+    assert native.returncode == 0 and native.stdout == "fclose 0 0\nclosedir -1 22\n", native
+    r, _ = recorded([TESTS / "closeedge", tmp_path / "f"], tmp_path)
+    assert r.returncode == 0 and r.stdout == native.stdout, r.why()
+
+
+def test_a_vfork_child_does_not_rename_its_parent(tmp_path):
+    """tests/c/vforksync.c: a vfork child syncs once before it leaves, then
+    its parent 5 times.  The child is counted as its parent (a known limit),
+    never the parent as the child: a process learnt at its first record,
+    made by the child in memory it shares with its parent, named the
+    parent's 5 after the child."""
+    r, data = recorded([TESTS / "vforksync", tmp_path / "f"], tmp_path)
+    parent = int(r.stdout.split()[1])
+    procs = {p["pid"]: p["count"] for p in data["processes"]}
+    assert procs == {parent: 6}, (procs, parent, r.why())
+
+
+def test_a_sync_makes_no_system_call_of_its_own():
+    """sync() names no descriptor: the library makes no statx for it (a
+    statx(-1) that could only fail was made at every one).  Counted between
+    a run of 5 and one of 25, so that the start-up cancels out."""
+    statx = {}
+    for n in (5, 25):
+        cmd = [SYNCSTAT, "-o", "/dev/null", "--", sys.executable, "-c",
+               f"import os\nfor _ in range({n}): os.sync()"]
+        r = run(cmd, events=[("syscalls:sys_enter_statx", None), *FSYNC])
+        statx[n] = r.counts["syscalls:sys_enter_statx"]
+    assert statx[25] - statx[5] < 5, statx
