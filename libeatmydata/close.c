@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* close.c -- the calls that let a descriptor number go, so that fdid.c
  * forgets which file it was: close, close_range, closefrom, dup2 and dup3
- * (whose target is closed first), and fclose and closedir (libc closes their
- * descriptor through its own close, out of our reach).  Each is a load, a
- * test and a call while nothing is recorded.
+ * (whose target is closed first), and fclose, pclose and closedir (libc
+ * closes their descriptor through its own close, out of our reach).  Each
+ * is a load, a test and a call while nothing is recorded.
  */
 #include "emd.h"
 
@@ -44,17 +44,30 @@ EMD_EXPORT int dup3(int old, int new, int flags)
 	return (int)emd_fd_forget(EMD_REAL(dup3)(old, new, flags));
 }
 
-/* The number is read before the stream is freed; -1 if nothing is kept.
- * fileno sets errno (EBADF) for a stream with no descriptor (fmemopen,
- * fopencookie), which fclose then leaves as it is on success. */
+/* A stream's number, read before the stream is freed; -1 if nothing is
+ * kept.  fileno sets errno (EBADF) for a stream with no descriptor
+ * (fmemopen, fopencookie), which fclose then leaves as it is on success. */
+static int stream_fd(FILE *stream)
+{
+	int saved = errno, fd;
+
+	fd = __atomic_load_n(&emd_fd_ids, __ATOMIC_RELAXED) && stream ? fileno_unlocked(stream) : -1;
+	errno = saved;
+	return fd;
+}
+
 EMD_EXPORT int fclose(FILE *stream)
 {
-	int saved = errno;
-	int fd = __atomic_load_n(&emd_fd_ids, __ATOMIC_RELAXED) && stream ? fileno_unlocked(stream) : -1;
-	int r;
+	int fd = stream_fd(stream), r = EMD_REAL(fclose)(stream);
 
-	errno = saved;
-	r = EMD_REAL(fclose)(stream);
+	emd_fd_forget(fd);
+	return r;
+}
+
+/* popen's pipe is closed by libc's own close, as fclose's number. */
+EMD_EXPORT int pclose(FILE *stream)
+{
+	int fd = stream_fd(stream), r = EMD_REAL(pclose)(stream);
 
 	emd_fd_forget(fd);
 	return r;

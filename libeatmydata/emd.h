@@ -87,6 +87,7 @@ int __openat64_2(int dirfd, const char *path, int flags);
 	X(dup2)                                                                \
 	X(dup3)                                                                \
 	X(fclose)                                                              \
+	X(pclose)                                                              \
 	X(closedir)
 
 enum emd_real_id { EMD_REAL_SYMBOLS(PL_ID) EMD_NREAL };

@@ -3,15 +3,17 @@
  * call per durability call: looked up once (statx) at the first recorded
  * request on the descriptor, then kept until the library sees the number
  * change hands -- an open, fopen, mkstemp or syscall() returning it, or
- * close, fclose, closedir, close_range, dup2 or dup3 letting it go.  A
- * number is only ever reused once closed, so a kept identity goes stale
- * only if the library sees neither the close nor the open: a system call
- * made by the program's own code, not through libc.  A request that fails
- * looks again (record.c), which catches the pipes and sockets such a route
- * makes.
+ * close, fclose, pclose, closedir, close_range, closefrom, dup2 or dup3
+ * letting it go.  A number is only ever reused once closed, so a kept
+ * identity goes stale only if the library sees neither the close nor the
+ * open: a system call made by the program's own code, not through libc,
+ * or a descriptor of libc's own (a getpwent's, a syslog's) that the program
+ * synced.  A request that fails looks again (record.c), which catches the
+ * pipes and sockets such a route makes.
  *
- * Each entry is a seqlock whose counter every forget moves on: a lookup
- * racing a forget, or a fill whose statx began before one, loses.
+ * Each entry is a seqlock whose counter every forget moves on, 64 bits
+ * wide so that it never comes round again: a lookup racing a forget, or a
+ * fill whose statx began before one, loses.
  */
 #include "emd.h"
 
@@ -20,8 +22,8 @@
 #define KEPT_FDS 65536 /* higher descriptors are looked up every time */
 
 struct fd_id {
-	unsigned gen;   /* odd: being filled; + 2 at each forget */
-	unsigned valid; /* the gen the fill below left, or 0 */
+	unsigned long long gen;   /* odd: being filled; + 2 at each forget */
+	unsigned long long valid; /* the gen the fill below left, or 0 */
 	struct emd_rec_file file;
 };
 
@@ -33,7 +35,12 @@ static unsigned kept_end;
 void emd_fd_forget_range(unsigned lo, unsigned hi)
 {
 	struct fd_id *ids = __atomic_load_n(&emd_fd_ids, __ATOMIC_ACQUIRE);
-	unsigned end = __atomic_load_n(&kept_end, __ATOMIC_SEQ_CST);
+	unsigned end;
+
+	/* After the close the caller made: a fill that raised the end before
+	 * it is seen. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	end = __atomic_load_n(&kept_end, __ATOMIC_SEQ_CST);
 
 	if (hi >= end)
 		hi = end - 1; /* end 0: nothing kept, hi wraps, lo > hi */
@@ -65,9 +72,9 @@ static struct fd_id *table(void)
 
 static int kept(const struct fd_id *e, struct emd_rec_file *f)
 {
-	unsigned gen = __atomic_load_n(&e->gen, __ATOMIC_ACQUIRE);
+	unsigned long long gen = __atomic_load_n(&e->gen, __ATOMIC_ACQUIRE);
 
-	/* valid 0: never filled (or filled as gen wrapped to 0: looked up again). */
+	/* valid 0: never filled. */
 	if ((gen & 1) || !gen || __atomic_load_n(&e->valid, __ATOMIC_RELAXED) != gen)
 		return 0;
 	*f = e->file;
@@ -79,7 +86,7 @@ int emd_fd_identity(int fd, struct emd_rec_file *f)
 {
 	struct fd_id *ids = (unsigned)fd < KEPT_FDS ? table() : NULL;
 	struct fd_id *e = ids ? &ids[fd] : NULL;
-	unsigned gen;
+	unsigned long long gen;
 
 	if (e && kept(e, f))
 		return 0;
@@ -94,6 +101,7 @@ int emd_fd_identity(int fd, struct emd_rec_file *f)
 	/* Kept only if no forget came since gen was read, before the statx. */
 	if (!(gen & 1) && __atomic_compare_exchange_n(&e->gen, &gen, gen + 1, 0,
 						      __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+		__atomic_thread_fence(__ATOMIC_RELEASE); /* odd before any field */
 		e->file = *f;
 		__atomic_store_n(&e->valid, gen + 2, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&e->gen, 1, __ATOMIC_RELEASE);

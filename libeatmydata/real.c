@@ -67,14 +67,17 @@ int emd_init(void)
 	return mode;
 }
 
-/* close, dup2 and dup3 are async-signal-safe and every program calls them,
- * maybe first in a signal handler, where finding them (dlsym) is not safe:
- * they are found here. */
+/* close, close_range, dup2 and dup3 are async-signal-safe, and these and
+ * closefrom are called in fork and vfork children: maybe first in a signal
+ * handler or such a child, where finding them (dlsym) is not safe.  They
+ * are found here. */
 __attribute__((constructor)) static void emd_constructor(void)
 {
 	if (__atomic_load_n(&emd_mode, __ATOMIC_ACQUIRE) == EMD_UNSET)
 		emd_init();
 	(void)EMD_REAL(close);
+	(void)EMD_REAL(close_range);
+	(void)EMD_REAL(closefrom);
 	(void)EMD_REAL(dup2);
 	(void)EMD_REAL(dup3);
 }

@@ -33,7 +33,9 @@ static int my_filters;
 static int landlock_seen;
 
 /* The supervisor's own side of each comparison, read once at its start
- * as its status is: nothing of the tree's can change them. */
+ * as its status is: nothing of the tree's can change them (an
+ * administrator who moves the supervisor to another cgroup after its start
+ * is not seen: the tree's cgroup is compared with the one it started in). */
 static struct mine {
 	const char *what;
 	int link;

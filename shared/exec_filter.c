@@ -36,9 +36,10 @@
 
 extern char **environ;
 
-/* The stand-in's arguments are on the stack: a longer list runs the
- * program as it is (the kernel's own limit is near 2^21 bytes anyway). */
-#define MAX_ARGS 32768
+/* The stand-in's arguments are on the stack, which may be a small
+ * thread's or a vfork child's (16 KiB at most: nothing is allocated, in a
+ * vfork child); a longer list runs the program as it is, and says so. */
+#define MAX_ARGS 2048
 
 #define READ_FLAGS (O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
 
@@ -173,8 +174,12 @@ static void exec_stand_in(const struct emd_exec_ops *ops, const char *found, cha
 {
 	size_t argc = count(argv);
 
-	if (!found || argc > MAX_ARGS)
+	if (!found)
 		return;
+	if (argc > MAX_ARGS) {
+		ops->unobserved(found, "too many arguments for the stand-in that would filter it", 0);
+		return;
+	}
 	char opt[96], *args[argc + 5];
 
 	if (stand_in_args(args, opt, sizeof(opt), found, argv, argc))
@@ -211,9 +216,13 @@ int emd_spawn(const struct emd_exec_ops *ops, emd_spawn_fn *real, pid_t *pid, co
 {
 	size_t argc;
 
-	if (!found || !secure_getenv(EMD_ENV_SECCOMP) || (argc = count(argv)) > MAX_ARGS ||
+	if (!found || !secure_getenv(EMD_ENV_SECCOMP) ||
 	    !needs_filter(ops, AT_FDCWD, found, 0, argv, envp ? envp : environ))
 		return real(pid, file, fa, attr, argv, envp);
+	if ((argc = count(argv)) > MAX_ARGS) {
+		ops->unobserved(found, "too many arguments for the stand-in that would filter it", 0);
+		return real(pid, file, fa, attr, argv, envp);
+	}
 	char opt[96], *args[argc + 5];
 
 	if (!stand_in_args(args, opt, sizeof(opt), found, argv, argc)) {

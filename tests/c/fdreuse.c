@@ -107,6 +107,14 @@ int main(int argc, char **argv)
 	/* closefrom. */
 	syncs(fd = make("q-closefrom"), 1), closefrom(fd);
 	expect(dirfd(d = subdir("r-closefrom")), fd, 9), closedir(d);
+	/* pclose, after a failed fsync of the pipe (which looks again, and
+	 * keeps the pipe). */
+	if (!(f = popen("cat >/dev/null", "w")) || fsync(fd = fileno(f)) == 0)
+		return 7;
+	other = open("/dev/null", O_RDONLY); /* the pipe's other end's number */
+	pclose(f);
+	expect(dirfd(d = subdir("s-pclose")), fd, 10), closedir(d);
+	close(other);
 	/* syscall(SYS_close). */
 	syncs(fd = make("l-syscall"), 1), syscall(SYS_close, fd);
 	expect(dirfd(d = subdir("m-syscall")), fd, 8), closedir(d);

@@ -509,3 +509,17 @@ def test_eatmydata_within_eatmydata(scratch):
     assert r.stderr == ("eatmydata: cannot install the seccomp filter: the process is under "
                         "one with a supervisor already (an outer eatmydata --seccomp, or a "
                         "container's)\n")
+
+
+@pytest.mark.parametrize("args", [10, 3000])
+def test_a_spawn_too_long_for_the_stand_in_is_said(args):
+    """posix_spawn of a static program stands the launcher in for it, its
+    arguments on the stack, which may be small: past 2048 the program runs
+    as it is, and eatmydata says so (under, it says nothing)."""
+    code = ("import os, sys; p = os.posix_spawn(sys.argv[1], [sys.argv[1], '/bin/true', "
+            "*['x'] * int(sys.argv[2])], os.environ); os.waitpid(p, 0)")
+    cmd = [EATMYDATA, "--", "python3", "-c", code, TESTS / "sigchld-static", str(args)]
+    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=60)
+    said = (f"eatmydata: {TESTS / 'sigchld-static'}: not eaten: too many arguments for the "
+            "stand-in that would filter it\n")
+    assert r.returncode == 0 and r.stderr == (said if args > 2048 else ""), cmdline(cmd) + r.stderr
