@@ -637,7 +637,6 @@ def main():
         top = Path(tempfile.mkdtemp(prefix="emd-bench-", dir="/tmp"))
         try:
             library_per_call(BUILD / "bench" / "libfloor.so")
-        policies_bench()
             supervised_syncstat_bench(top)
             policies_bench()
             return etcd_bench(top)
@@ -695,6 +694,7 @@ def main():
         seccomp_bench(top)
         syncstat_bench(top, libs, [w for w in workloads if not w[0].startswith("initdb")])
         library_per_call(BUILD / "bench" / "libfloor.so")
+        policies_bench()
         supervised_syncstat_bench(top)
         etcd_bench(top)
         nocache_bench(top)

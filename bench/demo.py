@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """make demo: a SQLite workload with synchronous=FULL, natively, under
 eatmydata, and under eatmydata --sync-on-exit, with what the kernel saw."""
-import os
+
 import shutil
 import subprocess
 import sys

@@ -4,6 +4,7 @@ works from a fresh clone and leaves an up-to-date tree, a new PREFIX reaches
 the launchers; the libraries load under valgrind; build-aux/deps names what
 the tests need."""
 import os
+import py_compile
 import re
 import shutil
 import subprocess
@@ -266,3 +267,10 @@ def test_launchers_start_without_the_symbolizer(launcher):
                          check=True).stdout
     needed = re.findall(r"\(NEEDED\)\s+Shared library: \[(.*?)\]", out)
     assert needed and not [n for n in needed if re.match(r"lib(dw|elf|z|lzma|bz2)\.", n)], needed
+
+
+def test_bench_and_demo_scripts_compile():
+    """make bench and make demo run no test: their scripts are compiled here
+    (a misplaced line in bench.py once made `make bench` a SyntaxError)."""
+    for script in sorted((ROOT / "bench").glob("*.py")):
+        py_compile.compile(str(script), doraise=True)
