@@ -24,36 +24,8 @@
 #define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
 #endif
 
-static void send_fd(int sock, int fd)
-{
-	char byte = 0, ctl[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = {&byte, 1};
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = ctl, .msg_controllen = sizeof(ctl)};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	if (sendmsg(sock, &msg, 0) != 1)
-		_exit(1);
-}
-
-static int receive_fd(int sock)
-{
-	char byte, ctl[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = {&byte, 1};
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = ctl, .msg_controllen = sizeof(ctl)};
-	int fd = -1;
-
-	if (recvmsg(sock, &msg, 0) == 1 && CMSG_FIRSTHDR(&msg))
-		memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&msg)), sizeof(int));
-	return fd;
-}
-
-/* The child: its listener sent, then n getppid timed once the parent is ready. */
+/* The child: its listener's number told (the parent takes the listener with
+ * pidfd_getfd), then n getppid timed once the parent is ready. */
 static void calls(int sock, int n)
 {
 	struct sock_filter f[] = {
@@ -71,10 +43,9 @@ static void calls(int sock, int n)
 	    (fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 			       SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog)) < 0)
 		_exit(1);
-	send_fd(sock, fd);
-	close(fd);
-	if (read(sock, &ready, 1) != 1)
+	if (write(sock, &fd, sizeof(fd)) != sizeof(fd) || read(sock, &ready, 1) != 1)
 		_exit(1);
+	close(fd);
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	for (int i = 0; i < n; i++)
 		syscall(SYS_getppid);
@@ -88,14 +59,17 @@ int main(int argc, char **argv)
 {
 	struct seccomp_notif req;
 	struct seccomp_notif_resp resp;
-	int sv[2], listener, status;
+	int sv[2], listener = -1, theirs, status, pidfd;
 	pid_t child;
 
 	if (argc != 3 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
 		return 2;
 	if ((child = fork()) == 0)
 		calls(sv[0], atoi(argv[1]));
-	if ((listener = receive_fd(sv[1])) < 0)
+	if (read(sv[1], &theirs, sizeof(theirs)) == sizeof(theirs) &&
+	    (pidfd = (int)syscall(SYS_pidfd_open, child, 0)) >= 0)
+		listener = (int)syscall(SYS_pidfd_getfd, pidfd, theirs, 0);
+	if (listener < 0)
 		return 1;
 	if (atoi(argv[2]))
 		ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, 1UL);

@@ -23,9 +23,14 @@ int emd_elf_unreachable(int fd);
 enum { EMD_ELF_STATIC = 1, EMD_ELF_GO, EMD_ELF_FOREIGN, EMD_ELF_ASYNC };
 const char *emd_elf_reason(int kind);
 
+/* The program held by `look` (an O_PATH descriptor, or -1): opened for
+ * reading, through /proc/self/fd with `sys` (the caller's raw syscall(),
+ * past its own wrappers), only if it is a regular file this process may
+ * execute; what emd_elf_unreachable says of it, 0 if nothing. */
+int emd_held_unreachable(int look, long (*sys)(long nr, ...));
+
 /* For a launcher, about its COMMAND: found as execvp would (its path into
- * path), looked at through O_PATH and opened for reading only if it is a
- * regular file; what emd_elf_unreachable says of it, 0 if nothing. */
+ * path), then emd_held_unreachable. */
 int emd_command_unreachable(const char *cmd, char *path, size_t size);
 
 /* Would the kernel let this process exec dirfd itself (path "") or the

@@ -26,22 +26,15 @@
  * reading only if it is a regular file (a FIFO is never opened). */
 static void unseen(int dirfd, const char *path, int nofollow)
 {
-	char self[32], why[PATH_MAX + 128];
-	int look, fd = -1, kind = 0;
-	struct stat st;
+	char why[PATH_MAX + 128];
+	int look, kind;
 
 	if (!path || !ct_active())
 		return;
 	look = (int)ct_sys(SYS_openat, dirfd, path, O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
-	if (look < 0)
-		return;
-	if (fstat(look, &st) == 0 && S_ISREG(st.st_mode) && emd_exec_allowed(look, "")) {
-		snprintf(self, sizeof(self), "/proc/self/fd/%d", look);
-		fd = (int)ct_sys(SYS_openat, AT_FDCWD, self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-		kind = fd >= 0 ? emd_elf_unreachable(fd) : 0;
-		ct_sys(SYS_close, fd);
-	}
-	ct_sys(SYS_close, look);
+	kind = emd_held_unreachable(look, REAL(syscall));
+	if (look >= 0)
+		ct_sys(SYS_close, look);
 	if (kind) {
 		snprintf(why, sizeof(why), "%s is %s: what it changes is past crashtest's library", path,
 			 emd_elf_reason(kind));

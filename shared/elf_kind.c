@@ -242,22 +242,31 @@ int emd_elf_unreachable(int fd)
 	return foreign ? EMD_ELF_FOREIGN : im.go ? EMD_ELF_GO : names_unseen(&im) ? EMD_ELF_ASYNC : 0;
 }
 
-int emd_command_unreachable(const char *cmd, char *path, size_t size)
+int emd_held_unreachable(int look, long (*sys)(long nr, ...))
 {
 	char self[32];
-	const char *found = emd_program_in_path(cmd, path, size);
-	int look = found ? open(found, O_PATH | O_CLOEXEC) : -1, fd = -1, kind = 0;
 	struct stat st;
+	int fd, kind;
+
+	if (look < 0 || fstat(look, &st) != 0 || !S_ISREG(st.st_mode) || !emd_exec_allowed(look, ""))
+		return 0;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", look);
+	fd = (int)sys(SYS_openat, AT_FDCWD, self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	kind = emd_elf_unreachable(fd);
+	sys(SYS_close, fd);
+	return kind;
+}
+
+int emd_command_unreachable(const char *cmd, char *path, size_t size)
+{
+	const char *found = emd_program_in_path(cmd, path, size);
+	int look = found ? open(found, O_PATH | O_CLOEXEC) : -1, kind;
 
 	if (found != path && found)
 		snprintf(path, size, "%s", found);
-	if (look >= 0 && fstat(look, &st) == 0 && S_ISREG(st.st_mode)) {
-		snprintf(self, sizeof(self), "/proc/self/fd/%d", look);
-		if ((fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) >= 0)
-			kind = emd_elf_unreachable(fd);
-	}
-	if (fd >= 0)
-		close(fd);
+	kind = emd_held_unreachable(look, syscall);
 	if (look >= 0)
 		close(look);
 	return kind;
