@@ -114,9 +114,14 @@ static void unobserved(const struct seccomp_options *opt, const char *file, int 
 {
 	const char *policy = opt->policy ? opt->policy : "eatmydata";
 
-	/* Under an outer nocache's filter, which serves it. */
-	if (r == -EBUSY && !strcmp(policy, "nocache") && emd_under_filter_of(policy))
+	/* Under an outer nocache's or crashtest's filter, which serves it. */
+	if (r == -EBUSY && (!strcmp(policy, "nocache") || !strcmp(policy, "crashtest")) &&
+	    emd_under_filter_of(policy))
 		return;
+	if (!strcmp(policy, "crashtest")) { /* in the run's journal, not on stderr */
+		crash_unfollowed(file, emd_why_unfiltered(r));
+		return;
+	}
 	record_unobserved(file, emd_why_unfiltered(r), r == -ECHILD ? 0 : -r);
 	if (!strcmp(policy, "nocache"))
 		warn("%s: its reads and writes stay cached: %s", file, emd_why_unfiltered(r));
