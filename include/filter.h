@@ -102,8 +102,10 @@ int emd_supervisor(const char *name, const char *exe, int trust);
  * the supervisor at socket `sock`, in a message of one byte `tag`.  0 when
  * done; -EBUSY when a listener is there already; -EPIPE when the
  * supervisor is gone (nothing done); other -errno when the kernel
- * refused. */
-int emd_filter_self(int sock, int no_io_uring, char tag);
+ * refused.  `sys`: a library's raw system call (-errno on failure) to send
+ * it past the library's own wrappers; NULL: libc's sendmsg. */
+typedef long emd_raw_syscall(long nr, long a, long b, long c, long d, long e, long f);
+int emd_filter_self(int sock, int no_io_uring, char tag, emd_raw_syscall *sys);
 
 /* Why a program that needs the filter runs without it, in words, from
  * what emd_filter_self answered (-ECHILD: no supervisor to be had). */

@@ -102,7 +102,7 @@ static int filter_command(const struct seccomp_options *opt)
 
 	if (sock < 0)
 		return -ECHILD;
-	r = emd_filter_self(sock, opt->no_io_uring, 0);
+	r = emd_filter_self(sock, opt->no_io_uring, 0, NULL);
 	close(sock);
 	return r;
 }
@@ -167,7 +167,7 @@ noreturn void seccomp_exec(const char *name, char **argv)
 	 * and is named. */
 	self[n > 0 ? n : 0] = '\0';
 	sock = emd_supervisor(name, n > 0 ? self : NULL, 0);
-	r = sock < 0 ? -ECHILD : emd_filter_self(sock, getenv(EMD_ENV_NO_IO_URING) != NULL, 0);
+	r = sock < 0 ? -ECHILD : emd_filter_self(sock, getenv(EMD_ENV_NO_IO_URING) != NULL, 0, NULL);
 	if (sock >= 0)
 		close(sock);
 	if (r != 0 && argv[0])
