@@ -3,7 +3,7 @@
  * where the caller would not, or journal what did not happen: built static,
  * so that the supervisor follows it (test_crashtest_supervised_attack.py).
  * Each mode prints what the program saw, to compare with a native run.
- * Usage: crashhostile proclink|linkfollow|rights|fsize|signals|symlink [ARG] */
+ * Usage: crashhostile proclink|linkfollow|rights|fsize|signals|edge|symlink [ARG] */
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
@@ -47,15 +47,33 @@ static void linkfollow(void)
 	printf("same: %d\n", stat("data", &a) == 0 && stat("hard", &b) == 0 && a.st_ino == b.st_ino);
 }
 
-/* Another group: the supervisor has not the caller's rights. */
+/* Another group: the supervisor has not the caller's rights.  Each kind of
+ * change after it (a write, a name, a create) goes to the kernel: what it
+ * makes is the group's. */
 static void rights(void)
 {
 	gid_t g = 65534;
+	int fd = open("file", O_CREAT | O_WRONLY, 0644);
+	struct stat st;
 
 	said("setgroups", setgroups(1, &g));
 	said("setgid", setresgid(g, g, g));
-	said("create", open("file", O_CREAT | O_WRONLY, 0644));
-	said("write", (int)write(3, "abc", 3));
+	said("write", (int)write(fd, "abc", 3));
+	said("mkdir", mkdir("dir", 0755));
+	said("create", open("new", O_CREAT | O_WRONLY, 0644));
+	printf("groups: %d %d\n", stat("dir", &st) == 0 ? (int)st.st_gid : -1,
+	       stat("new", &st) == 0 ? (int)st.st_gid : -1);
+}
+
+/* A rename out of the copy and one into it. */
+static void edge(const char *outside)
+{
+	char there[4096];
+
+	snprintf(there, sizeof(there), "%s/moved", outside);
+	close(open("file", O_CREAT | O_WRONLY, 0644));
+	said("out", rename("file", there));
+	said("in", rename(there, "back"));
 }
 
 /* A file size limit: the kernel's short write, then EFBIG (the limit is
@@ -125,6 +143,8 @@ int main(int argc, char **argv)
 		fsize();
 	else if (!strcmp(mode, "signals"))
 		signals();
+	else if (!strcmp(mode, "edge") && argc > 2)
+		edge(argv[2]);
 	else if (!strcmp(mode, "symlink") && argc > 2)
 		through_symlink(argv[2]);
 	else
