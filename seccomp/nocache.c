@@ -76,9 +76,7 @@ static int their_iov(const struct call *c, const struct emd_io_request *r, struc
 	return 0;
 }
 
-/* May this write be made here: within the caller's RLIMIT_FSIZE (which
- * this process raised for itself), at the end of an O_APPEND file? */
-static int within_limit(pid_t tid, int fd, int flags, off_t pos, size_t len)
+int within_limit(pid_t tid, int fd, int flags, off_t pos, size_t len)
 {
 	struct rlimit lim;
 	struct stat st;
@@ -149,7 +147,7 @@ static ssize_t do_write(const struct call *c, int fd, off_t pos, char *buf, size
  * again for a read or write made here already: an append made twice, the
  * position moved twice.  The kernel knows the flag when it goes on to read
  * the program (EFAULT for none), not when it refuses the flags (EINVAL). */
-static int waits_killably(void)
+int waits_killably(void)
 {
 	static int known; /* 1: it does, 2: it does not */
 	int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
