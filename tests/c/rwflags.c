@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* rwflags.c -- preadv2 and pwritev2 as a static program makes them, for
  * nocache through the supervisor (built static, 64- and 32-bit:
- * tests/py/test_nocache_v2.py).  Each call is syscall(2)'s, so that the
+ * tests/py/test_nocache_preadv2.py).  Each call is syscall(2)'s, so that the
  * offset's two words and the flags are exactly what is written here: a
  * 64-bit caller's pos_h is garbage (the kernel takes pos_l alone), a
  * 32-bit caller's the offset's high word.
