@@ -178,6 +178,13 @@ def cached_bytes(path):
     return int(out.strip() or 0)
 
 
+def evicted_random(path, mib):
+    """path written with mib MiB of random bytes, none of them cached."""
+    path.write_bytes(os.urandom(mib << 20))
+    evict(path)
+    return path
+
+
 def evict(path):
     fd = os.open(path, os.O_RDONLY)
     try:

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from conftest import BUILD, TESTS, cmdline, run
-from helpers import cached_bytes as cached, evict
+from helpers import cached_bytes as cached, evict, evicted_random
 
 NOCACHE = BUILD / "bin" / "nocache"
 MIB = 16
@@ -54,10 +54,7 @@ def both(cmd, before=None):
 
 @pytest.fixture
 def big(scratch):
-    f = scratch / "big"
-    f.write_bytes(os.urandom(MIB << 20))
-    evict(f)
-    yield f
+    yield evicted_random(scratch / "big", MIB)
 
 
 @pytest.mark.parametrize("bits", BITS)

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from conftest import BUILD, EATMYDATA, SIGCHLD_WRAPPER, TESTS, cmdline, tool
-from helpers import cached_bytes as cached, evict
+from helpers import cached_bytes as cached, evict, evicted_random
 
 NOCACHE = BUILD / "bin" / "nocache"
 MIB = 32
@@ -27,10 +27,7 @@ def settled(path, at_most, timeout=10):
 
 @pytest.fixture
 def big(scratch):
-    f = scratch / "big"
-    f.write_bytes(os.urandom(MIB << 20))
-    evict(f)
-    yield f
+    yield evicted_random(scratch / "big", MIB)
 
 
 @pytest.fixture(scope="module")
