@@ -10,6 +10,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -176,6 +177,15 @@ def cached_bytes(path):
     out = subprocess.run([require("fincore"), "--bytes", "--noheadings", "--output", "RES",
                           path], capture_output=True, text=True, check=True).stdout
     return int(out.strip() or 0)
+
+
+def settled(path, at_most, timeout=10):
+    """Cached bytes of path once at most `at_most` (a write's pages are
+    dropped as their writeback completes), or as they are at the timeout."""
+    deadline = time.monotonic() + timeout
+    while (n := cached_bytes(path)) > at_most and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return n
 
 
 def evicted_random(path, mib):

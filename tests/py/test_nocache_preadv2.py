@@ -10,12 +10,11 @@ kernel unchanged: the same answers as natively, and the kernel's tracepoint
 sees the program's own call."""
 import os
 import subprocess
-import time
 
 import pytest
 
 from conftest import BUILD, TESTS, cmdline, run
-from helpers import cached_bytes as cached, evict, evicted_random
+from helpers import cached_bytes as cached, evict, evicted_random, settled
 
 NOCACHE = BUILD / "bin" / "nocache"
 MIB = 16
@@ -27,15 +26,6 @@ BITS = ["64", *(["32"] if (TESTS / "rwflags32-static").exists() else [])]
 
 def prog(bits):
     return TESTS / ("rwflags32-static" if bits == "32" else "rwflags-static")
-
-
-def settled(path, at_most, timeout=10):
-    """Cached bytes of path once at most `at_most` (a write's pages are
-    dropped as their writeback completes), or as they are at the timeout."""
-    deadline = time.monotonic() + timeout
-    while (n := cached(path)) > at_most and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return n
 
 
 def both(cmd, before=None):

@@ -5,24 +5,14 @@ found it (the supervisor reads and writes for it with RWF_DONTCACHE),
 beside the native control that leaves every page cached."""
 import os
 import subprocess
-import time
 
 import pytest
 
 from conftest import BUILD, EATMYDATA, SIGCHLD_WRAPPER, TESTS, cmdline, tool
-from helpers import cached_bytes as cached, evict, evicted_random
+from helpers import cached_bytes as cached, evict, evicted_random, settled
 
 NOCACHE = BUILD / "bin" / "nocache"
 MIB = 32
-
-
-def settled(path, at_most, timeout=10):
-    """Cached bytes of path once at most `at_most` (a write's pages are
-    dropped as their writeback completes), or as they are at the timeout."""
-    deadline = time.monotonic() + timeout
-    while (n := cached(path)) > at_most and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return n
 
 
 @pytest.fixture
