@@ -387,6 +387,18 @@ static int copy_change(struct call *c, const struct emd_change *r)
 			  "sendfile, splice)");
 }
 
+/* A send on a socket (a pipe's write is a write): a claim, made by the
+ * kernel. */
+static int claim_change(struct call *c, const struct emd_change *r)
+{
+	struct stat st;
+	int fd = copy_file(c, r->arg, &st);
+
+	if (fd >= 0)
+		close(fd); /* ENOTSOCK: the kernel's */
+	return CONTINUE;
+}
+
 /* truncate by name, io_uring, Linux AIO: past the supervisor. */
 static int foreign_change(struct call *c, const struct emd_change *r)
 {
@@ -410,7 +422,8 @@ static int (*const handlers[])(struct call *c, const struct emd_change *r) = {
 	[EMD_CH_SYNCFS] = sync_change,	 [EMD_CH_SYNC] = sync_all,
 	[EMD_CH_RANGE] = range_change,	 [EMD_CH_MSYNC] = msync_change,
 	[EMD_CH_MAP] = map_change,	 [EMD_CH_PROTECT] = protect_change,
-	[EMD_CH_FOREIGN] = foreign_change, [EMD_CH_OPEN] = crash_names,
+	[EMD_CH_FOREIGN] = foreign_change, [EMD_CH_CLAIM] = claim_change,
+	[EMD_CH_OPEN] = crash_names,
 	[EMD_CH_MKDIR] = crash_names,	 [EMD_CH_MKNOD] = crash_names,
 	[EMD_CH_SYMLINK] = crash_names,	 [EMD_CH_LINK] = crash_names,
 	[EMD_CH_UNLINK] = crash_names,	 [EMD_CH_RMDIR] = crash_names,

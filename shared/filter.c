@@ -248,9 +248,13 @@ static int send_listener(int sock, int fd, char data, emd_raw_syscall *sys)
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	if (sys) /* past a library's own sendmsg (crashtest's counts it a claim) */
-		return sys(SYS_sendmsg, sock, (long)&msg, MSG_NOSIGNAL, 0, 0, 0) == 1 ? 0 : -EPIPE;
-	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+	/* sendmmsg: the process is under the filter it sends, whose policy
+	 * may notify sendmsg (crashtest's: a claim) to this very listener,
+	 * which no one reads yet; and past a library's own wrappers. */
+	if (sys)
+		return sys(SYS_sendmmsg, sock, (long)&(struct mmsghdr){.msg_hdr = msg}, 1, MSG_NOSIGNAL,
+			   0, 0) == 1 ? 0 : -EPIPE;
+	return sendmmsg(sock, &(struct mmsghdr){.msg_hdr = msg}, 1, MSG_NOSIGNAL) == 1 ? 0 : -errno;
 }
 
 /* Whoever holds the listener can answer this process's calls for it and
