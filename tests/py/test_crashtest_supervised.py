@@ -71,10 +71,10 @@ def need32():
         pytest.skip("no 32-bit build (gcc -m32 does not work here)")
 
 
-def crashtest(d, check, *cmd, each=True):
-    """crashtest --json [--each] --seed=1 --check=CHECK D -- CMD: (its exit
+def crashtest(d, check, *cmd, options=("--each",)):
+    """crashtest --json OPTIONS --seed=1 --check=CHECK D -- CMD: (its exit
     status, its report, a command line to rerun it)."""
-    args = [*(["--each"] if each else []), "--seed=1", f"--check={check}", d, "--", *cmd]
+    args = [*options, "--seed=1", f"--check={check}", d, "--", *cmd]
     code, report = crash_report(*args)
     return code, report, "\nrerun: " + cmdline([CRASHTEST, "--json", *args])
 
@@ -107,16 +107,35 @@ def reasons(report):
     return [why for p in report.points for why in p["unknown"]]
 
 
-@pytest.mark.parametrize("mode", list(MODES))
-def test_a_static_program_is_reported_as_its_dynamic_build(start, mode):
+# names under xfs is left out: crashtest's xfs model loses a name made by
+# the journal's first record even after its directory's fsync (durable.c's
+# commit_reach takes record 0 for "no commit"), in both runs alike.
+@pytest.mark.parametrize("mode,model", [(mode, model) for mode in MODES
+                                        for model in ("posix", "ext4-ordered", "xfs")
+                                        if (mode, model) != ("names", "xfs")])
+def test_a_static_program_is_reported_as_its_dynamic_build(start, mode, model):
     args, check, status = MODES[mode]
-    native = crashtest(start, check, DYNAMIC, *args)
-    supervised = crashtest(start, check, STATIC, *args)
+    options = ("--each", f"--model={model}")
+    native = crashtest(start, check, DYNAMIC, *args, options=options)
+    supervised = crashtest(start, check, STATIC, *args, options=options)
     # The control: the library's run is what the mode is.
     verdicts = {p["verdict"] for p in native[1].points}
     assert native[0] == status and len(native[1].points) > 1, native[2]
     assert verdicts == ({"failed"} if mode == "bad" else {"ok"}), native[2]
     same(native, supervised)
+
+
+def test_a_static_program_stops_at_a_point_as_its_dynamic_build(start):
+    """--at=N builds point N alone and stops the command there: the
+    supervisor holds the program at the same call the library does."""
+    args, check, _ = MODES["good"]
+    each = crashtest(start, check, DYNAMIC, *args)
+    numbered = [p["point"] for p in each[1].points if p["point"]]
+    assert len(numbered) == 8, each[2]
+    for n in numbered:
+        native = crashtest(start, check, DYNAMIC, *args, options=(f"--at={n}",))
+        assert [p["point"] for p in native[1].points] == [n], native[2]
+        same(native, crashtest(start, check, STATIC, *args, options=(f"--at={n}",)))
 
 
 @pytest.mark.parametrize("how", ["exec", "child", "posix_spawn"])
