@@ -91,13 +91,14 @@ $(B)/obj32/%.o: %.c
 	$(CC) -m32 $(CPPFLAGS) $(LIB_CFLAGS) $(LIB_INC) -c $< -o $@
 
 # hirestimes wraps no exec: preload/exec_list.c is for the others.  nocache
-# puts a static or Go program under the seccomp filter as libeatmydata does.
+# and crashtest put a static or Go program under the seccomp filter as
+# libeatmydata does.
 NOCACHE_SHARED = shared/elf_kind.c shared/exec_filter.c shared/filter.c shared/rendezvous.c
 define preload_library
 $(1)_SRC = $$(filter-out $$(if $$(filter hirestimes,$(1)),preload/exec_list.c),\
 	$$(wildcard lib$(1)/*.c preload/*.c $$(if $$(filter eatmydata,$(1)),shared/*.c))) \
 	$$(if $$(filter nocache,$(1)),$$(NOCACHE_SHARED)) \
-	$$(if $$(filter crashtest,$(1)),shared/elf_kind.c)
+	$$(if $$(filter crashtest,$(1)),$$(NOCACHE_SHARED))
 LIBS += $(LIBDIR64)/lib$(1).so $(if $(LIB32),$(LIBDIR32)/lib$(1).so)
 
 $(LIBDIR64)/lib$(1).so: $$($(1)_SRC:%.c=$(B)/obj64/%.o)
@@ -163,7 +164,7 @@ $(B)/bin/eatmydata: $(B)/cli/common/sync_on_exit.o $(REPORT_OBJS) $(SECCOMP_OBJS
 $(B)/bin/syncstat: $(B)/cli/common/sync_on_exit.o $(REPORT_OBJS) $(SECCOMP_OBJS)
 $(B)/bin/nocache: $(B)/cli/common/sync_on_exit.o $(SECCOMP_OBJS)
 $(B)/bin/eatmydata $(B)/bin/syncstat: LAUNCH_LIBS += $(DW_LIBS)
-$(B)/bin/crashtest: $(CRASHTEST_OBJS) $(B)/cli/shared/elf_kind.o
+$(B)/bin/crashtest: $(CRASHTEST_OBJS) $(B)/cli/common/sync_on_exit.o $(SECCOMP_OBJS)
 $(B)/bin/hirestimes: $(B)/cli/shared/elf_kind.o
 $(B)/bin/%: $(B)/cli/launch/%.o $(LAUNCH_OBJS)
 	@mkdir -p $(@D)

@@ -23,7 +23,7 @@ struct options {
 	int each, json, writes, seeded, classes;
 	size_t states;
 	enum model model;
-	const char *check, *dir, *preload;
+	const char *check, *dir, *preload, *seccomp;
 	char **cmd;
 };
 

@@ -20,15 +20,18 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-/* The filter, made from the request table (requests.h) for every ABI the
- * kernel runs here; no_io_uring: io_uring_setup fails with ENOSYS; io:
- * nocache's, the reads and writes of io_requests.h instead. */
+/* The filter for every ABI the kernel runs here, made from the table of the
+ * run's policy: the request table (requests.h), nocache's reads and writes
+ * (io_requests.h), or crashtest's changes (change_requests.h);
+ * no_io_uring: io_uring_setup fails with ENOSYS. */
+enum emd_filter_table { EMD_FILTER_REQUESTS, EMD_FILTER_IO, EMD_FILTER_CHANGES };
 struct emd_filter {
-	struct sock_filter insn[256];
+	struct sock_filter insn[512];
 	unsigned short n;
 	int overflow;
 };
-void emd_filter_build(struct emd_filter *f, int no_io_uring, int probe_errno, int io);
+void emd_filter_build(struct emd_filter *f, int no_io_uring, int probe_errno,
+		      enum emd_filter_table table);
 
 /* The probe: under the filter, flock(EMD_PROBE_FD, 0) fails with the errno
  * of the policy it was built for (EATMYDATA_SECCOMP_POLICY), and with
@@ -48,13 +51,25 @@ void emd_filter_build(struct emd_filter *f, int no_io_uring, int probe_errno, in
 #define EMD_PROBE_EAT EOWNERDEAD
 #define EMD_PROBE_TIME ENOTRECOVERABLE
 #define EMD_PROBE_CACHE ESTALE /* nocache's: its supervisor serves reads and writes */
+#define EMD_PROBE_CRASH ENOTUNIQ /* crashtest's: its supervisor journals changes */
 static inline int emd_probe_errno(const char *policy)
 {
+	if (policy && policy[0] == 'c' && !__builtin_strcmp(policy, "crashtest"))
+		return EMD_PROBE_CRASH;
 	if (policy && policy[0] == 's' && !__builtin_strcmp(policy, "syncstat"))
 		return EMD_PROBE_TIME;
 	if (policy && policy[0] == 'n' && !__builtin_strcmp(policy, "nocache"))
 		return EMD_PROBE_CACHE;
 	return EMD_PROBE_EAT;
+}
+
+/* The table of a policy's filter. */
+static inline enum emd_filter_table emd_filter_table_of(const char *policy)
+{
+	int probe = emd_probe_errno(policy);
+
+	return probe == EMD_PROBE_CACHE ? EMD_FILTER_IO :
+	       probe == EMD_PROBE_CRASH ? EMD_FILTER_CHANGES : EMD_FILTER_REQUESTS;
 }
 
 /* Is this process under the filter of a run of `policy`'s (the probe
@@ -87,8 +102,10 @@ int emd_supervisor(const char *name, const char *exe, int trust);
  * the supervisor at socket `sock`, in a message of one byte `tag`.  0 when
  * done; -EBUSY when a listener is there already; -EPIPE when the
  * supervisor is gone (nothing done); other -errno when the kernel
- * refused. */
-int emd_filter_self(int sock, int no_io_uring, char tag);
+ * refused.  `sys`: a library's raw system call (-errno on failure) to send
+ * it past the library's own wrappers; NULL: libc's sendmsg. */
+typedef long emd_raw_syscall(long nr, long a, long b, long c, long d, long e, long f);
+int emd_filter_self(int sock, int no_io_uring, char tag, emd_raw_syscall *sys);
 
 /* Why a program that needs the filter runs without it, in words, from
  * what emd_filter_self answered (-ECHILD: no supervisor to be had). */

@@ -7,6 +7,7 @@
 #include "crashtest/run.h"
 #include "crashtest/text.h"
 #include "common/common.h"
+#include "seccomp/seccomp.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -42,6 +43,9 @@ static const char usage[] =
 	"                   verdict (CRASHTEST_OUTPUT names a file holding what\n"
 	"                   COMMAND printed up to the crash point)\n"
 	"      --json       the report in JSON\n"
+	"      --seccomp=S  auto (default): a program the library cannot enter\n"
+	"                   (static, Go) is followed by a seccomp supervisor; off:\n"
+	"                   it is not, and the run is unknown\n"
 	"  -h, --help       show this help and exit\n"
 	"  -V, --version    show the version and exit\n"
 	"\n"
@@ -128,8 +132,9 @@ static void parse(int argc, char **argv, struct options *o)
 		{"random", required_argument, 0, 'r'}, {"seed", required_argument, 0, 's'},
 		{"writes", no_argument, 0, 'w'},       {"model", required_argument, 0, 'M'},
 		{"states", required_argument, 0, 'n'}, {"classes", required_argument, 0, 'C'},
-		{"json", no_argument, 0, 'j'},         {"help", no_argument, 0, 'h'},
-		{"version", no_argument, 0, 'V'},      {0, 0, 0, 0},
+		{"json", no_argument, 0, 'j'},         {"seccomp", required_argument, 0, 'S'},
+		{"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
+		{0, 0, 0, 0},
 	};
 	int c;
 
@@ -144,6 +149,10 @@ static void parse(int argc, char **argv, struct options *o)
 			o->classes = parse_classes(optarg);
 		else if (c == 'j')
 			o->json = 1;
+		else if (c == 'S' && (!strcmp(optarg, "auto") || !strcmp(optarg, "off")))
+			o->seccomp = optarg;
+		else if (c == 'S')
+			die("--seccomp takes auto or off, not '%s'", optarg);
 		else
 			common_option(c, argv, usage);
 	}
@@ -263,12 +272,13 @@ static void points(struct run *run, const struct options *o, double start)
 
 int main(int argc, char **argv)
 {
-	struct options o = {.states = 64, .classes = CLASS_ALL};
+	struct options o = {.states = 64, .classes = CLASS_ALL, .seccomp = "auto"};
 	struct run run = {.fd = -1};
 	double start = monotonic_seconds();
 	int status;
 
 	tool_name = "crashtest";
+	seccomp_hidden_modes(argc, argv);
 	atexit(run_remove); /* die() after the run directory was made */
 	catch_signals();
 	parse(argc, argv, &o);

@@ -191,7 +191,7 @@ static int clear_in_place(const struct call *c)
 }
 
 /* The directory the path is relative to, here. */
-static int base_dir(const struct call *c, int dirfd)
+int caller_dir(const struct call *c, int dirfd)
 {
 	char cwd[64];
 	int fd;
@@ -298,8 +298,7 @@ static int create_here(int base, const char *path, struct open_how how)
  * ELOOP...).  A name that is not there yet is created exclusively.  An
  * existing file is opened with O_CREAT only if it is the caller's own:
  * otherwise fs.protected_regular may refuse it in a sticky directory. */
-static int open_here(int base, const char *path, struct open_how how, mode_t their_umask,
-		     int compat)
+int open_here(int base, const char *path, struct open_how how, mode_t their_umask, int compat)
 {
 	struct stat st;
 	unsigned long long flags = (how.flags & ~(unsigned long long)EMD_OPEN_SYNC_FLAGS) | O_NONBLOCK |
@@ -328,7 +327,7 @@ static int open_here(int base, const char *path, struct open_how how, mode_t the
 
 /* Hand the new descriptor over; the caller's answer is the kernel's
  * (EMFILE at its own descriptor limit). */
-static int hand_over(struct call *c, int fd, int cloexec)
+int hand_over(struct call *c, int fd, int cloexec)
 {
 	struct seccomp_notif_addfd add = {.id = c->req->id, .flags = SECCOMP_ADDFD_FLAG_SEND,
 					  .srcfd = fd, .newfd_flags = cloexec ? O_CLOEXEC : 0};
@@ -355,7 +354,7 @@ int open_on_behalf(struct call *c)
 	    !flags_known(c, how.flags) || !same_rights(c->req->pid, &their_umask) ||
 	    !caller_fd_room(c->req->pid))
 		return CONTINUE;
-	if ((base = base_dir(c, dirfd)) < 0)
+	if ((base = caller_dir(c, dirfd)) < 0)
 		return CONTINUE; /* EBADF, ENOTDIR...: the kernel says it */
 	fd = open_here(base, path, how, their_umask, c->compat);
 	close(base);

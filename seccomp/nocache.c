@@ -76,9 +76,7 @@ static int their_iov(const struct call *c, const struct emd_io_request *r, struc
 	return 0;
 }
 
-/* May this write be made here: within the caller's RLIMIT_FSIZE (which
- * this process raised for itself), at the end of an O_APPEND file? */
-static int within_limit(pid_t tid, int fd, int flags, off_t pos, size_t len)
+int within_limit(pid_t tid, int fd, int flags, off_t pos, size_t len)
 {
 	struct rlimit lim;
 	struct stat st;

@@ -102,7 +102,7 @@ static int filter_command(const struct seccomp_options *opt)
 
 	if (sock < 0)
 		return -ECHILD;
-	r = emd_filter_self(sock, opt->no_io_uring, 0);
+	r = emd_filter_self(sock, opt->no_io_uring, 0, NULL);
 	close(sock);
 	return r;
 }
@@ -114,9 +114,14 @@ static void unobserved(const struct seccomp_options *opt, const char *file, int 
 {
 	const char *policy = opt->policy ? opt->policy : "eatmydata";
 
-	/* Under an outer nocache's filter, which serves it. */
-	if (r == -EBUSY && !strcmp(policy, "nocache") && emd_under_filter_of(policy))
+	/* Under an outer nocache's or crashtest's filter, which serves it. */
+	if (r == -EBUSY && (!strcmp(policy, "nocache") || !strcmp(policy, "crashtest")) &&
+	    emd_under_filter_of(policy))
 		return;
+	if (!strcmp(policy, "crashtest")) { /* in the run's journal, not on stderr */
+		crash_unfollowed(file, emd_why_unfiltered(r));
+		return;
+	}
 	record_unobserved(file, emd_why_unfiltered(r), r == -ECHILD ? 0 : -r);
 	if (!strcmp(policy, "nocache"))
 		warn("%s: its reads and writes stay cached: %s", file, emd_why_unfiltered(r));
@@ -162,7 +167,7 @@ noreturn void seccomp_exec(const char *name, char **argv)
 	 * and is named. */
 	self[n > 0 ? n : 0] = '\0';
 	sock = emd_supervisor(name, n > 0 ? self : NULL, 0);
-	r = sock < 0 ? -ECHILD : emd_filter_self(sock, getenv(EMD_ENV_NO_IO_URING) != NULL, 0);
+	r = sock < 0 ? -ECHILD : emd_filter_self(sock, getenv(EMD_ENV_NO_IO_URING) != NULL, 0, NULL);
 	if (sock >= 0)
 		close(sock);
 	if (r != 0 && argv[0])

@@ -168,7 +168,8 @@ const struct policy eat_policy = {
 	.applies = eats,
 };
 
-static const struct policy *const policies[] = {&eat_policy, &time_policy, &nocache_policy};
+static const struct policy *const policies[] = {&eat_policy, &time_policy, &nocache_policy,
+						&crash_policy};
 
 const struct policy *policy_named(const char *name)
 {

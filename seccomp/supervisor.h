@@ -139,6 +139,21 @@ int same_rights(pid_t tid, mode_t *umask_out);
 /* --sync-on-exit: note the file system behind fd (-1: all of them). */
 void note(int fd);
 
+/* behalf.c: the directory a caller's path is relative to (AT_FDCWD: its
+ * working directory), here, or -errno.  The file (base, path) opened as
+ * the caller asked, here, with its umask (see behalf.c), or -1 when that
+ * cannot be the caller's own open; hand_over gives it the descriptor
+ * (closed here) as the call's answer. */
+int caller_dir(const struct call *c, int dirfd);
+struct open_how;
+int open_here(int base, const char *path, struct open_how how, mode_t their_umask, int compat);
+int hand_over(struct call *c, int fd, int cloexec);
+
+/* nocache.c: may a write of len bytes at pos (-1: at fd's position) be
+ * made here: within the caller's RLIMIT_FSIZE (which this process raised
+ * for itself), at the end of an O_APPEND file? */
+int within_limit(pid_t tid, int fd, int flags, off_t pos, size_t len);
+
 /* open, openat, openat2 with O_SYNC or O_DSYNC (behalf.c). */
 int open_on_behalf(struct call *c);
 
@@ -171,6 +186,11 @@ void record_write(const struct emd_rec_slot *s);
  * recorded in the run's record file (attached now if need be). */
 int record_unobserved(const char *file, const char *why, int err);
 
+/* crash_journal.c: in a process of a crashtest run (its environment),
+ * the program `file` runs past the run's journal, for `why`: the run is
+ * unknown from here, and its journal says so. */
+void crash_unfollowed(const char *file, const char *why);
+
 /* What the supervisor does with each request, for one tool: a handler
  * per way of eating in the request table, all of those the filter
  * notifies (supervisor_table_agrees), and whether a caller gets the
@@ -186,6 +206,7 @@ struct policy {
 extern const struct policy eat_policy; /* supervisor.c */
 extern const struct policy time_policy; /* timed.c: syncstat's */
 extern const struct policy nocache_policy; /* nocache.c */
+extern const struct policy crash_policy; /* crash.c: crashtest's */
 
 /* site.c: the module that holds a call's system call instruction, and
  * the program's own if that is another (from the caller's maps: extent,

@@ -110,7 +110,7 @@ static int filter_for(const struct emd_exec_ops *ops, int dirfd, const char *pat
 		ops->unobserved(shown, emd_why_unfiltered(-ECHILD), 0);
 		return 0;
 	}
-	r = emd_filter_self(sock, secure_getenv(EMD_ENV_NO_IO_URING) != NULL, 0);
+	r = emd_filter_self(sock, secure_getenv(EMD_ENV_NO_IO_URING) != NULL, 0, ops->syscall);
 	close(sock);
 	if (r != 0 && !(r == -EBUSY && (!ops->own_filter || ops->own_filter())))
 		ops->unobserved(shown, emd_why_unfiltered(r), -r);

@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE 1
 #include "filter.h"
+#include "change_requests.h"
 #include "io_requests.h"
 #include "requests.h"
 
@@ -38,6 +39,7 @@
 
 EMD_REQUEST_TABLE(requests);
 EMD_IO_TABLE(io_requests);
+EMD_CHANGE_TABLE(changes);
 
 static void emit(struct emd_filter *f, struct sock_filter insn)
 {
@@ -89,13 +91,73 @@ static void notify(struct emd_filter *f, long nr)
 	ret(f, NOTIFY);
 }
 
-/* The rules of one ABI, from the request table: each request the
- * supervisor answers, by its number and argument there; under nocache's
- * policy (`io`), the reads and writes of io_requests.h instead, in the
- * 32-bit ABI too.  Landlock is no durability request, but the supervisor
- * must know that someone in the tree confined itself, which cannot be
- * seen from outside. */
-static void abi_rules(struct emd_filter *f, int compat, int no_io_uring, int probe_errno, int io)
+/* Notify when the system call is any of the table's ALWAYS rows: one
+ * jump each to a return they share. */
+static void notify_any(struct emd_filter *f, int compat)
+{
+	unsigned short at = f->n;
+	int k = 0;
+
+	for (size_t i = 0; i < EMD_NCHANGES; i++)
+		if (changes[i].test == EMD_TEST_ALWAYS && (compat ? changes[i].nr32 : changes[i].nr) >= 0)
+			k++;
+	for (size_t i = 0; i < EMD_NCHANGES; i++) {
+		long nr = compat ? changes[i].nr32 : changes[i].nr;
+
+		if (changes[i].test == EMD_TEST_ALWAYS && nr >= 0) {
+			emit(f, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr,
+							     (unsigned char)(k - (f->n - at)), 0));
+		}
+	}
+	emit(f, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0));
+	ret(f, NOTIFY);
+}
+
+/* crashtest's: each call of change_requests.h, by its test. */
+static void change_rules(struct emd_filter *f, int compat)
+{
+	notify_any(f, compat);
+	for (size_t i = 0; i < EMD_NCHANGES; i++) {
+		const struct emd_change *r = &changes[i];
+		long nr = compat ? r->nr32 : r->nr;
+
+		if (nr < 0 || r->test == EMD_TEST_ALWAYS)
+			continue;
+		if (r->test == EMD_TEST_FD)
+			notify_unless_negative(f, nr, r->arg);
+		else
+			notify_if_flags(f, nr, r->arg, r->bits);
+	}
+}
+
+/* The request table's rules of one ABI: each request the supervisor
+ * answers, by its number and argument there. */
+static void request_rules(struct emd_filter *f, int compat, int probe_errno)
+{
+	for (int i = 0; i < EMD_NREQUESTS; i++) {
+		const struct emd_request *r = &requests[i];
+		long nr = compat ? r->nr32 : r->nr;
+		int arg = compat ? r->arg32 : r->arg;
+
+		if (nr < 0 || !emd_supervised(r))
+			continue;
+		/* syncstat counts a call on a negative descriptor too (its
+		 * EBADF), as the library does. */
+		if (r->test == EMD_TEST_FD && probe_errno != EMD_PROBE_TIME)
+			notify_unless_negative(f, nr, arg);
+		else if (r->test == EMD_TEST_BITS)
+			notify_if_flags(f, nr, arg, r->bits);
+		else
+			notify(f, nr);
+	}
+}
+
+/* The rules of one ABI, from the policy's table; nocache's reads and
+ * writes in the 32-bit ABI too.  Landlock is no request, but the
+ * supervisor must know that someone in the tree confined itself, which
+ * cannot be seen from outside. */
+static void abi_rules(struct emd_filter *f, int compat, int no_io_uring, int probe_errno,
+		      enum emd_filter_table table)
 {
 	long probe_nr = compat ? EMD_PROBE_NR32 : EMD_PROBE_NR;
 
@@ -112,28 +174,16 @@ static void abi_rules(struct emd_filter *f, int compat, int no_io_uring, int pro
 		rule(f, SYS_io_uring_setup, 1); /* one number on every ABI */
 		ret(f, SECCOMP_RET_ERRNO | ENOSYS);
 	}
-	for (size_t i = 0; io && i < EMD_NIO; i++) {
+	for (size_t i = 0; table == EMD_FILTER_IO && i < EMD_NIO; i++) {
 		long nr = compat ? io_requests[i].nr32 : io_requests[i].nr;
 
 		if (nr >= 0)
 			notify_unless_negative(f, nr, 0);
 	}
-	for (int i = 0; !io && i < EMD_NREQUESTS; i++) {
-		const struct emd_request *r = &requests[i];
-		long nr = compat ? r->nr32 : r->nr;
-		int arg = compat ? r->arg32 : r->arg;
-
-		if (nr < 0 || !emd_supervised(r))
-			continue;
-		/* syncstat counts a call on a negative descriptor too (its
-		 * EBADF), as the library does. */
-		if (r->test == EMD_TEST_FD && probe_errno != EMD_PROBE_TIME)
-			notify_unless_negative(f, nr, arg);
-		else if (r->test == EMD_TEST_BITS)
-			notify_if_flags(f, nr, arg, r->bits);
-		else
-			notify(f, nr);
-	}
+	if (table == EMD_FILTER_CHANGES)
+		change_rules(f, compat);
+	if (table == EMD_FILTER_REQUESTS)
+		request_rules(f, compat, probe_errno);
 	notify(f, SYS_landlock_restrict_self);
 	if (EMD_X32_BIT && !compat)
 		notify(f, SYS_landlock_restrict_self | EMD_X32_BIT);
@@ -142,28 +192,30 @@ static void abi_rules(struct emd_filter *f, int compat, int no_io_uring, int pro
 
 /* "if the ABI is `arch`: its rules", patched once their length is known. */
 static void abi_block(struct emd_filter *f, unsigned arch, int compat, int no_io_uring,
-		      int probe_errno, int io)
+		      int probe_errno, enum emd_filter_table table)
 {
 	unsigned short at = f->n;
 
-	emit(f, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 0, 0));
-	abi_rules(f, compat, no_io_uring, probe_errno, io);
-	if (f->n - at - 1 > 255)
-		f->overflow = 1;
-	else
-		f->insn[at].jf = (unsigned char)(f->n - at - 1);
+	/* A conditional jump goes 255 instructions at most: past the block
+	 * with an unconditional one. */
+	emit(f, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 1, 0));
+	emit(f, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, 0, 0, 0));
+	abi_rules(f, compat, no_io_uring, probe_errno, table);
+	if (!f->overflow)
+		f->insn[at + 1].k = (unsigned)(f->n - at - 2);
 }
 
 /* Each ABI the kernel runs here gets its own rules (x32 shares the native
  * ABI's arch with a bit in the number, which none of the rules has); any
  * other ABI only has Landlock watched. */
-void emd_filter_build(struct emd_filter *f, int no_io_uring, int probe_errno, int io)
+void emd_filter_build(struct emd_filter *f, int no_io_uring, int probe_errno,
+		      enum emd_filter_table table)
 {
 	f->n = 0;
 	f->overflow = 0;
 	load(f, offsetof(struct seccomp_data, arch));
-	abi_block(f, EMD_ARCH_NATIVE, 0, no_io_uring, probe_errno, io);
-	abi_block(f, EMD_ARCH_COMPAT, 1, no_io_uring, probe_errno, io);
+	abi_block(f, EMD_ARCH_NATIVE, 0, no_io_uring, probe_errno, table);
+	abi_block(f, EMD_ARCH_COMPAT, 1, no_io_uring, probe_errno, table);
 	load(f, offsetof(struct seccomp_data, nr));
 	notify(f, SYS_landlock_restrict_self);
 	ret(f, ALLOW);
@@ -184,7 +236,7 @@ static int install(struct sock_fprog *prog)
 	return fd < 0 ? -errno : fd;
 }
 
-static int send_listener(int sock, int fd, char data)
+static int send_listener(int sock, int fd, char data, emd_raw_syscall *sys)
 {
 	char ctl[CMSG_SPACE(sizeof(int))] = {0};
 	struct iovec iov = {&data, 1};
@@ -196,6 +248,8 @@ static int send_listener(int sock, int fd, char data)
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	if (sys) /* past a library's own sendmsg (crashtest's counts it a claim) */
+		return sys(SYS_sendmsg, sock, (long)&msg, MSG_NOSIGNAL, 0, 0, 0) == 1 ? 0 : -EPIPE;
 	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -errno;
 }
 
@@ -212,7 +266,7 @@ static int ours(int sock)
 	       (peer.uid == 0 || peer.uid == geteuid());
 }
 
-static int filter_self(int sock, int no_io_uring, char tag)
+static int filter_self(int sock, int no_io_uring, char tag, emd_raw_syscall *sys)
 {
 	struct emd_filter f;
 	struct sock_fprog prog;
@@ -227,8 +281,7 @@ static int filter_self(int sock, int no_io_uring, char tag)
 	    !ours(sock))
 		return -EPIPE;
 	policy = getenv("EATMYDATA_SECCOMP_POLICY");
-	emd_filter_build(&f, no_io_uring, emd_probe_errno(policy),
-			 policy && !strcmp(policy, "nocache"));
+	emd_filter_build(&f, no_io_uring, emd_probe_errno(policy), emd_filter_table_of(policy));
 	if (f.overflow)
 		return -E2BIG;
 	prog = (struct sock_fprog){.len = f.n, .filter = f.insn};
@@ -238,14 +291,14 @@ static int filter_self(int sock, int no_io_uring, char tag)
 		listener = install(&prog);
 	if (listener < 0)
 		return listener;
-	r = send_listener(sock, listener, tag);
+	r = send_listener(sock, listener, tag, sys);
 	close(listener);
 	return r;
 }
 
-int emd_filter_self(int sock, int no_io_uring, char tag)
+int emd_filter_self(int sock, int no_io_uring, char tag, emd_raw_syscall *sys)
 {
-	int saved = errno, r = filter_self(sock, no_io_uring, tag);
+	int saved = errno, r = filter_self(sock, no_io_uring, tag, sys);
 
 	errno = saved;
 	return r;

@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: MIT */
+/* crash.c -- crashtest's policy (supervisor.h): a program crashtest's
+ * library cannot enter (static, Go) is followed here, call by call, and
+ * journaled as the library journals the programs it enters.
+ *
+ * A change is made here, on the caller's own open file (pidfd_getfd: the
+ * same struct file, its position, O_APPEND, O_SYNC) or in the directory its
+ * path names, under one lock with its record, so that the journal has what
+ * the kernel did, in the order it did it: the bytes a write wrote, the inode
+ * a create made.  A durability call is made here too, and is a crash point
+ * once it returned.  Only for a caller with this process's rights
+ * (rights.c), within its file size limit: otherwise, and for what cannot be
+ * followed from here (a shared writable mapping of a file of the copy, the
+ * kernel copying into one, io_uring, Linux AIO, a 32-bit program), the call
+ * goes on to the kernel and the journal says the run is unknown from there.
+ * A call on anything but the copy goes on unchanged.
+ */
+#define _GNU_SOURCE 1
+#include "common/common.h"
+#include "crash.h"
+#include "maps.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define MAX_WRITE (16 << 20) /* a larger write is unknown */
+#define ALIGN 4096           /* O_DIRECT's */
+
+EMD_CHANGE_TABLE(changes);
+
+enum crash_where crash_where_fd(pid_t tid, int fd, struct stat *st)
+{
+	char path[PATH_MAX];
+
+	if (fstat(fd, st) != 0)
+		return CW_NONE;
+	if (S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode))
+		return CW_CLAIMED;
+	if (!S_ISREG(st->st_mode) || crash_fd_path(fd, path, sizeof(path)) != 0)
+		return CW_NONE;
+	if (crash_in_root(path))
+		return CW_FILE;
+	if (!crash_in_run(path))
+		crash_note(tid, CT_UNKNOWN, st, "a file outside the directory was written");
+	return CW_NONE;
+}
+
+/* The run is unknown from here: `what` of a file of the copy went on to
+ * the kernel, past the journal. */
+static int unfollowed(struct call *c, const struct stat *st, const char *what)
+{
+	char why[256];
+
+	snprintf(why, sizeof(why), "%s, by a program crashtest's supervisor follows: not journaled",
+		 what);
+	crash_note(c->req->pid, CT_UNKNOWN, st, why);
+	return CONTINUE;
+}
+
+/* The caller's descriptor in argument i, here, if it is a regular file of
+ * the copy (else -1: a claim is recorded for a pipe or a socket). */
+static int copy_file(struct call *c, int i, struct stat *st)
+{
+	int fd = their_fd(c, (int)call_arg(c, i));
+	enum crash_where w = fd >= 0 ? crash_where_fd(c->req->pid, fd, st) : CW_NONE;
+
+	if (w == CW_CLAIMED) {
+		struct ct_record h = {.kind = CT_CLAIM, .dev = st->st_dev, .ino = st->st_ino};
+
+		crash_claims(c->req->pid);
+		crash_record(c->req->pid, &h, NULL, 0);
+	}
+	if (w != CW_FILE && fd >= 0) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* Records of at most CT_CHUNK bytes each for the n bytes of buf at off. */
+static void wrote(pid_t tid, const struct stat *st, long long off, const char *buf, size_t n,
+		  int flags)
+{
+	for (size_t at = 0; at < n;) {
+		size_t part = n - at < CT_CHUNK ? n - at : CT_CHUNK;
+		struct ct_record h = {.kind = CT_WRITE, .flags = (uint16_t)flags, .dev = st->st_dev,
+				      .ino = st->st_ino, .off = off + (long long)at,
+				      .size = st->st_size};
+		struct iovec v = {(void *)(buf + at), part};
+
+		crash_record(tid, &h, &v, 1);
+		at += part;
+	}
+}
+
+/* Where a write of r bytes began (libcrashtest's began_at): the end, less
+ * r, for an append; else pos, or the file offset now, less r. */
+static long long began_at(int fd, int fl, int rwf, long long pos, ssize_t r)
+{
+	struct stat st;
+
+	if ((fl & O_APPEND) || (rwf & RWF_APPEND))
+		return fstat(fd, &st) == 0 ? st.st_size - r : -1;
+	if (pos >= 0)
+		return pos;
+	pos = lseek(fd, 0, SEEK_CUR);
+	return pos < 0 ? -1 : pos - r;
+}
+
+/* The caller's data, as far as it is mapped (the kernel writes what it
+ * could copy), into buf: how much, or -errno. */
+static ssize_t their_data(const struct call *c, const struct emd_change *r, char *buf,
+			  size_t *total)
+{
+	struct iovec iov[THEIR_IOV_MAX], local;
+	unsigned long long cnt = r->vec ? call_arg(c, 2) : 1;
+	ssize_t got;
+
+	if (!r->vec)
+		iov[0] = (struct iovec){(void *)call_arg(c, 1), (size_t)call_arg(c, 2)};
+	else if (cnt > THEIR_IOV_MAX || their_iovecs(c, call_arg(c, 1), iov, (int)cnt) != 0)
+		return -ESRCH;
+	*total = 0;
+	for (unsigned i = 0; i < cnt; i++) {
+		if (iov[i].iov_len > MAX_WRITE - *total)
+			return -E2BIG;
+		*total += iov[i].iov_len;
+	}
+	local = (struct iovec){buf, *total};
+	if (!*total)
+		return 0;
+	got = process_vm_readv(c->req->pid, &local, 1, iov, (unsigned long)cnt, 0);
+	return got > 0 ? got : errno == EFAULT || got == 0 ? -EFAULT : -ESRCH;
+}
+
+/* The write, made on the caller's open file and journaled; 0, or CONTINUE
+ * when it cannot be made here. */
+static int write_here(struct call *c, const struct emd_change *r, int fd, const struct stat *st,
+		      char *buf)
+{
+	long long pos = r->pos >= 0 ? call_arg64(c, r->pos) : -1;
+	int rwf = r->flags >= 0 ? (int)call_arg(c, r->flags) : 0, fl = fcntl(fd, F_GETFL), flags;
+	size_t total;
+	ssize_t got = their_data(c, r, buf, &total), n;
+
+	if (got == -ESRCH || (r->pos >= 0 && pos < -1) || (pos == -1 && r->flags < 0 && r->pos >= 0))
+		return CONTINUE; /* the kernel's own answer (EINVAL...) */
+	if (got == -E2BIG)
+		return unfollowed(c, st, "a write of more than 16 MiB");
+	if (!within_limit(c->req->pid, fd, fl, pos < 0 ? lseek(fd, 0, SEEK_CUR) : pos, total))
+		return unfollowed(c, st, "a write past the file size limit");
+	if (got < 0 || !still_pending(c))
+		return got == -EFAULT ? reply_error(c, EFAULT) : CONTINUE;
+	n = pwritev2(fd, &(struct iovec){buf, (size_t)got}, 1, pos, rwf);
+	if (n < 0)
+		return reply_error(c, errno);
+	flags = (fl & O_DSYNC) || (rwf & (RWF_DSYNC | RWF_SYNC)) ? CT_F_DSYNC : 0;
+	flags |= ((fl & O_SYNC) == O_SYNC) || (rwf & RWF_SYNC) ? CT_F_SYNC : 0;
+	if (n > 0 && (pos = began_at(fd, fl, rwf, pos, n)) >= 0)
+		wrote(c->req->pid, st, pos, buf, (size_t)n, flags);
+	else if (n > 0)
+		crash_note(c->req->pid, CT_UNKNOWN, st, "where a write went cannot be told");
+	c->resp->val = n;
+	return 0;
+}
+
+static int write_change(struct call *c, const struct emd_change *r)
+{
+	struct stat st;
+	int fd = copy_file(c, r->arg, &st), how;
+	char *buf;
+
+	if (fd < 0)
+		return CONTINUE;
+	if (!same_rights(c->req->pid, NULL)) {
+		close(fd);
+		return unfollowed(c, &st, "a write by a program of other rights");
+	}
+	if (!(buf = aligned_alloc(ALIGN, MAX_WRITE))) {
+		close(fd);
+		return unfollowed(c, &st, "a write the supervisor had no memory for");
+	}
+	crash_claims(c->req->pid);
+	crash_lock();
+	how = write_here(c, r, fd, &st, buf);
+	crash_unlock();
+	free(buf);
+	close(fd);
+	return how;
+}
+
+/* What ftruncate or fallocate did to file st (now of size `now`): zeros
+ * (libcrashtest's rule: up to the new end), a new size. */
+static void resized(pid_t tid, const struct stat *st, int mode, long long off, long long end,
+		    long long now)
+{
+	struct ct_record z = {.kind = CT_ZERO, .dev = st->st_dev, .ino = st->st_ino, .off = off};
+	struct ct_record t = {.kind = CT_TRUNC, .dev = st->st_dev, .ino = st->st_ino,
+			      .off = st->st_size, .size = now};
+
+	end = end < now ? end : now;
+	if ((mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) && end > off) {
+		z.size = end - off;
+		crash_record(tid, &z, NULL, 0);
+	}
+	if (now != st->st_size)
+		crash_record(tid, &t, NULL, 0);
+}
+
+/* ftruncate, fallocate (but its shifts): made here, and journaled. */
+static int size_change(struct call *c, const struct emd_change *r)
+{
+	int alloc = r->how == EMD_CH_ALLOCATE, mode = alloc ? (int)call_arg(c, r->flags) : 0, fd;
+	long long off = call_arg64(c, r->pos), len = alloc ? call_arg64(c, 3) : 0;
+	struct stat st, now;
+	int e = 0;
+
+	if ((fd = copy_file(c, r->arg, &st)) < 0)
+		return CONTINUE;
+	if (off < 0 || len < 0 || len > INT64_MAX - off)
+		e = -1; /* the kernel's EINVAL, EFBIG */
+	else if ((mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) ||
+		 !same_rights(c->req->pid, NULL) || !within_limit(c->req->pid, fd, 0, off, len))
+		e = -2;
+	if (e) {
+		close(fd);
+		return e == -1 ? CONTINUE : unfollowed(c, &st, "a truncation or an fallocate");
+	}
+	crash_claims(c->req->pid);
+	crash_lock();
+	if (!still_pending(c))
+		e = -1;
+	else if (alloc ? fallocate(fd, mode, off, len) : ftruncate(fd, off))
+		e = errno;
+	if (!e && fstat(fd, &now) == 0)
+		resized(c->req->pid, &st, mode, off, alloc ? off + len : off, now.st_size);
+	crash_unlock();
+	close(fd);
+	return e < 0 ? CONTINUE : e ? reply_error(c, e) : 0;
+}
+
+/* fsync, fdatasync, syncfs, made here on the caller's open file: a crash
+ * point once it returned (failed or not), covering what was journaled
+ * before it began. */
+static int sync_change(struct call *c, const struct emd_change *r)
+{
+	int fd = their_fd(c, (int)call_arg(c, 0)), e, all = r->how == EMD_CH_SYNCFS;
+	struct ct_record h = {.kind = all ? CT_SYNC_ALL : CT_SYNC};
+	struct stat st = {0};
+
+	if (fd < 0)
+		return fd == -EBADF ? reply_error(c, EBADF) : CONTINUE;
+	crash_claims(c->req->pid);
+	h.begin = crash_journal_size() + 1;
+	e = (all ? syncfs(fd) : r->how == EMD_CH_FDATASYNC ? fdatasync(fd) : fsync(fd)) ? errno : 0;
+	if (!all && fstat(fd, &st) == 0) {
+		h.dev = st.st_dev;
+		h.ino = st.st_ino;
+	}
+	h.flags = (uint16_t)((r->how == EMD_CH_FDATASYNC ? CT_F_DATA : 0) | (e ? CT_F_FAILED : 0) |
+			     (all && !crash_on_copy_fs(fd) ? CT_F_OUTSIDE : 0));
+	crash_record(c->req->pid, &h, NULL, 0);
+	close(fd);
+	return e ? reply_error(c, e) : 0;
+}
+
+/* sync_file_range: no crash point, but a journaling file system makes what
+ * it waited for durable at its next commit (crashtest/durable.c). */
+static int range_change(struct call *c, const struct emd_change *r)
+{
+	unsigned wait = SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;
+	unsigned flags = (unsigned)call_arg(c, r->flags);
+	long long off = call_arg64(c, 1), n = call_arg64(c, 2);
+	int fd = their_fd(c, (int)call_arg(c, 0)), e;
+	struct stat st;
+	char path[PATH_MAX];
+
+	if (fd < 0)
+		return fd == -EBADF ? reply_error(c, EBADF) : CONTINUE;
+	e = syscall(SYS_sync_file_range, fd, off, n, flags) ? errno : 0;
+	if (!e && (flags & wait) == wait && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    crash_fd_path(fd, path, sizeof(path)) == 0 && crash_in_root(path)) {
+		struct ct_record h = {.kind = CT_WRITEOUT, .dev = st.st_dev, .ino = st.st_ino,
+				      .off = off, .size = n};
+
+		crash_record(c->req->pid, &h, NULL, 0);
+	}
+	close(fd);
+	return e ? reply_error(c, e) : 0;
+}
+
+static int sync_all(struct call *c, const struct emd_change *r)
+{
+	struct ct_record h = {.kind = CT_SYNC_ALL};
+
+	(void)r;
+	crash_claims(c->req->pid);
+	h.begin = crash_journal_size() + 1;
+	sync();
+	crash_record(c->req->pid, &h, NULL, 0);
+	return 0;
+}
+
+/* mmap: a shared writable mapping of a file of the copy changes it past
+ * the supervisor. */
+static int map_change(struct call *c, const struct emd_change *r)
+{
+	struct stat st;
+	int fd = (int)call_arg(c, 4) >= 0 && (call_arg(c, 2) & PROT_WRITE) ? copy_file(c, 4, &st) : -1;
+
+	(void)r;
+	if (fd < 0)
+		return CONTINUE;
+	close(fd);
+	return unfollowed(c, &st, "a shared writable mapping of a file of the copy");
+}
+
+/* A shared mapping of a file of the copy in [lo, hi)? */
+struct span {
+	unsigned long lo, hi;
+};
+
+static int shared_copy_file(const struct emd_map *m, void *arg)
+{
+	const struct span *s = arg;
+
+	return m->lo < s->hi && s->lo < m->hi && m->perms[3] == 's' && m->path &&
+	       crash_in_root(m->path);
+}
+
+/* mprotect making a shared mapping of a file of the copy writable. */
+static int protect_change(struct call *c, const struct emd_change *r)
+{
+	struct span s = {call_arg(c, 0), call_arg(c, 0) + call_arg(c, 1)};
+	int maps = open_proc(c->req->pid, "maps"), found;
+
+	(void)r;
+	if (maps < 0)
+		return CONTINUE;
+	found = emd_maps_each(maps, shared_copy_file, &s);
+	close(maps);
+	return found ? unfollowed(c, NULL, "a shared mapping of a file of the copy made writable")
+		     : CONTINUE;
+}
+
+/* copy_file_range, sendfile, splice: the kernel copies; into a pipe or a
+ * socket, a claim. */
+static int copy_change(struct call *c, const struct emd_change *r)
+{
+	struct stat st;
+	int fd = copy_file(c, r->arg, &st);
+
+	if (fd < 0)
+		return CONTINUE;
+	close(fd);
+	return unfollowed(c, &st, "the kernel copying into a file of the copy (copy_file_range, "
+			  "sendfile, splice)");
+}
+
+/* truncate by name, io_uring, Linux AIO: past the supervisor. */
+static int foreign_change(struct call *c, const struct emd_change *r)
+{
+	if (r->path >= 0)
+		return crash_foreign_path(c, r, "a truncation by name");
+	return unfollowed(c, NULL, r->nr == SYS_io_uring_setup ? "an io_uring ring, whose writes are"
+			  " not followed" : "a Linux AIO context, whose writes are not followed");
+}
+
+/* msync: a writable shared mapping of the copy made the run unknown. */
+static int msync_change(struct call *c, const struct emd_change *r)
+{
+	(void)c, (void)r;
+	return CONTINUE;
+}
+
+static int (*const handlers[])(struct call *c, const struct emd_change *r) = {
+	[EMD_CH_WRITE] = write_change,	 [EMD_CH_TRUNCATE] = size_change,
+	[EMD_CH_ALLOCATE] = size_change, [EMD_CH_COPY] = copy_change,
+	[EMD_CH_FSYNC] = sync_change,	 [EMD_CH_FDATASYNC] = sync_change,
+	[EMD_CH_SYNCFS] = sync_change,	 [EMD_CH_SYNC] = sync_all,
+	[EMD_CH_RANGE] = range_change,	 [EMD_CH_MSYNC] = msync_change,
+	[EMD_CH_MAP] = map_change,	 [EMD_CH_PROTECT] = protect_change,
+	[EMD_CH_FOREIGN] = foreign_change, [EMD_CH_OPEN] = crash_names,
+	[EMD_CH_MKDIR] = crash_names,	 [EMD_CH_MKNOD] = crash_names,
+	[EMD_CH_SYMLINK] = crash_names,	 [EMD_CH_LINK] = crash_names,
+	[EMD_CH_UNLINK] = crash_names,	 [EMD_CH_RMDIR] = crash_names,
+	[EMD_CH_RENAME] = crash_names,
+};
+
+/* A 32-bit program's change to the copy is not followed: named. */
+static int compat_change(struct call *c, const struct emd_change *r)
+{
+	static const char what[] = "a change by a 32-bit program";
+	struct stat st;
+	int fd;
+
+	if (r->path >= 0)
+		return crash_foreign_path(c, r, what);
+	if (r->how == EMD_CH_MAP || r->how == EMD_CH_PROTECT)
+		return handlers[r->how](c, r);
+	if (r->test != EMD_TEST_FD || (fd = copy_file(c, r->arg, &st)) < 0)
+		return CONTINUE;
+	close(fd);
+	return unfollowed(c, &st, what);
+}
+
+static int crash_answer(struct call *c)
+{
+	long nr = (long)c->req->data.nr;
+
+	c->compat = c->req->data.arch == EMD_ARCH_COMPAT;
+	if (!crash_on() || (c->req->data.arch != EMD_ARCH_NATIVE && !c->compat))
+		return CONTINUE;
+	for (size_t i = 0; i < EMD_NCHANGES; i++)
+		if (nr == (c->compat ? changes[i].nr32 : changes[i].nr))
+			return c->compat ? compat_change(c, &changes[i])
+					 : handlers[changes[i].how](c, &changes[i]);
+	return CONTINUE;
+}
+
+/* crashtest's: the calls of change_requests.h. */
+const struct policy crash_policy = {
+	.name = "crashtest",
+	.answer = crash_answer,
+};

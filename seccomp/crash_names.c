@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: MIT */
+/* crash_names.c -- crashtest's supervisor and the names of the copy: a
+ * create, a link, a symlink, a FIFO, a rename, an unlink, a directory made
+ * or removed by a program it follows is made here and journaled as
+ * libcrashtest journals it: by the inode of its directory and its one name
+ * there, and the inode it names.
+ *
+ * The directory is found from the caller's own (its working directory or
+ * descriptor) through openat2 with RESOLVE_NO_MAGICLINKS, so that a path
+ * through /proc/self cannot name this process's files: such a path is the
+ * kernel's to follow, and the run unknown if it may reach the copy.  The
+ * call is then made on that directory and the last component as the
+ * caller gave it (trailing slashes and all: the kernel's own checks), with
+ * the caller's umask, under the journal's lock.
+ */
+#define _GNU_SOURCE 1
+#include "common/common.h"
+#include "crash.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct cname {
+	int dir, in;                /* O_PATH descriptor; in the copy */
+	struct stat parent;
+	char base[CT_NAME_MAX + 1]; /* the one name, as recorded */
+	char last[PATH_MAX];        /* as given, for the call */
+};
+
+/* The caller's path in argument i (its directory before it if at) as a
+ * directory here and one name: 1, with n->dir open; 0 when there is none
+ * to follow (the kernel fails the call, or it names "." or ".."); -1 when
+ * the path goes through a magic link, whose target this cannot tell. */
+static int cname_of(struct call *c, int at, int i, struct cname *n)
+{
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_MAGICLINKS};
+	char path[PATH_MAX], dir[PATH_MAX], *slash, *name = path;
+	size_t len;
+	int base;
+
+	n->dir = -1;
+	if (read_theirs(c->req->pid, call_arg(c, i), path, sizeof(path), 1) != 0 || !*path)
+		return 0;
+	len = strlen(path);
+	snprintf(n->last, sizeof(n->last), "%s", path);
+	while (len > 1 && path[len - 1] == '/')
+		path[--len] = '\0';
+	if ((slash = strrchr(path, '/'))) {
+		*slash = '\0';
+		name = slash + 1;
+		memmove(n->last, n->last + (name - path), strlen(n->last + (name - path)) + 1);
+	}
+	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || strlen(name) > CT_NAME_MAX ||
+	    (base = caller_dir(c, at ? (int)call_arg(c, i - 1) : AT_FDCWD)) < 0)
+		return 0;
+	n->dir = (int)syscall(SYS_openat2, base, slash ? (slash == path ? "/" : path) : ".", &how,
+			      sizeof(how));
+	close(base);
+	if (n->dir < 0)
+		return errno == ELOOP || errno == EXDEV ? -1 : 0;
+	strcpy(n->base, name);
+	n->in = fstat(n->dir, &n->parent) == 0 && crash_fd_path(n->dir, dir, sizeof(dir)) == 0 &&
+		crash_in_root(dir);
+	return 1;
+}
+
+static void done(struct cname *n)
+{
+	if (n->dir >= 0)
+		close(n->dir);
+	n->dir = -1;
+}
+
+/* A record about the entry n, for inode st, with a string after its name. */
+static void note_name(pid_t tid, enum ct_kind kind, const struct cname *n, const struct stat *st,
+		      const char *more)
+{
+	struct ct_record h = {.kind = (uint16_t)kind, .dev = n->parent.st_dev,
+			      .ino = n->parent.st_ino, .ino2 = st->st_ino, .off = st->st_mode,
+			      .size = (int64_t)((uint64_t)st->st_uid << 32 | st->st_gid)};
+	struct iovec v[2] = {{(void *)n->base, strlen(n->base) + 1},
+			     {(void *)more, more ? strlen(more) + 1 : 0}};
+
+	crash_record(tid, &h, v, more ? 2 : 1);
+}
+
+/* The inode at entry n (ino 0: none). */
+static struct stat entry(const struct cname *n)
+{
+	struct stat st = {0};
+
+	if (fstatat(n->dir, n->base, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		st.st_ino = 0;
+	return st;
+}
+
+static void unknown(struct call *c, const char *what)
+{
+	char why[200];
+
+	snprintf(why, sizeof(why), "%s, by a program crashtest's supervisor follows: not journaled",
+		 what);
+	crash_note(c->req->pid, CT_UNKNOWN, NULL, why);
+}
+
+/* The call made on the names found (b: a rename's or link's new one), as
+ * the caller asked: 0 or an errno. */
+static int make(struct call *c, const struct emd_change *r, const struct cname *a,
+		const struct cname *b, const char *target)
+{
+	unsigned flags = r->flags >= 0 ? (unsigned)call_arg(c, r->flags) : 0;
+	mode_t mode = (mode_t)call_arg(c, r->path + 1);
+	int e;
+
+	switch (r->how) {
+	case EMD_CH_MKDIR:
+		e = mkdirat(a->dir, a->last, mode);
+		break;
+	case EMD_CH_MKNOD:
+		e = mknodat(a->dir, a->last, mode, (dev_t)call_arg(c, r->path + 2));
+		break;
+	case EMD_CH_SYMLINK:
+		e = symlinkat(target, a->dir, a->last);
+		break;
+	case EMD_CH_LINK:
+		e = linkat(a->dir, a->last, b->dir, b->last, (int)flags);
+		break;
+	case EMD_CH_RENAME:
+		e = renameat2(a->dir, a->last, b->dir, b->last, flags);
+		break;
+	default: /* unlink, rmdir */
+		e = unlinkat(a->dir, a->last, r->how == EMD_CH_RMDIR ? AT_REMOVEDIR : (int)flags);
+	}
+	return e ? errno : 0;
+}
+
+/* What the call did, journaled as the library does (names.c there):
+ * before, the inodes at the names it replaces or removes. */
+static void journal(struct call *c, const struct emd_change *r, const struct cname *a,
+		    const struct cname *b, const struct stat *was_a, const struct stat *was_b,
+		    const char *target)
+{
+	pid_t tid = c->req->pid;
+	unsigned flags = r->flags >= 0 ? (unsigned)call_arg(c, r->flags) : 0;
+	struct stat now = entry(r->how == EMD_CH_LINK ? b : a);
+	int rmdir = r->how == EMD_CH_RMDIR || (r->how == EMD_CH_UNLINK && (flags & AT_REMOVEDIR));
+
+	if (r->how == EMD_CH_RENAME && a->in && b->in && !(flags & RENAME_WHITEOUT) &&
+	    was_a->st_ino != was_b->st_ino) {
+		struct ct_record h = {.kind = CT_RENAME, .dev = a->parent.st_dev,
+				      .ino = a->parent.st_ino, .dev2 = b->parent.st_dev,
+				      .ino3 = b->parent.st_ino, .ino2 = was_a->st_ino,
+				      .off = (int64_t)was_b->st_ino,
+				      .flags = flags & RENAME_EXCHANGE ? CT_F_EXCHANGE : 0};
+		struct iovec v[2] = {{(void *)a->base, strlen(a->base) + 1},
+				     {(void *)b->base, strlen(b->base) + 1}};
+
+		crash_record(tid, &h, v, 2);
+	} else if (r->how == EMD_CH_RENAME && (a->in != b->in || (flags & RENAME_WHITEOUT))) {
+		unknown(c, "a rename across the directory's edge, or a whiteout");
+	} else if ((r->how == EMD_CH_UNLINK || r->how == EMD_CH_RMDIR) && a->in && was_a->st_ino) {
+		note_name(tid, rmdir ? CT_RMDIR : CT_UNLINK, a, was_a, NULL);
+	} else if (r->how != EMD_CH_RENAME && r->how != EMD_CH_UNLINK && r->how != EMD_CH_RMDIR &&
+		   (r->how == EMD_CH_LINK ? b : a)->in && now.st_ino) {
+		enum ct_kind kind = r->how == EMD_CH_MKDIR ? CT_MKDIR : r->how == EMD_CH_MKNOD ? CT_MKNOD :
+				    r->how == EMD_CH_SYMLINK ? CT_SYMLINK : CT_LINK;
+
+		note_name(tid, kind, r->how == EMD_CH_LINK ? b : a, &now, target);
+	}
+}
+
+/* The open's flags and mode, as the kernel reads them; 0 if they cannot
+ * be had (openat2's struct unreadable, or with resolve flags: the kernel's
+ * to make). */
+static int open_args(struct call *c, const struct emd_change *r, struct open_how *how)
+{
+	*how = (struct open_how){0};
+	if (r->nr == SYS_openat2) {
+		unsigned long size = call_arg(c, 3);
+
+		if (size < sizeof(*how) || size > 4096 ||
+		    read_theirs(c->req->pid, call_arg(c, 2), how, sizeof(*how), 0) != 0 || how->resolve)
+			return 0;
+	} else if (r->flags < 0) { /* creat */
+		how->flags = O_CREAT | O_WRONLY | O_TRUNC;
+		how->mode = call_arg(c, r->path + 1);
+	} else {
+		how->flags = (unsigned)call_arg(c, r->flags);
+		how->mode = call_arg(c, r->flags + 1);
+	}
+	how->mode &= 07777;
+	return 1;
+}
+
+/* The open, made here, and what it changed journaled: a file made, one
+ * emptied.  ANSWERED, or -1 if it could not be made here. */
+static int open_made(struct call *c, struct cname *n, struct open_how how, mode_t um,
+		     const struct stat *was)
+{
+	struct stat st;
+	int fd;
+
+	if (!still_pending(c) || (fd = open_here(n->dir, n->last, how, um, 0)) < 0)
+		return -1;
+	if (!was->st_ino && fstat(fd, &st) == 0) {
+		note_name(c->req->pid, CT_CREATE, n, &st, NULL);
+	} else if (was->st_ino) {
+		struct ct_record h = {.kind = CT_TRUNC, .dev = was->st_dev, .ino = was->st_ino,
+				      .off = was->st_size, .size = 0};
+
+		crash_record(c->req->pid, &h, NULL, 0);
+	}
+	return hand_over(c, fd, how.flags & O_CLOEXEC);
+}
+
+/* An open that may create or truncate a file of the copy. */
+static int crash_open(struct call *c, const struct emd_change *r)
+{
+	struct open_how how;
+	struct cname n;
+	struct stat was;
+	mode_t um;
+	int found, how_done = -1;
+
+	if (!open_args(c, r, &how) || !(how.flags & EMD_OPEN_CHANGES))
+		return r->nr == SYS_openat2 && how.resolve ? crash_foreign_path(c, r, "an openat2")
+							   : CONTINUE;
+	if ((found = cname_of(c, r->at, r->path, &n)) <= 0 || !n.in) {
+		done(&n);
+		if (found < 0)
+			unknown(c, "an open through /proc's links");
+		return CONTINUE;
+	}
+	was = entry(&n);
+	/* an existing FIFO or device, or a file it neither makes nor empties */
+	if (was.st_ino && (!S_ISREG(was.st_mode) || !(how.flags & O_TRUNC) || !was.st_size)) {
+		done(&n);
+		return S_ISLNK(was.st_mode) ? (unknown(c, "an open through a symlink"), CONTINUE)
+					    : CONTINUE;
+	}
+	if ((how.flags & __O_TMPFILE) == __O_TMPFILE || !same_rights(c->req->pid, &um)) {
+		done(&n);
+		unknown(c, "an O_TMPFILE open, or one by a program of other rights");
+		return CONTINUE;
+	}
+	crash_claims(c->req->pid);
+	crash_lock();
+	how_done = open_made(c, &n, how, um, &was);
+	crash_unlock();
+	done(&n);
+	if (how_done < 0)
+		unknown(c, "an open that creates or truncates, made by the kernel");
+	return how_done < 0 ? CONTINUE : how_done;
+}
+
+int crash_foreign_path(struct call *c, const struct emd_change *r, const char *what)
+{
+	struct cname n;
+	int found = cname_of(c, r->at, r->path, &n);
+
+	if (found < 0 || (found > 0 && n.in))
+		unknown(c, what);
+	done(&n);
+	return CONTINUE;
+}
+
+/* Found both names the call takes; 1 if it touches the copy, 0 if it is
+ * the kernel's (CONTINUE), -1 if it may reach the copy unseen. */
+static int find_names(struct call *c, const struct emd_change *r, struct cname *a,
+		      struct cname *b)
+{
+	int fa = cname_of(c, r->at, r->path, a), fb = 1;
+
+	b->dir = -1;
+	b->in = 0;
+	if (r->path2 >= 0)
+		fb = cname_of(c, r->at, r->path2, b);
+	if (fa < 0 || fb < 0)
+		return -1;
+	if (!fa || !fb || !(a->in || b->in))
+		return 0;
+	/* linkat(AT_EMPTY_PATH): the old file is a descriptor, not a name */
+	if (r->how == EMD_CH_LINK && r->flags >= 0 && (call_arg(c, r->flags) & AT_EMPTY_PATH))
+		return b->in ? -1 : 0;
+	return 1;
+}
+
+int crash_names(struct call *c, const struct emd_change *r)
+{
+	struct cname a, b;
+	struct stat was_a, was_b;
+	char target[PATH_MAX] = "";
+	mode_t their_umask, mine;
+	int found, e;
+
+	if (r->how == EMD_CH_OPEN)
+		return crash_open(c, r);
+	found = find_names(c, r, &a, &b);
+	if (found == 1 && !same_rights(c->req->pid, &their_umask))
+		found = -2;
+	if (found == 1 && r->how == EMD_CH_SYMLINK &&
+	    read_theirs(c->req->pid, call_arg(c, 0), target, sizeof(target), 1) != 0)
+		found = 0; /* the kernel's EFAULT, ENAMETOOLONG */
+	if (found <= 0) {
+		if (found < 0)
+			unknown(c, found == -1 ? "a change of names through /proc's links"
+					       : "a change of names by a program of other rights");
+		done(&a), done(&b);
+		return CONTINUE;
+	}
+	crash_claims(c->req->pid);
+	crash_lock();
+	was_a = entry(&a);
+	was_b = b.dir >= 0 ? entry(&b) : (struct stat){0};
+	mine = umask(their_umask); /* this thread's own: see serve.c */
+	e = still_pending(c) ? make(c, r, &a, &b, target) : -1;
+	umask(mine);
+	if (!e)
+		journal(c, r, &a, &b, &was_a, &was_b, target);
+	crash_unlock();
+	done(&a), done(&b);
+	return e < 0 ? CONTINUE : e ? reply_error(c, e) : 0;
+}
