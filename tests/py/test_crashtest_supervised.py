@@ -125,6 +125,42 @@ def test_a_static_program_is_reported_as_its_dynamic_build(start, mode, model):
     same(native, supervised)
 
 
+CTCALLS = [line.split()[0] for line in subprocess.run(
+    [TESTS / "ctcalls", "--list"], capture_output=True, text=True, check=True).stdout.splitlines()
+    if int(line.split()[1]) >= 0]
+# The calls the supervisor journals as the library does; what a shared
+# writable mapping, copy_file_range and sendfile change it cannot follow.
+# Every other row is journaled alike or makes the run unknown, saying why.
+FOLLOWED = {"fsync", "fdatasync", "syncfs", "sync", "open", "openat", "creat", "write",
+            "writev", "pwrite64", "pwritev", "ftruncate", "rename", "renameat", "unlink",
+            "unlinkat", "rmdir", "mkdir", "mkdirat", "link", "linkat", "symlink", "symlinkat"}
+NOT_FOLLOWED = {"msync": r"\bmap|mmap|mapping", "copy_file_range": "copy_file_range",
+                "sendfile": "sendfile"}
+# What the library leaves to the kernel, dynamic or static (test_crashtest.py).
+UNROUTED = {"open_by_handle_at", "io_uring_enter", "io_uring_setup", "io_submit"}
+
+
+@pytest.mark.parametrize("name", [n for n in CTCALLS if n not in UNROUTED])
+def test_every_call_by_number_is_journaled_as_the_library_does(tmp_path, name):
+    """tests/c/ctcalls.c, a row per call, by number (libc's syscall(),
+    which the library routes; the kernel's own in the static build), with
+    --writes: every change a point."""
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / "data").write_text("old\n")
+    (d / "src").write_text("src\n")
+    native = crashtest(d, "true", TESTS / "ctcalls", name, options=("--writes", "--each"))
+    supervised = crashtest(d, "true", TESTS / "ctcalls-static", name,
+                           options=("--writes", "--each"))
+    assert native[0] == 0 and not reasons(native[1]), native[2]
+    if name in NOT_FOLLOWED or (name not in FOLLOWED and supervised[0] == 2):
+        why = NOT_FOLLOWED.get(name, ".")
+        assert supervised[0] == 2 and any(re.search(why, r) for r in reasons(supervised[1])), \
+            supervised[2] + "\n" + "\n".join(reasons(supervised[1]))
+    else:
+        same(native, supervised)
+
+
 def test_a_static_program_stops_at_a_point_as_its_dynamic_build(start):
     """--at=N builds point N alone and stops the command there: the
     supervisor holds the program at the same call the library does."""
