@@ -45,21 +45,29 @@ def start(tmp_path):
     yield d
 
 
-@pytest.fixture(scope="module")
-def go_replace(tmp_path_factory):
-    """tests/go/replace.go, built once for the module (CGO_ENABLED=0: a
-    static Go program)."""
+def go_build(tmp_path_factory, src, name):
+    """tests/go/SRC built with CGO_ENABLED=0: a static Go program."""
     go = tool("go")
     if not go:
         pytest.fail("go is not installed (.ci/run installs it)")
-    d = tmp_path_factory.mktemp("go")
-    exe = d / "replace-go"
-    subprocess.run([go, "build", "-o", exe,
-                    os.path.join(os.path.dirname(__file__), "..", "go", "replace.go")],
+    d = tmp_path_factory.mktemp(name)
+    exe = d / name
+    subprocess.run([go, "build", "-o", exe, os.path.join(os.path.dirname(__file__), "..", "go", src)],
                    check=True, timeout=600,
                    env=dict(os.environ, CGO_ENABLED="0", GOCACHE=str(d / "cache"),
                             GOPATH=str(d / "gopath"), GOFLAGS="-mod=mod"))
-    yield exe
+    return exe
+
+
+@pytest.fixture(scope="module")
+def go_replace(tmp_path_factory):
+    yield go_build(tmp_path_factory, "replace.go", "replace-go")
+
+
+@pytest.fixture(scope="module")
+def go_runner(tmp_path_factory):
+    """tests/go/run.go: a Go program starting another (os/exec)."""
+    yield go_build(tmp_path_factory, "run.go", "run-go")
 
 
 def need32():
@@ -177,20 +185,41 @@ def test_a_static_program_stops_at_a_point_as_its_dynamic_build(start):
         same(native, crashtest(start, check, STATIC, *args, options=(f"--at={n}",)))
 
 
-@pytest.mark.parametrize("how", ["exec", "child", "posix_spawn"])
+@pytest.mark.parametrize("how", ["exec", "child", "pipe", "posix_spawn"])
 def test_a_static_program_started_by_a_dynamic_one_is_journaled(start, how):
     """The library puts the program under the filter as it is executed,
-    from a shell's exec, a shell's child or posix_spawn."""
+    from a shell's exec, a shell's child (one writing its claims to a pipe)
+    or posix_spawn."""
     def cmd(prog):
         return {"exec": ["sh", "-c", f"exec {prog} good 2"],
                 "child": ["sh", "-c", f"{prog} good 2; echo done"],
+                # cat's own output would come at its own pace: none.
+                "pipe": ["sh", "-c", f"{prog} good 2 | cat >/dev/null"],
                 "posix_spawn": [PYTHON, "-c", SPAWN, prog, "good", "2"]}[how]
     native = crashtest(start, REPLACE_CHECK, *cmd(DYNAMIC))
     supervised = crashtest(start, REPLACE_CHECK, *cmd(STATIC))
-    assert native[0] == 0 and any(p["after"].startswith("fsync(") for p in native[1].points), \
-        native[2]
+    afters = [p["after"] for p in native[1].points]
+    assert native[0] == 0 and "fsync(data.tmp)" in afters, native[2]
+    assert (afters.count("a write to a pipe or socket") == 2) == (how == "pipe"), native[2]
     assert not reasons(supervised[1]), supervised[2] + "\n" + "\n".join(reasons(supervised[1]))
     same(native, supervised)
+
+
+@pytest.mark.parametrize("parent", ["static", pytest.param("go", marks=pytest.mark.go)])
+@pytest.mark.parametrize("child", ["dynamic", "static"])
+def test_a_program_started_by_a_static_one_is_journaled_once(request, start, parent, child):
+    """A dynamic program executed under the filter (by a static program's
+    exec, by Go's fork and exec) is journaled by the supervisor or by its
+    library, never by both; a static one by the supervisor: as the dynamic
+    program run alone."""
+    if parent == "go":
+        start_it = [request.getfixturevalue("go_runner")]
+    else:
+        start_it = [TESTS / "sigchld-static"]  # unblocks SIGCHLD and execs its arguments
+    args, check, _ = MODES["good"]
+    alone = crashtest(start, check, DYNAMIC, *args)
+    started = crashtest(start, check, *start_it, DYNAMIC if child == "dynamic" else STATIC, *args)
+    same(alone, started)
 
 
 def native_counts(prog, args, tmp_path):
