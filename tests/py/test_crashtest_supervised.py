@@ -172,6 +172,16 @@ def test_every_call_by_number_is_journaled_as_the_library_does(tmp_path, name):
         same(native, supervised)
 
 
+def test_without_the_supervisor_a_static_program_is_unknown(start):
+    """The control of the comparisons: --seccomp=off, the static program's
+    changes are past crashtest, and the run says so."""
+    args, check, _ = MODES["good"]
+    code, report, rerun = crashtest(start, "true", STATIC, *args, options=("--each", "--seccomp=off"))
+    assert code == 2 and {p["verdict"] for p in report.points} == {"unknown"}, rerun
+    assert any(f"{STATIC} is a static program" in why for why in reasons(report)), \
+        rerun + "\n" + "\n".join(reasons(report))
+
+
 def test_a_static_program_stops_at_a_point_as_its_dynamic_build(start):
     """--at=N builds point N alone and stops the command there: the
     supervisor holds the program at the same call the library does."""
