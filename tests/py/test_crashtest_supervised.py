@@ -52,7 +52,8 @@ def go_build(tmp_path_factory, src, name):
         pytest.fail("go is not installed (.ci/run installs it)")
     d = tmp_path_factory.mktemp(name)
     exe = d / name
-    subprocess.run([go, "build", "-o", exe, os.path.join(os.path.dirname(__file__), "..", "go", src)],
+    subprocess.run([go, "build", "-o", exe,
+                    os.path.join(os.path.dirname(__file__), "..", "go", src)],
                    check=True, timeout=600,
                    env=dict(os.environ, CGO_ENABLED="0", GOCACHE=str(d / "cache"),
                             GOPATH=str(d / "gopath"), GOFLAGS="-mod=mod"))
@@ -176,7 +177,8 @@ def test_without_the_supervisor_a_static_program_is_unknown(start):
     """The control of the comparisons: --seccomp=off, the static program's
     changes are past crashtest, and the run says so."""
     args, check, _ = MODES["good"]
-    code, report, rerun = crashtest(start, "true", STATIC, *args, options=("--each", "--seccomp=off"))
+    code, report, rerun = crashtest(start, "true", STATIC, *args,
+                                    options=("--each", "--seccomp=off"))
     assert code == 2 and {p["verdict"] for p in report.points} == {"unknown"}, rerun
     assert any(f"{STATIC} is a static program" in why for why in reasons(report)), \
         rerun + "\n" + "\n".join(reasons(report))
