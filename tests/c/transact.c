@@ -8,6 +8,8 @@
  *   transact good N   N times: data.tmp written, fsynced, renamed over data,
  *                     the directory fsynced
  *   transact bad N    the same without any fsync
+ *   transact fork N   good's, each transaction made by a child of its own,
+ *                     the claim by the parent once it exited
  *   transact names    mkdir, create, write, link, symlink, rmdir, unlink,
  *                     rename over a file and between directories, ftruncate,
  *                     pwrite, writev, pwritev, O_TRUNC, the *at calls, each
@@ -24,6 +26,7 @@
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void fail(const char *what)
@@ -264,6 +267,23 @@ static void copied(const char *how)
 	claim(1);
 }
 
+/* Transaction k made by a child; told once it exited, successfully. */
+static void forked(int k)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		fail("fork");
+	if (pid == 0) {
+		replace(k, 1);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail("the child");
+	claim(k);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -274,6 +294,9 @@ int main(int argc, char **argv)
 			replace(k, !strcmp(mode, "good"));
 			claim(k);
 		}
+	} else if (!strcmp(mode, "fork")) {
+		for (int k = 1; k <= n; k++)
+			forked(k);
 	} else if (!strcmp(mode, "names")) {
 		names();
 	} else if (!strcmp(mode, "mmap")) {
@@ -281,7 +304,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "copy") || !strcmp(mode, "sendfile")) {
 		copied(mode);
 	} else {
-		fprintf(stderr, "usage: transact good|bad N | names | mmap | copy | sendfile\n");
+		fprintf(stderr, "usage: transact good|bad|fork N | names | mmap | copy | sendfile\n");
 		return 2;
 	}
 	return 0;

@@ -9,8 +9,8 @@ mapping, a 32-bit static program, io_uring, AIO, copy_file_range and
 sendfile into the copy) makes the run unknown, saying why; each beside its
 control, the dynamic program the library follows.
 
-tests/c/transact.c is the program (modes good, bad, names, mmap, copy,
-sendfile), tests/go/replace.go its good and bad in Go."""
+tests/c/transact.c is the program (modes good, bad, fork, names, mmap,
+copy, sendfile), tests/go/replace.go its good and bad in Go."""
 import difflib
 import os
 import re
@@ -31,7 +31,7 @@ REPLACE_CHECK = f"sh {CRASH / 'replace_check.sh'}"
 NAMES_CHECK = f"{PYTHON} {CRASH / 'transact_check.py'}"
 # mode: (its arguments, its checker, crashtest's exit status).
 MODES = {"good": (["good", "3"], REPLACE_CHECK, 0), "bad": (["bad", "2"], REPLACE_CHECK, 1),
-         "names": (["names"], NAMES_CHECK, 0)}
+         "fork": (["fork", "2"], REPLACE_CHECK, 0), "names": (["names"], NAMES_CHECK, 0)}
 SPAWN = "import os, sys; os.waitpid(os.posix_spawn(sys.argv[1], sys.argv[1:], os.environ), 0)"
 
 
