@@ -292,17 +292,17 @@ static int create_here(int base, const char *path, struct open_how how)
 	return fd;
 }
 
-/* Open as asked, without the sync flags, never blocking, through no magic
+/* Open as asked, without the flags `drop` (eatmydata's: the sync flags), never blocking, through no magic
  * link, with the caller's umask; -1 when this cannot be the caller's own
  * open (the kernel then makes it, and answers exactly: EEXIST, EISDIR,
  * ELOOP...).  A name that is not there yet is created exclusively.  An
  * existing file is opened with O_CREAT only if it is the caller's own:
  * otherwise fs.protected_regular may refuse it in a sticky directory. */
-int open_here(int base, const char *path, struct open_how how, mode_t their_umask, int compat)
+int open_here(int base, const char *path, struct open_how how, mode_t their_umask, int compat,
+	      unsigned long long drop)
 {
 	struct stat st;
-	unsigned long long flags = (how.flags & ~(unsigned long long)EMD_OPEN_SYNC_FLAGS) | O_NONBLOCK |
-				   O_NOCTTY | O_CLOEXEC;
+	unsigned long long flags = (how.flags & ~drop) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
 	int found = find_here(base, path, how.flags), fd = -1, nonblock = how.flags & O_NONBLOCK;
 	mode_t mine = umask(their_umask); /* this thread's own: see worker() */
 
@@ -356,7 +356,7 @@ int open_on_behalf(struct call *c)
 		return CONTINUE;
 	if ((base = caller_dir(c, dirfd)) < 0)
 		return CONTINUE; /* EBADF, ENOTDIR...: the kernel says it */
-	fd = open_here(base, path, how, their_umask, c->compat);
+	fd = open_here(base, path, how, their_umask, c->compat, EMD_OPEN_SYNC_FLAGS);
 	close(base);
 	if (fd < 0 || !still_pending(c)) {
 		if (fd >= 0)

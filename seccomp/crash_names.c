@@ -208,7 +208,7 @@ static int open_made(struct call *c, struct cname *n, struct open_how how, mode_
 	struct stat st;
 	int fd;
 
-	if (!still_pending(c) || (fd = open_here(n->dir, n->last, how, um, 0)) < 0)
+	if (!still_pending(c) || (fd = open_here(n->dir, n->last, how, um, 0, 0)) < 0)
 		return -1;
 	if (!was->st_ino && fstat(fd, &st) == 0) {
 		note_name(c->req->pid, CT_CREATE, n, &st, NULL);

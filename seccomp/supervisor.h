@@ -141,12 +141,13 @@ void note(int fd);
 
 /* behalf.c: the directory a caller's path is relative to (AT_FDCWD: its
  * working directory), here, or -errno.  The file (base, path) opened as
- * the caller asked, here, with its umask (see behalf.c), or -1 when that
- * cannot be the caller's own open; hand_over gives it the descriptor
+ * the caller asked but for the flags `drop`, here, with its umask (see
+ * behalf.c), or -1 when that cannot be the caller's own open; hand_over gives it the descriptor
  * (closed here) as the call's answer. */
 int caller_dir(const struct call *c, int dirfd);
 struct open_how;
-int open_here(int base, const char *path, struct open_how how, mode_t their_umask, int compat);
+int open_here(int base, const char *path, struct open_how how, mode_t their_umask, int compat,
+	      unsigned long long drop);
 int hand_over(struct call *c, int fd, int cloexec);
 
 /* nocache.c: may a write of len bytes at pos (-1: at fd's position) be
