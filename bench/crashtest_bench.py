@@ -14,6 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CRASHTEST = ROOT / "build" / "bin" / "crashtest"
+TESTS = ROOT / "build" / "tests"
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "9"))
 
 SQL = ("PRAGMA journal_mode=DELETE; PRAGMA synchronous=FULL; CREATE TABLE IF NOT EXISTS t(x);"
@@ -54,6 +55,12 @@ WORKLOADS = [
     ("sqlite: 30 inserts, synchronous=FULL", nothing, ["sqlite3", "db", SQL], SQL_CHECK),
     ("python: 200 x write+fdatasync", nothing, [sys.executable, "-c", PY], PY_CHECK),
     ("git: add+commit 100 files, core.fsync=all", git_repo, ["sh", "-c", GIT], GIT_CHECK),
+    # The same calls from a dynamic and a static program: the library's
+    # journal against the seccomp supervisor's (seccomp/crash.c).
+    ("C, dynamic: 200 x write+fdatasync (library)", nothing,
+     [TESTS / "fsyncs", "f", "200", "fdatasync"], "test -f f"),
+    ("C, static: the same (supervisor)", nothing,
+     [TESTS / "fsyncs-static", "f", "200", "fdatasync"], "test -f f"),
 ]
 
 

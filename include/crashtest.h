@@ -122,4 +122,38 @@ struct ct_record {
 	uint64_t out, err; /* output bytes written before this change */
 };
 
+/* Is a record of this kind a crash point?  Durability calls and claims
+ * always, a write with O_SYNC or O_DSYNC, every change with --writes
+ * (`writes`).  The same rule for the library and the supervisor. */
+static inline int ct_is_point(const struct ct_record *h, int writes)
+{
+	switch (h->kind) {
+	case CT_SYNC:
+	case CT_SYNC_ALL:
+	case CT_CLAIM:
+	case CT_DURING:
+		return 1;
+	case CT_WRITE:
+		return writes || (h->flags & (CT_F_DSYNC | CT_F_SYNC));
+	case CT_IMAGE:
+	case CT_WRITEOUT:
+	case CT_HOLD:
+	case CT_FREE:
+	case CT_UNKNOWN:
+		return 0;
+	default:
+		return writes;
+	}
+}
+
+/* What the counters say of a record: a durability call, or a change. */
+static inline void ct_count(struct ct_counters *count, const struct ct_record *h)
+{
+	if (h->kind == CT_SYNC || h->kind == CT_SYNC_ALL ||
+	    (h->kind == CT_WRITE && (h->flags & (CT_F_DSYNC | CT_F_SYNC))))
+		__atomic_add_fetch(&count->syncs, 1, __ATOMIC_SEQ_CST);
+	else if (h->kind <= CT_RENAME)
+		__atomic_add_fetch(&count->changes, 1, __ATOMIC_SEQ_CST);
+}
+
 #endif

@@ -9,8 +9,12 @@
  * and pos32, the same in the 32-bit ABI (EMD_COMPAT(i386, arm)), where the
  * offset is two arguments, low word first: arm's pread64 and pwrite64
  * leave argument 3 unused (a 64-bit value starts at an even register),
- * the kernel's compat preadv and pwritev take pos_l, pos_h at 3 and 4.
- * preadv2 and pwritev2 (flags beside the offset) are served on neither.
+ * the kernel's compat preadv and pwritev take pos_l, pos_h at 3 and 4;
+ * rwf, the argument of preadv2's and pwritev2's RWF_ flags (-1: none).
+ * Those two take an offset of -1 for the file position, and their native
+ * pos_h (argument 4) is ignored: the kernel's pos_from_hilo shifts it by
+ * 32 twice on a 64-bit long, so only pos_l counts; the compat ones join
+ * both words, as preadv does.
  */
 #ifndef EMD_IO_REQUESTS_H
 #define EMD_IO_REQUESTS_H
@@ -21,26 +25,28 @@
 
 /* clang-format off */
 #define EMD_IO_REQUESTS(X)                                                       \
-	/* name      nr            write vec pos nr32                  pos32 */      \
-	X(read,      SYS_read,     0,    0,  -1, EMD_COMPAT(3, 3),     -1)           \
-	X(pread64,   SYS_pread64,  0,    0,  3,  EMD_COMPAT(180, 180), EMD_COMPAT(3, 4)) \
-	X(readv,     SYS_readv,    0,    1,  -1, EMD_COMPAT(145, 145), -1)           \
-	X(preadv,    SYS_preadv,   0,    1,  3,  EMD_COMPAT(333, 361), 3)            \
-	X(write,     SYS_write,    1,    0,  -1, EMD_COMPAT(4, 4),     -1)           \
-	X(pwrite64,  SYS_pwrite64, 1,    0,  3,  EMD_COMPAT(181, 181), EMD_COMPAT(3, 4)) \
-	X(writev,    SYS_writev,   1,    1,  -1, EMD_COMPAT(146, 146), -1)           \
-	X(pwritev,   SYS_pwritev,  1,    1,  3,  EMD_COMPAT(334, 362), 3)
+	/* name      nr            write vec pos nr32                  pos32             rwf */ \
+	X(read,      SYS_read,     0,    0,  -1, EMD_COMPAT(3, 3),     -1,               -1) \
+	X(pread64,   SYS_pread64,  0,    0,  3,  EMD_COMPAT(180, 180), EMD_COMPAT(3, 4), -1) \
+	X(readv,     SYS_readv,    0,    1,  -1, EMD_COMPAT(145, 145), -1,               -1) \
+	X(preadv,    SYS_preadv,   0,    1,  3,  EMD_COMPAT(333, 361), 3,                -1) \
+	X(preadv2,   SYS_preadv2,  0,    1,  3,  EMD_COMPAT(378, 392), 3,                5) \
+	X(write,     SYS_write,    1,    0,  -1, EMD_COMPAT(4, 4),     -1,               -1) \
+	X(pwrite64,  SYS_pwrite64, 1,    0,  3,  EMD_COMPAT(181, 181), EMD_COMPAT(3, 4), -1) \
+	X(writev,    SYS_writev,   1,    1,  -1, EMD_COMPAT(146, 146), -1,               -1) \
+	X(pwritev,   SYS_pwritev,  1,    1,  3,  EMD_COMPAT(334, 362), 3,                -1) \
+	X(pwritev2,  SYS_pwritev2, 1,    1,  3,  EMD_COMPAT(379, 393), 3,                5)
 /* clang-format on */
 
 struct emd_io_request {
 	const char *name;
 	long nr, nr32;
-	int write, vec, pos, pos32;
+	int write, vec, pos, pos32, rwf;
 };
 
-#define EMD_IO_ROW(name_, nr_, write_, vec_, pos_, nr32_, pos32_)                                  \
+#define EMD_IO_ROW(name_, nr_, write_, vec_, pos_, nr32_, pos32_, rwf_)                            \
 	{.name = #name_, .nr = (nr_), .write = (write_), .vec = (vec_), .pos = (pos_),             \
-	 .nr32 = (nr32_), .pos32 = (pos32_)},
+	 .nr32 = (nr32_), .pos32 = (pos32_), .rwf = (rwf_)},
 #define EMD_IO_TABLE(var)                                                                           \
 	static const struct emd_io_request var[] = {EMD_IO_REQUESTS(EMD_IO_ROW)}
 #define EMD_NIO (sizeof((struct emd_io_request[]){EMD_IO_REQUESTS(EMD_IO_ROW)}) /                   \

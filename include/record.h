@@ -20,9 +20,10 @@
  * header's or a slot's layout or meaning, and a reader refuses a version it
  * does not read.  Version 1 files exist with two slot layouts (before and
  * after the audit's fields), so neither is read; version 3 added the call
- * site's build id and address, and the module records. */
+ * site's build id and address, and the module records; version 4 the
+ * calling thread (its 4 bytes taken from the program's name). */
 #define EMD_REC_MAGIC "EMDREC01"
-#define EMD_REC_VERSION 3
+#define EMD_REC_VERSION 4
 #define EMD_REC_HEADER 4096
 #define EMD_REC_SLOTS_DEFAULT (1u << 20)
 #define EMD_REC_SLOTS_MAX (1u << 24) /* 8 GiB of records */
@@ -99,7 +100,8 @@ struct emd_rec_slot {
 	uint64_t latency_ns;
 	struct emd_rec_file file;
 	uint64_t dir_dev, dir_ino; /* events: the directory of the entry */
-	char program[32];
+	int32_t tid;          /* the calling thread, as gettid() names it */
+	char program[28];
 	char path[256];
 	char site[80];        /* "module+0xoffset symbol", as dladdr names it */
 	uint8_t build_id[20]; /* the module's GNU build id (its first 20 bytes) */

@@ -31,7 +31,7 @@ static const char usage[] =
 	"their time grew past a limit.\n"
 	"\n"
 	"  -o, --output=FILE  write the report to FILE instead of stderr\n"
-	"  -j, --json         the report as JSON (schema eatmydata.syncstat/3,\n"
+	"  -j, --json         the report as JSON (schema eatmydata.syncstat/4,\n"
 	"                     /usr/share/eatmydata/syncstat.schema.json)\n"
 	"      --json=FILE    the JSON report to FILE, and the text report too\n"
 	"      --html=FILE    write the report as one self-contained HTML page\n"

@@ -228,39 +228,6 @@ uint64_t ct_journal_size(void)
 	return size < 0 ? 0 : (uint64_t)size;
 }
 
-/* Is a record of this kind a crash point?  Durability calls and claims
- * always, every change with --writes. */
-static int is_point(const struct ct_record *h)
-{
-	switch (h->kind) {
-	case CT_SYNC:
-	case CT_SYNC_ALL:
-	case CT_CLAIM:
-	case CT_DURING:
-		return 1;
-	case CT_WRITE:
-		return run.writes || (h->flags & (CT_F_DSYNC | CT_F_SYNC));
-	case CT_IMAGE:
-	case CT_WRITEOUT:
-	case CT_HOLD:
-	case CT_FREE:
-	case CT_UNKNOWN:
-		return 0;
-	default:
-		return run.writes;
-	}
-}
-
-/* What the counters say of a record: a durability call, or a change. */
-static void count(const struct ct_record *h)
-{
-	if (h->kind == CT_SYNC || h->kind == CT_SYNC_ALL ||
-	    (h->kind == CT_WRITE && (h->flags & (CT_F_DSYNC | CT_F_SYNC))))
-		__atomic_add_fetch(&run.count->syncs, 1, __ATOMIC_SEQ_CST);
-	else if (h->kind <= CT_RENAME)
-		__atomic_add_fetch(&run.count->changes, 1, __ATOMIC_SEQ_CST);
-}
-
 /* The crash point asked for was passed: for the kernel-reference tests,
  * wait for their word; else the power fails and nothing of the tree runs
  * on. */
@@ -294,8 +261,8 @@ void ct_record(struct ct_record *h, const struct iovec *payload, int n)
 	}
 	total += h->len;
 	ct_lock();
-	count(h);
-	point = is_point(h);
+	ct_count(run.count, h);
+	point = ct_is_point(h, run.writes);
 	h->point = point ? __atomic_add_fetch(&run.count->points, 1, __ATOMIC_SEQ_CST) : 0;
 	h->out = __atomic_load_n(&run.count->out, __ATOMIC_SEQ_CST);
 	h->err = __atomic_load_n(&run.count->err, __ATOMIC_SEQ_CST);

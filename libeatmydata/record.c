@@ -5,10 +5,11 @@
  *
  * Per call: two clock reads and no other system call.  The file is known
  * from its descriptor's first request (fdid.c), its path looked up once per
- * file, the process from its start or fork, the call site from a cache.  No
- * lock and no allocation: the caches are seqlocked and a race only costs a
- * lookup.  The audit still looks at the file at each request: it compares
- * the file's size and modification time between requests.
+ * file, the process from its start or fork, the thread from its first
+ * record, the call site from a cache.  No lock and no allocation: the
+ * caches are seqlocked and a race only costs a lookup.  The audit still
+ * looks at the file at each request: it compares the file's size and
+ * modification time between requests.
  */
 #include "emd.h"
 #include "filter.h"
@@ -37,7 +38,17 @@ int emd_auditing;
  * vfork child's, made in its parent's memory, would have named the parent
  * after the child for good. */
 static int cached_pid, cached_ppid;
-static char program[32];
+static char program[sizeof(((struct emd_rec_slot *)0)->program)];
+/* This thread, learnt at its first record and kept beside the process it
+ * was learnt in: a fork's child (its one thread renumbered) sees cached_pid
+ * change and learns again; a thread started later has none.  A vfork child
+ * runs on its parent's thread, TLS and all: it never keeps what it learns
+ * there (the parent's thread would be named after the child for good), and
+ * once the parent's thread knows itself, the child is counted as that
+ * thread, as it is counted as its process. */
+static __thread struct {
+	int pid, tid;
+} me;
 /* The seccomp supervisor records this process's requests (filter.h's
  * probe): the library leaves them to it, but for a write on an O_SYNC
  * descriptor, which the filter lets through. */
@@ -351,11 +362,31 @@ static struct emd_rec_slot *claim_slot(struct emd_rec_header *h)
 	return (struct emd_rec_slot *)((char *)h + EMD_REC_HEADER) + i;
 }
 
-/* The slot's process: its pid, its parent's and its name, all kept. */
+/* The calling thread of process `pid`: two system calls once per thread
+ * (and per fork), none after.  Kept only if it is `pid`'s own: not in a
+ * vfork child or a bare clone()'s, whose process is its parent's here. */
+static int this_thread(int pid)
+{
+	int tid;
+
+	if (__builtin_expect(me.pid == pid, 1))
+		return me.tid;
+	tid = (int)emd_syscall(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	if (emd_syscall(SYS_getpid, 0, 0, 0, 0, 0, 0) == pid) {
+		me.tid = tid;
+		/* A signal handler's record in between sees the pid last. */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		me.pid = pid;
+	}
+	return tid;
+}
+
+/* The slot's process and thread: its pid, its parent's, its name, all kept. */
 static void this_process(struct emd_rec_slot *s)
 {
 	s->pid = __atomic_load_n(&cached_pid, __ATOMIC_ACQUIRE);
 	s->ppid = cached_ppid;
+	s->tid = this_thread(s->pid);
 	memcpy(s->program, program, sizeof(s->program));
 }
 

@@ -148,11 +148,12 @@ static void groups(FILE *out, const struct run *run)
 			"and JSON reports)</p>\n", run->by_kind.n - GROUPS_DRAWN);
 }
 
-/* A top list; the call sites' with where each is, when known. */
+/* A top list; the call sites' with where each is, when known; the
+ * threads' each by its number and its process's. */
 static void top(FILE *out, const char *title, const char *id, const struct run *run,
 		const struct groups *gs)
 {
-	int sites = gs == &run->by_site;
+	int sites = gs == &run->by_site, threads = gs == &run->by_thread;
 
 	fprintf(out, "<h2>%s</h2>\n<table id=\"%s\"><tr><th>time</th><th>calls</th>"
 		"<th>name</th>%s</tr>\n", title, id, sites ? "<th>where</th>" : "");
@@ -161,7 +162,8 @@ static void top(FILE *out, const char *title, const char *id, const struct run *
 
 		fprintf(out, "<tr><td class=\"n\">%s</td><td class=\"n\">%llu</td><td>",
 			report_duration(gs->g[i].total), gs->g[i].count);
-		html_text(out, gs->g[i].key, sizeof(gs->g[i].key));
+		html_text(out, threads ? report_thread_name(&gs->g[i]) : gs->g[i].key,
+			  sizeof(gs->g[i].key));
 		if (sites) {
 			fprintf(out, "</td><td>");
 			html_text(out, where ? where : "", 600);
@@ -287,6 +289,8 @@ void report_html(FILE *out, const struct run *run)
 	if (run->calls) {
 		top(out, "Top files", "files", run, &run->by_file);
 		top(out, "Top call sites", "sites", run, &run->by_site);
+		if (run->by_thread.n > 1) /* as in the text */
+			top(out, "Top threads", "threads", run, &run->by_thread);
 	}
 	if (run->devices.present && !run->eaten)
 		devices(out, run);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* report.c -- reads a record directory and prints what the run's durability
- * requests cost: per program and kind of call, per file, per call site. */
+ * requests cost: per program and kind of call, per file, per call site,
+ * per process and per thread. */
 #include "common/common.h"
 #include "run.h"
 #include "report_data.h"
@@ -75,10 +76,13 @@ static void add(struct group *g, const struct emd_rec_slot *s)
 	g->total = sum(g->total, s->latency_ns);
 }
 
+/* A process's or thread's group: named as its last call found it (an exec
+ * keeps the numbers, not the name). */
 static void add_process(struct group *p, const struct emd_rec_slot *s)
 {
 	p->pid = s->pid;
 	p->ppid = s->ppid;
+	p->tid = s->tid;
 	snprintf(p->program, sizeof(p->program), "%s", s->program);
 	add(p, s);
 }
@@ -118,7 +122,7 @@ static const struct emd_rec_header *map_records(const char *file)
 static void tally(struct run *run, const struct emd_rec_slot *s)
 {
 	struct group *site;
-	char key[16];
+	char key[32];
 
 	run->calls++;
 	run->incomplete += s->state != EMD_REC_DONE;
@@ -130,6 +134,8 @@ static void tally(struct run *run, const struct emd_rec_slot *s)
 	add(site, s);
 	snprintf(key, sizeof(key), "%d", s->pid);
 	add_process(group_of(&run->by_process, key, 0), s);
+	snprintf(key, sizeof(key), "%d/%d", s->pid, s->tid);
+	add_process(group_of(&run->by_thread, key, 0), s);
 	if (run->devices.present)
 		device_count(&run->devices, s);
 }
@@ -260,7 +266,7 @@ unsigned long long report_percentile(const struct group *g, int pct)
 static void sort_all(struct run *run)
 {
 	struct groups *all[] = {&run->by_kind, &run->by_file, &run->by_site,
-				&run->by_process};
+				&run->by_process, &run->by_thread};
 
 	/* qsort is never given a NULL array, even of no elements. */
 	for (size_t k = 0; k < sizeof(all) / sizeof(*all); k++) {

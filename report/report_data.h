@@ -13,15 +13,16 @@
 
 /* The JSON report's schema (doc/syncstat.schema.json): its number changes
  * with any change of the JSON's fields or their meaning. */
-#define REPORT_SCHEMA "eatmydata.syncstat/3"
+#define REPORT_SCHEMA "eatmydata.syncstat/4"
 
 /* What an eaten call costs: the one validating system call. */
 #define EATEN_NS 200
 
-/* Calls sharing a key (program and kind, file, call site, process). */
+/* Calls sharing a key (program and kind, file, call site, process,
+ * thread). */
 struct group {
 	char key[300];
-	int kind, pid, ppid;
+	int kind, pid, ppid, tid;
 	char program[32];
 	unsigned long long count, timed, errors, total;
 	unsigned long long untimed; /* counted at submission (io_uring, AIO) */
@@ -50,6 +51,7 @@ struct run {
 	size_t nslots;
 	struct findings findings;
 	struct groups by_kind, by_file, by_site, by_process;
+	struct groups by_thread; /* keyed "pid/tid": a number may be reused */
 	unsigned long long calls, incomplete, lost, total;
 	/* The programs that ran unobserved (EMD_K_UNOBSERVED records): their
 	 * calls are in no count, and the report says so first. */
@@ -93,6 +95,7 @@ const char *report_ms(unsigned long long ms);
  * system with nothing to say. */
 const char *report_would_save(const struct run *run);
 const char *report_incomplete(const struct run *run);
+const char *report_thread_name(const struct group *thread);
 const char *report_lost(const struct run *run);
 const char *report_audit_nothing(const struct run *run);
 const char *report_mount_line(const struct devices *ds, const struct dev_mount *m);

@@ -151,7 +151,8 @@ static json_t *keyed(const char *field, const struct groups *gs)
 	return list;
 }
 
-static json_t *processes(const struct groups *gs)
+/* The processes, or the threads (`threads`: each with its tid). */
+static json_t *processes(const struct groups *gs, int threads)
 {
 	json_t *list = checked(json_array()), *o;
 
@@ -160,6 +161,8 @@ static json_t *processes(const struct groups *gs)
 
 		o = checked(json_object());
 		report_json_set(o, "pid", json_integer(g->pid));
+		if (threads)
+			report_json_set(o, "tid", json_integer(g->tid));
 		report_json_set(o, "ppid", json_integer(g->ppid));
 		report_json_set(o, "program", report_json_string(g->program));
 		add_counts(o, g);
@@ -313,7 +316,8 @@ void report_json(FILE *out, const struct run *run)
 	report_json_set(o, "groups", kinds(&run->by_kind));
 	report_json_set(o, "files", keyed("path", &run->by_file));
 	report_json_set(o, "sites", report_json_sites(run));
-	report_json_set(o, "processes", processes(&run->by_process));
+	report_json_set(o, "processes", processes(&run->by_process, 0));
+	report_json_set(o, "threads", processes(&run->by_thread, 1));
 	report_json_set(o, "unobserved", unobserved(run));
 	if (run->audit)
 		report_json_set(o, "findings", findings(&run->findings));

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* report_text.c -- the report for people: a summary, then per program and
  * kind of call its latencies with a histogram in DTrace's quantize() layout,
- * then the files and call sites that cost the most. */
+ * then the files, call sites and threads that cost the most. */
 #include "report_data.h"
 
 #include <string.h>
@@ -199,6 +199,19 @@ static void top(FILE *out, const char *title, const char *what,
 			report_one_line(gs->g[i].key));
 }
 
+/* The threads, when the tree ran more than one: which of them waited. */
+static void threads(FILE *out, const struct groups *gs, int eaten)
+{
+	if (gs->n < 2)
+		return;
+	fprintf(out, "\nTop threads by %s:\n%12s %8s  %s\n",
+		eaten ? "calls" : "time in durability calls", eaten ? "" : "total", "calls",
+		"thread");
+	for (size_t i = 0; i < gs->n && i < TOP; i++)
+		fprintf(out, "%12s %8llu  %s\n", eaten ? "" : report_duration(gs->g[i].total),
+			gs->g[i].count, report_one_line(report_thread_name(&gs->g[i])));
+}
+
 /* The call sites, each with its function and source line where the
  * debug information names them. */
 static void sites(FILE *out, const struct run *run)
@@ -322,6 +335,7 @@ void report_text(FILE *out, const struct run *run)
 	if (run->calls) {
 		top(out, "files", "file", &run->by_file, run->eaten);
 		sites(out, run);
+		threads(out, &run->by_thread, run->eaten);
 	}
 	if (run->devices.present && !run->eaten)
 		devices(out, run);

@@ -17,6 +17,16 @@ const char *report_would_save(const struct run *run)
 	return b;
 }
 
+/* A thread by its number (gettid, the TID of ps -L) and its process's;
+ * the program's name as recorded, for the caller to escape. */
+const char *report_thread_name(const struct group *thread)
+{
+	static char b[96];
+
+	snprintf(b, sizeof(b), "%d of %s (pid %d)", thread->tid, thread->program, thread->pid);
+	return b;
+}
+
 const char *report_incomplete(const struct run *run)
 {
 	static char b[160];

@@ -114,84 +114,106 @@ static long long began_at(int fd, int fl, int rwf, long long pos, ssize_t r)
 	return pos < 0 ? -1 : pos - r;
 }
 
-/* The caller's data, as far as it is mapped (the kernel writes what it
- * could copy), into buf: how much, or -errno. */
-static ssize_t their_data(const struct call *c, const struct emd_change *r, char *buf,
-			  size_t *total)
+/* The caller's buffers and their total: 0, or -ESRCH when they cannot be
+ * read (the kernel's EFAULT, EINVAL), -E2BIG past MAX_WRITE. */
+static int their_buffers(const struct call *c, const struct emd_change *r, struct iovec *iov,
+			 unsigned *cnt, size_t *total)
 {
-	struct iovec iov[THEIR_IOV_MAX], local;
-	unsigned long long cnt = r->vec ? call_arg(c, 2) : 1;
-	ssize_t got;
-
+	*cnt = r->vec ? (unsigned)call_arg(c, 2) : 1;
 	if (!r->vec)
 		iov[0] = (struct iovec){(void *)call_arg(c, 1), (size_t)call_arg(c, 2)};
-	else if (cnt > THEIR_IOV_MAX || their_iovecs(c, call_arg(c, 1), iov, (int)cnt) != 0)
+	else if (call_arg(c, 2) > THEIR_IOV_MAX ||
+		 their_iovecs(c, call_arg(c, 1), iov, (int)*cnt) != 0)
 		return -ESRCH;
 	*total = 0;
-	for (unsigned i = 0; i < cnt; i++) {
+	for (unsigned i = 0; i < *cnt; i++) {
 		if (iov[i].iov_len > MAX_WRITE - *total)
 			return -E2BIG;
 		*total += iov[i].iov_len;
 	}
-	local = (struct iovec){buf, *total};
-	if (!*total)
+	return 0;
+}
+
+/* The caller's data, as far as it is mapped (the kernel writes what it
+ * could copy), into buf: how much, or -errno. */
+static ssize_t their_data(const struct call *c, const struct iovec *iov, unsigned cnt, char *buf,
+			  size_t total)
+{
+	struct iovec local = {buf, total};
+	ssize_t got;
+
+	if (!total)
 		return 0;
-	got = process_vm_readv(c->req->pid, &local, 1, iov, (unsigned long)cnt, 0);
+	got = process_vm_readv(c->req->pid, &local, 1, iov, cnt, 0);
 	return got > 0 ? got : errno == EFAULT || got == 0 ? -EFAULT : -ESRCH;
 }
 
-/* The write, made on the caller's open file and journaled; 0, or CONTINUE
- * when it cannot be made here. */
+/* The write of the caller's `total` bytes at iov, made on its open file
+ * and journaled; 0, or CONTINUE when it cannot be made here. */
 static int write_here(struct call *c, const struct emd_change *r, int fd, const struct stat *st,
-		      char *buf)
+		      const struct iovec *iov, unsigned cnt, size_t total)
 {
 	long long pos = r->pos >= 0 ? call_arg64(c, r->pos) : -1;
 	int rwf = r->flags >= 0 ? (int)call_arg(c, r->flags) : 0, fl = fcntl(fd, F_GETFL), flags;
-	size_t total;
-	ssize_t got = their_data(c, r, buf, &total), n;
+	char *buf = aligned_alloc(ALIGN, (total + ALIGN) & ~(size_t)(ALIGN - 1));
+	ssize_t got = buf ? their_data(c, iov, cnt, buf, total) : -ENOMEM, n = -1;
+	int e = got == -EFAULT ? EFAULT : 0;
 
-	if (got == -ESRCH || (r->pos >= 0 && pos < -1) || (pos == -1 && r->flags < 0 && r->pos >= 0))
-		return CONTINUE; /* the kernel's own answer (EINVAL...) */
-	if (got == -E2BIG)
-		return unfollowed(c, st, "a write of more than 16 MiB");
-	if (!within_limit(c->req->pid, fd, fl, pos < 0 ? lseek(fd, 0, SEEK_CUR) : pos, total))
-		return unfollowed(c, st, "a write past the file size limit");
-	if (got < 0 || !still_pending(c))
-		return got == -EFAULT ? reply_error(c, EFAULT) : CONTINUE;
-	n = pwritev2(fd, &(struct iovec){buf, (size_t)got}, 1, pos, rwf);
-	if (n < 0)
-		return reply_error(c, errno);
+	if (got >= 0 && still_pending(c) && (n = pwritev2(fd, &(struct iovec){buf, (size_t)got}, 1,
+							   pos, rwf)) < 0)
+		e = errno;
+	if (n < 0) {
+		free(buf);
+		return e ? reply_error(c, e) : CONTINUE;
+	}
 	flags = (fl & O_DSYNC) || (rwf & (RWF_DSYNC | RWF_SYNC)) ? CT_F_DSYNC : 0;
 	flags |= ((fl & O_SYNC) == O_SYNC) || (rwf & RWF_SYNC) ? CT_F_SYNC : 0;
 	if (n > 0 && (pos = began_at(fd, fl, rwf, pos, n)) >= 0)
 		wrote(c->req->pid, st, pos, buf, (size_t)n, flags);
 	else if (n > 0)
 		crash_note(c->req->pid, CT_UNKNOWN, st, "where a write went cannot be told");
+	free(buf);
 	c->resp->val = n;
+	return 0;
+}
+
+/* Can the write be made here: the offset the kernel would take, within the
+ * caller's limits?  CONTINUE for the kernel's own answer, or unfollowed. */
+static int writable(struct call *c, const struct emd_change *r, int fd, const struct stat *st,
+		    int buffers, size_t total)
+{
+	long long pos = r->pos >= 0 ? call_arg64(c, r->pos) : -1;
+
+	if (buffers == -ESRCH || pos < -1 || (pos == -1 && r->pos >= 0 && r->flags < 0))
+		return CONTINUE; /* EFAULT, EINVAL: the kernel's */
+	if (buffers == -E2BIG)
+		return unfollowed(c, st, "a write of more than 16 MiB");
+	if (!same_rights(c->req->pid, NULL) || !waits_killably())
+		return unfollowed(c, st, "a write by a program of other rights");
+	if (!within_limit(c->req->pid, fd, fcntl(fd, F_GETFL), pos < 0 ? lseek(fd, 0, SEEK_CUR) : pos,
+			  total))
+		return unfollowed(c, st, "a write past the file size limit");
 	return 0;
 }
 
 static int write_change(struct call *c, const struct emd_change *r)
 {
+	struct iovec iov[THEIR_IOV_MAX];
 	struct stat st;
-	int fd = copy_file(c, r->arg, &st), how;
-	char *buf;
+	size_t total = 0;
+	unsigned cnt;
+	int fd = copy_file(c, r->arg, &st), how, buffers;
 
 	if (fd < 0)
 		return CONTINUE;
-	if (!same_rights(c->req->pid, NULL)) {
-		close(fd);
-		return unfollowed(c, &st, "a write by a program of other rights");
+	buffers = their_buffers(c, r, iov, &cnt, &total);
+	how = writable(c, r, fd, &st, buffers, total);
+	if (!how) {
+		crash_claims(c->req->pid);
+		crash_lock();
+		how = write_here(c, r, fd, &st, iov, cnt, total);
+		crash_unlock();
 	}
-	if (!(buf = aligned_alloc(ALIGN, MAX_WRITE))) {
-		close(fd);
-		return unfollowed(c, &st, "a write the supervisor had no memory for");
-	}
-	crash_claims(c->req->pid);
-	crash_lock();
-	how = write_here(c, r, fd, &st, buf);
-	crash_unlock();
-	free(buf);
 	close(fd);
 	return how;
 }
@@ -227,7 +249,8 @@ static int size_change(struct call *c, const struct emd_change *r)
 	if (off < 0 || len < 0 || len > INT64_MAX - off)
 		e = -1; /* the kernel's EINVAL, EFBIG */
 	else if ((mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) ||
-		 !same_rights(c->req->pid, NULL) || !within_limit(c->req->pid, fd, 0, off, len))
+		 !same_rights(c->req->pid, NULL) || !waits_killably() ||
+		 !within_limit(c->req->pid, fd, 0, off, len))
 		e = -2;
 	if (e) {
 		close(fd);

@@ -125,38 +125,6 @@ static pid_t process_of(pid_t tid)
 	return (at = strstr(buf, "\nTgid:")) ? (pid_t)strtol(at + 6, NULL, 10) : tid;
 }
 
-/* The library's rule (libcrashtest/journal.c): durability calls and claims
- * are crash points, every change with --writes. */
-static int is_point(const struct ct_record *h)
-{
-	switch (h->kind) {
-	case CT_SYNC:
-	case CT_SYNC_ALL:
-	case CT_CLAIM:
-	case CT_DURING:
-		return 1;
-	case CT_WRITE:
-		return run.writes || (h->flags & (CT_F_DSYNC | CT_F_SYNC));
-	case CT_IMAGE:
-	case CT_WRITEOUT:
-	case CT_HOLD:
-	case CT_FREE:
-	case CT_UNKNOWN:
-		return 0;
-	default:
-		return run.writes;
-	}
-}
-
-static void count(const struct ct_record *h)
-{
-	if (h->kind == CT_SYNC || h->kind == CT_SYNC_ALL ||
-	    (h->kind == CT_WRITE && (h->flags & (CT_F_DSYNC | CT_F_SYNC))))
-		__atomic_add_fetch(&run.count->syncs, 1, __ATOMIC_SEQ_CST);
-	else if (h->kind <= CT_RENAME)
-		__atomic_add_fetch(&run.count->changes, 1, __ATOMIC_SEQ_CST);
-}
-
 /* The point asked for was passed: the power fails, nothing of the tree
  * runs on (the caller, which may have left the group, with it). */
 static void passed(uint64_t point, pid_t pid)
@@ -185,8 +153,8 @@ void crash_record(pid_t tid, struct ct_record *h, const struct iovec *payload, i
 	}
 	total += h->len;
 	crash_lock();
-	count(h);
-	point = is_point(h);
+	ct_count(run.count, h);
+	point = ct_is_point(h, run.writes);
 	h->point = point ? __atomic_add_fetch(&run.count->points, 1, __ATOMIC_SEQ_CST) : 0;
 	h->out = __atomic_load_n(&run.count->out, __ATOMIC_SEQ_CST);
 	h->err = __atomic_load_n(&run.count->err, __ATOMIC_SEQ_CST);

@@ -34,6 +34,20 @@ struct cname {
 	char last[PATH_MAX];        /* as given, for the call */
 };
 
+/* A directory that does not resolve here: may it for the caller?  Only a
+ * symlink can make a difference (/proc/self is this process here), or a
+ * magic link, which is not followed here. */
+static int not_here(int base, const char *dir)
+{
+	struct open_how plain = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				 .resolve = RESOLVE_NO_SYMLINKS};
+	int fd = (int)syscall(SYS_openat2, base, dir, &plain, sizeof(plain)), err = errno;
+
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0 || err == ELOOP;
+}
+
 /* The caller's path in argument i (its directory before it if at) as a
  * directory here and one name: 1, with n->dir open; 0 when there is none
  * to follow (the kernel fails the call, or it names "." or ".."); -1 when
@@ -47,6 +61,7 @@ static int cname_of(struct call *c, int at, int i, struct cname *n)
 	int base;
 
 	n->dir = -1;
+	n->in = 0;
 	if (read_theirs(c->req->pid, call_arg(c, i), path, sizeof(path), 1) != 0 || !*path)
 		return 0;
 	len = strlen(path);
@@ -63,9 +78,11 @@ static int cname_of(struct call *c, int at, int i, struct cname *n)
 		return 0;
 	n->dir = (int)syscall(SYS_openat2, base, slash ? (slash == path ? "/" : path) : ".", &how,
 			      sizeof(how));
+	if (n->dir < 0)
+		n->in = not_here(base, slash ? (slash == path ? "/" : path) : ".");
 	close(base);
 	if (n->dir < 0)
-		return errno == ELOOP || errno == EXDEV ? -1 : 0;
+		return n->in ? -1 : 0;
 	strcpy(n->base, name);
 	n->in = fstat(n->dir, &n->parent) == 0 && crash_fd_path(n->dir, dir, sizeof(dir)) == 0 &&
 		crash_in_root(dir);
@@ -131,7 +148,8 @@ static int make(struct call *c, const struct emd_change *r, const struct cname *
 		e = symlinkat(target, a->dir, a->last);
 		break;
 	case EMD_CH_LINK:
-		e = linkat(a->dir, a->last, b->dir, b->last, (int)flags);
+		/* not through a symlink (find_names): AT_SYMLINK_FOLLOW is moot */
+		e = linkat(a->dir, a->last, b->dir, b->last, 0);
 		break;
 	case EMD_CH_RENAME:
 		e = renameat2(a->dir, a->last, b->dir, b->last, flags);
@@ -164,8 +182,8 @@ static void journal(struct call *c, const struct emd_change *r, const struct cna
 				     {(void *)b->base, strlen(b->base) + 1}};
 
 		crash_record(tid, &h, v, 2);
-	} else if (r->how == EMD_CH_RENAME && (a->in != b->in || (flags & RENAME_WHITEOUT))) {
-		unknown(c, "a rename across the directory's edge, or a whiteout");
+	} else if (r->how == EMD_CH_RENAME && (flags & RENAME_WHITEOUT)) {
+		unknown(c, "a rename that leaves a whiteout");
 	} else if ((r->how == EMD_CH_UNLINK || r->how == EMD_CH_RMDIR) && a->in && was_a->st_ino) {
 		note_name(tid, rmdir ? CT_RMDIR : CT_UNLINK, a, was_a, NULL);
 	} else if (r->how != EMD_CH_RENAME && r->how != EMD_CH_UNLINK && r->how != EMD_CH_RMDIR &&
@@ -287,8 +305,18 @@ static int find_names(struct call *c, const struct emd_change *r, struct cname *
 		return -1;
 	if (!fa || !fb || !(a->in || b->in))
 		return 0;
-	/* linkat(AT_EMPTY_PATH): the old file is a descriptor, not a name */
-	if (r->how == EMD_CH_LINK && r->flags >= 0 && (call_arg(c, r->flags) & AT_EMPTY_PATH))
+	/* across the copy's edge: nothing a state could show */
+	if (r->path2 >= 0 && a->in != b->in)
+		return -1;
+	/* linkat(AT_EMPTY_PATH): the old file is a descriptor, not a name;
+	 * AT_SYMLINK_FOLLOW through a symlink, which may be a magic link:
+	 * the kernel's to follow, as the caller. */
+	if (r->how == EMD_CH_LINK && r->flags >= 0 &&
+	    (call_arg(c, r->flags) & ~(unsigned long long)(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH)))
+		return 0; /* the kernel's EINVAL */
+	if (r->how == EMD_CH_LINK && r->flags >= 0 &&
+	    ((call_arg(c, r->flags) & AT_EMPTY_PATH) ||
+	     ((call_arg(c, r->flags) & AT_SYMLINK_FOLLOW) && S_ISLNK(entry(a).st_mode))))
 		return b->in ? -1 : 0;
 	return 1;
 }
@@ -311,7 +339,8 @@ int crash_names(struct call *c, const struct emd_change *r)
 		found = 0; /* the kernel's EFAULT, ENAMETOOLONG */
 	if (found <= 0) {
 		if (found < 0)
-			unknown(c, found == -1 ? "a change of names through /proc's links"
+			unknown(c, found == -1 ? "a change of names through /proc's links, "
+					       "or across the directory's edge"
 					       : "a change of names by a program of other rights");
 		done(&a), done(&b);
 		return CONTINUE;
@@ -324,7 +353,7 @@ int crash_names(struct call *c, const struct emd_change *r)
 	e = still_pending(c) ? make(c, r, &a, &b, target) : -1;
 	umask(mine);
 	if (!e)
-		journal(c, r, &a, &b, &was_a, &was_b, target);
+		journal(c, r, &a, &b, &was_a, &was_b, r->how == EMD_CH_SYMLINK ? target : NULL);
 	crash_unlock();
 	done(&a), done(&b);
 	return e < 0 ? CONTINUE : e ? reply_error(c, e) : 0;

@@ -6,7 +6,9 @@
  * own: the pages the call brings in are dropped once used, pages cached
  * before stay.  A read is one preadv2 at the caller's position (its own,
  * moved under the kernel's lock: concurrent readers of the open file get
- * ranges of their own); a write, one pwritev2.  The data comes from the
+ * ranges of their own); a write, one pwritev2.  The caller's own preadv2
+ * and pwritev2 are served alike, their flags passed on where they mean the
+ * same here (SERVED_RWF), else left to the kernel.  The data comes from the
  * caller's memory with process_vm_readv, and goes into it through
  * /proc/TID/mem (behalf.c's caller_mem: the file opened holds the caller's
  * memory, so a thread number reused by another process since cannot be
@@ -41,6 +43,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#ifndef RWF_NOAPPEND
+#define RWF_NOAPPEND 0x00000020
+#endif
 #ifndef RWF_DONTCACHE
 #define RWF_DONTCACHE 0x00000080
 #endif
@@ -49,6 +54,16 @@
 #endif
 
 #define MAX_IO (16 << 20) /* bytes made here per call; a larger call is the kernel's */
+/* preadv2's and pwritev2's flags that mean the same made here, on the
+ * caller's open file, with RWF_DONTCACHE added: they go into this call as
+ * given (the kernel's own refusals, RWF_APPEND with RWF_NOAPPEND, are then
+ * this call's too).  Any other goes on to the kernel: RWF_NOWAIT (a call
+ * that must not wait, whose EAGAIN is the kernel's judgement of the
+ * caller's own call, waits here on the caller's memory and on the worker),
+ * RWF_ATOMIC (direct I/O only, never made here), RWF_NOSIGNAL and flags
+ * unknown to this build (which the kernel may refuse, EOPNOTSUPP, or mean
+ * something by). */
+#define SERVED_RWF (RWF_HIPRI | RWF_DSYNC | RWF_SYNC | RWF_APPEND | RWF_NOAPPEND | RWF_DONTCACHE)
 EMD_IO_TABLE(io_requests);
 
 /* The caller's buffers: its iovec array (a 32-bit caller's widened), or
@@ -97,7 +112,7 @@ int within_limit(pid_t tid, int fd, int flags, off_t pos, size_t len)
  * own, as from read(2), and nothing read has to be put back (but see
  * below).  -ESRCH: the caller's is the kernel's to make (its buffer faults at once, it asked
  * for nothing, or it is gone), nothing read. */
-static ssize_t do_read(const struct call *c, int fd, off_t pos, char *buf, size_t total,
+static ssize_t do_read(const struct call *c, int fd, off_t pos, int rwf, char *buf, size_t total,
 		       const struct iovec *iov, int n)
 {
 	size_t room;
@@ -108,7 +123,7 @@ static ssize_t do_read(const struct call *c, int fd, off_t pos, char *buf, size_
 		return -ESRCH;
 	if (room && total) {
 		got = preadv2(fd, &(struct iovec){buf, room < total ? room : total}, 1, pos,
-			      RWF_DONTCACHE);
+			      rwf | RWF_DONTCACHE);
 		got = got < 0 ? -errno : got;
 	}
 	/* Short where a page the maps call writable faults (a guard region,
@@ -126,7 +141,7 @@ static ssize_t do_read(const struct call *c, int fd, off_t pos, char *buf, size_
 
 /* Write: the caller's buffers into buf, as far as they are mapped (the
  * kernel writes what it could copy), then buf into the file. */
-static ssize_t do_write(const struct call *c, int fd, off_t pos, char *buf, size_t total,
+static ssize_t do_write(const struct call *c, int fd, off_t pos, int rwf, char *buf, size_t total,
 			const struct iovec *iov, int n)
 {
 	struct iovec local = {buf, total};
@@ -137,7 +152,7 @@ static ssize_t do_write(const struct call *c, int fd, off_t pos, char *buf, size
 	if (!still_pending(c)) /* the data may be another process's by now */
 		return -ESRCH;
 	local.iov_len = (size_t)r;
-	r = pwritev2(fd, &local, 1, pos, RWF_DONTCACHE);
+	r = pwritev2(fd, &local, 1, pos, rwf | RWF_DONTCACHE);
 	return r < 0 ? -errno : r;
 }
 
@@ -147,7 +162,7 @@ static ssize_t do_write(const struct call *c, int fd, off_t pos, char *buf, size
  * again for a read or write made here already: an append made twice, the
  * position moved twice.  The kernel knows the flag when it goes on to read
  * the program (EFAULT for none), not when it refuses the flags (EINVAL). */
-static int waits_killably(void)
+int waits_killably(void)
 {
 	static int known; /* 1: it does, 2: it does not */
 	int k = __atomic_load_n(&known, __ATOMIC_RELAXED);
@@ -179,14 +194,35 @@ static const struct emd_io_request *io_request_of(struct call *c)
 /* Can the call be made here (see the top): a regular file, neither
  * O_DIRECT nor O_PATH, the write within the caller's limit. */
 static int servable(const struct call *c, const struct emd_io_request *r, int fd, off_t pos,
-		    size_t total)
+		    int rwf, size_t total)
 {
 	struct stat st;
 	int flags = fcntl(fd, F_GETFL);
+	/* A write appends with RWF_APPEND, or on an O_APPEND file unless
+	 * RWF_NOAPPEND: its limit is judged at the end. */
+	int append = (rwf & RWF_APPEND) || ((flags & O_APPEND) && !(rwf & RWF_NOAPPEND));
 
 	return flags >= 0 && !(flags & (O_DIRECT | O_PATH)) && fstat(fd, &st) == 0 &&
-	       S_ISREG(st.st_mode) && (!r->write || within_limit(c->req->pid, fd, flags, pos < 0 ?
-							 lseek(fd, 0, SEEK_CUR) : pos, total));
+	       S_ISREG(st.st_mode) &&
+	       (!r->write || within_limit(c->req->pid, fd, append ? O_APPEND : 0,
+					  pos < 0 ? lseek(fd, 0, SEEK_CUR) : pos, total));
+}
+
+/* The offset and flags the call asks for, as the kernel takes them: 0, or
+ * -1 when it is the kernel's to answer.  *pos is -1 for the file position:
+ * read(2)'s kind has no offset, preadv2's kind says -1 (its native pos_h
+ * ignored, io_requests.h); any other negative offset is the kernel's
+ * EINVAL.  The flags are an int (rwf_t): a native register's upper half is
+ * not the kernel's either. */
+static int asked(const struct call *c, const struct emd_io_request *r, off_t *pos, int *rwf)
+{
+	int at = c->compat ? r->pos32 : r->pos;
+
+	*rwf = r->rwf < 0 ? 0 : (int)(unsigned)call_arg(c, r->rwf);
+	*pos = at < 0 ? -1 : (off_t)call_arg64(c, at);
+	if (*rwf & ~SERVED_RWF)
+		return -1;
+	return at >= 0 && *pos < 0 && !(r->rwf >= 0 && *pos == -1) ? -1 : 0;
 }
 
 static int dontcache_io(struct call *c)
@@ -197,24 +233,18 @@ static int dontcache_io(struct call *c)
 	ssize_t done;
 	off_t pos;
 	char *buf;
-	int n, fd, at;
+	int n, fd, rwf;
 
-	if (!r || !waits_killably() || !same_rights(c->req->pid, NULL) ||
-	    (fd = their_fd(c, (int)call_arg(c, 0))) < 0)
+	if (!r || asked(c, r, &pos, &rwf) != 0 || !waits_killably() ||
+	    !same_rights(c->req->pid, NULL) || (fd = their_fd(c, (int)call_arg(c, 0))) < 0)
 		return CONTINUE;
-	at = c->compat ? r->pos32 : r->pos;
-	pos = at < 0 ? -1 : (off_t)call_arg64(c, at);
-	if (at >= 0 && pos < 0) { /* the kernel's EINVAL */
-		close(fd);
-		return CONTINUE;
-	}
-	if (their_iov(c, r, iov, &n, &total) != 0 || !servable(c, r, fd, pos, total) ||
+	if (their_iov(c, r, iov, &n, &total) != 0 || !servable(c, r, fd, pos, rwf, total) ||
 	    !(buf = malloc(total ? total : 1))) {
 		close(fd);
 		return CONTINUE;
 	}
-	done = r->write ? do_write(c, fd, pos, buf, total, iov, n)
-			: do_read(c, fd, pos, buf, total, iov, n);
+	done = r->write ? do_write(c, fd, pos, rwf, buf, total, iov, n)
+			: do_read(c, fd, pos, rwf, buf, total, iov, n);
 	free(buf);
 	close(fd);
 	/* Refused here (no RWF_DONTCACHE on this file system): as asked. */

@@ -171,6 +171,7 @@ int record_unobserved(const char *file, const char *why, int err)
 	if (!rec_head)
 		return 0;
 	s.pid = getpid();
+	s.tid = gettid();
 	s.ppid = getppid();
 	s.start_ns = record_now();
 	s.result = -1;

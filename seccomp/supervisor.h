@@ -155,6 +155,11 @@ int hand_over(struct call *c, int fd, int cloexec);
  * for itself), at the end of an O_APPEND file? */
 int within_limit(pid_t tid, int fd, int flags, off_t pos, size_t len);
 
+/* nocache.c: does a caller wait killably once its call is taken here
+ * (Linux 5.19)?  Else a signal makes it ask again for a change made here
+ * already: one made here must not be. */
+int waits_killably(void);
+
 /* open, openat, openat2 with O_SYNC or O_DSYNC (behalf.c). */
 int open_on_behalf(struct call *c);
 

@@ -101,6 +101,7 @@ static void identify(const struct call *c, struct emd_rec_slot *s)
 		w->ip = ip;
 	}
 	s->pid = w->s.pid;
+	s->tid = tid; /* the notification's pid is the calling thread's */
 	s->ppid = w->s.ppid;
 	memcpy(s->program, w->s.program, sizeof(s->program));
 	site_name(c, &w->m, &w->prog, s);

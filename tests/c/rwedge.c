@@ -11,8 +11,8 @@
  *   badlen     read(2) of a count past the address space (64-bit only),
  *              readv(2) of an iov_len past SSIZE_MAX
  *   far        reads and writes at offsets past 4 GiB (a 32-bit caller's
- *              in two words, the low one with its top bit set), and at -1;
- *              FILE's size after
+ *              in two words, the low one with its top bit set; preadv2 and
+ *              pwritev2 too), and at -1; FILE's size after
  *   efbig      FILE opened without O_LARGEFILE (which only a 32-bit
  *              caller's open leaves out): writes across 2 GiB and past it,
  *              by each call, at an offset and at the file position
@@ -165,6 +165,14 @@ static int far(const char *file)
 	printf("%.4s%.4s\n", back + 4092, back + 4096);
 	say("preadv-5g", preadv64(fd, w, 2, 5 * GIB), fd);
 	printf("%.4s%.4s\n", back + 96, back + 100);
+	/* Each read back by the other kind of call: a wrong offset is seen
+	 * whichever of the two took it. */
+	memset(buf, 'g', sizeof(buf));
+	say("pwritev2-5g", pwritev64v2(fd, v, 2, 5 * GIB + 16384 + 100, RWF_HIPRI), fd);
+	say("pread-5g", pread64(fd, back, 8192, 5 * GIB + 16384), fd);
+	printf("%.4s%.4s\n", back + 96, back + 100);
+	say("preadv2-6g", preadv64v2(fd, w, 2, 6 * GIB, 0), fd);
+	printf("%.4s%.4s\n", back + 4092, back + 4096);
 	say("pread-neg", pread64(fd, back, 1, -1), fd);
 	say("pwritev-neg", pwritev64(fd, v, 2, -4096), fd);
 	say("size", 0, fd);

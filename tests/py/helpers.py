@@ -127,13 +127,15 @@ def report(path):
 HEADER = struct.Struct("<8sIIQQQ")
 
 
-# include/record.h: struct emd_rec_slot, its struct emd_rec_file inside;
-# the last 112 bytes are the site's text (80), build id, its length and
-# address, which these tests leave zero (see test_syncstat_sites.py).
-SLOT = struct.Struct("<IIiiiiqQQ" "QQQQQII" "QQ" "32s256s112s")
+# include/record.h: EMD_REC_VERSION, and struct emd_rec_slot, its struct
+# emd_rec_file inside, then the thread (tid) and the program's name; the
+# last 112 bytes are the site's text (80), build id, its length and address,
+# which these tests leave zero (see test_syncstat_sites.py).
+REC_VERSION = 4
+SLOT = struct.Struct("<IIiiiiqQQ" "QQQQQII" "QQ" "i28s256s112s")
 
 
-def write_records(d, slots, magic=b"EMDREC01", capacity=16, flags=0, version=3):
+def write_records(d, slots, magic=b"EMDREC01", capacity=16, flags=0, version=REC_VERSION):
     assert SLOT.size == 512
     d.mkdir(exist_ok=True)
     data = bytearray(4096 + capacity * 512)
@@ -144,7 +146,7 @@ def write_records(d, slots, magic=b"EMDREC01", capacity=16, flags=0, version=3):
 
 
 def slot(latency, kind=0, state=2, program=b"prog", path=b"/data/f", site=b"prog+0x10"):
-    return (state, kind, 7, 1, 0, 0, 0, 0, latency, 0, 0, 0, 0, 0, 0o100644, 0, 0, 0,
+    return (state, kind, 7, 1, 0, 0, 0, 0, latency, 0, 0, 0, 0, 0, 0o100644, 0, 0, 0, 7,
             program, path, site)
 
 

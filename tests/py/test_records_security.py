@@ -21,7 +21,7 @@ import jsonschema
 import pytest
 
 from conftest import EATMYDATA, TESTS, cmdline, require
-from helpers import SCHEMA, SYNCSTAT, recorded, slot, write_records
+from helpers import REC_VERSION, SCHEMA, SYNCSTAT, recorded, slot, write_records
 
 
 def test_events_after_the_record_file_is_full(tmp_path):
@@ -46,19 +46,21 @@ def test_events_after_the_record_file_is_full(tmp_path):
     assert (work / "target").read_text() == "new contents\n"
 
 
-def test_another_format_version_is_refused(tmp_path):
-    """A version 1 directory (two slot layouts were both version 1) is
-    refused by name, never misread."""
+@pytest.mark.parametrize("version", [1, 3])
+def test_another_format_version_is_refused(tmp_path, version):
+    """A version 1 directory (two slot layouts were both version 1), or a
+    version 3 one (no thread, a longer program name) is refused by name,
+    never misread."""
     d = tmp_path / "old"
-    write_records(d, [slot(1000)], version=1)
+    write_records(d, [slot(1000)], version=version)
     (d / "run").write_text("status 0\nwall 0.1\n")
     (d / "command").write_bytes(b"prog\0")
     for args in ([], ["--json"]):
         r = subprocess.run([SYNCSTAT, "report", *args, d], capture_output=True, text=True,
                            timeout=60)
         assert r.returncode == 125, cmdline([SYNCSTAT, "report", *args, d])
-        assert r.stderr == (f"syncstat: {d}/records: format version 1, "
-                            "this syncstat reads version 3\n")
+        assert r.stderr == (f"syncstat: {d}/records: format version {version}, "
+                            f"this syncstat reads version {REC_VERSION}\n")
     write_records(d, [slot(1000)])
     r = subprocess.run([SYNCSTAT, "report", d], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "prog fsync: 1 call," in r.stderr, r.stderr

@@ -190,11 +190,11 @@ def test_compare_reads_a_hostile_report(field, tmp_path):
     control characters is said, cut, as an error, not written past the
     buffer that puts it on one line (a segfault)."""
     long = "\x01" * 300000
-    old = {"schema": "eatmydata.syncstat/3", "unobserved": [{"path": long, "why": "x"}]}
+    old = {"schema": "eatmydata.syncstat/4", "unobserved": [{"path": long, "why": "x"}]}
     if field == "schema":
         old = {"schema": long}
     (tmp_path / "old.json").write_text(json.dumps(old))
-    (tmp_path / "new.json").write_text(json.dumps({"schema": "eatmydata.syncstat/3",
+    (tmp_path / "new.json").write_text(json.dumps({"schema": "eatmydata.syncstat/4",
                                                    "unobserved": []}))
     cmd = [SYNCSTAT, "compare", tmp_path / "old.json", tmp_path / "new.json"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)

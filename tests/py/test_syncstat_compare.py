@@ -130,8 +130,8 @@ def test_bad_input_is_125_with_a_message(runs, tmp_path):
     old["schema"] = "eatmydata.syncstat/1"
     (tmp_path / "old.json").write_text(json.dumps(old))
     assert "a report of schema eatmydata.syncstat/1; this syncstat compares " \
-           "eatmydata.syncstat/3" in bad(tmp_path, tmp_path / "old.json", good)
-    for garbage in [b"", b"{", b"\xff\xfe", b"[1, 2]", b'{"schema": "eatmydata.syncstat/3"}',
+           "eatmydata.syncstat/4" in bad(tmp_path, tmp_path / "old.json", good)
+    for garbage in [b"", b"{", b"\xff\xfe", b"[1, 2]", b'{"schema": "eatmydata.syncstat/4"}',
                     good.read_bytes()[:-20], good.read_bytes() + b"x",
                     good.read_bytes().replace(b'"count": ', b'"count": -', 1),
                     good.read_bytes().replace(b'"fdatasync"', b'"fork"', 1),

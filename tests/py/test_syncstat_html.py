@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import TESTS, cmdline, require, run
-from helpers import HEADER, SLOT, SYNCSTAT, browse
+from helpers import HEADER, REC_VERSION, SLOT, SYNCSTAT, browse
 
 pytestmark = [pytest.mark.browser]
 
@@ -126,11 +126,11 @@ def test_a_million_calls_make_a_bounded_heat_map(tmp_path):
         with open(d / "records", "wb") as f:
             f.truncate(4096 + n * 512)
         with open(d / "records", "r+b") as f, mmap.mmap(f.fileno(), 0) as m:
-            HEADER.pack_into(m, 0, b"EMDREC01", 3, 512, n, n, 0)
+            HEADER.pack_into(m, 0, b"EMDREC01", REC_VERSION, 512, n, n, 0)
             for i in range(n):
                 lat = 1000 + (i * 7919) % 5_000_000 if i % 1000 else 50_000_000
                 SLOT.pack_into(m, 4096 + 512 * i, 2, i % 2, 7, 1, 0, 0, 0, i * 1000, lat,
-                               0, 0, 0, 0, 0, 0, 0, 0, 0, b"prog", b"/data/f%d" % (i % 5000),
+                               0, 0, 0, 0, 0, 0, 0, 0, 0, 7, b"prog", b"/data/f%d" % (i % 5000),
                                b"prog+0x10")
         (d / "run").write_text("status 0\nwall 1.0\n")
         (d / "command").write_bytes(b"prog\0")

@@ -105,11 +105,16 @@ def test_a_vfork_child_does_not_rename_its_parent(tmp_path):
     its parent 5 times.  The child is counted as its parent (a known limit),
     never the parent as the child: a process learnt at its first record,
     made by the child in memory it shares with its parent, named the
-    parent's 5 after the child."""
+    parent's 5 after the child.  So with its thread: the child, which
+    records first, learns its own number but never keeps it in its
+    parent's thread, whose 5 are its own (its tid its pid)."""
     r, data = recorded([TESTS / "vforksync", tmp_path / "f"], tmp_path)
     parent = int(r.stdout.split()[1])
     procs = {p["pid"]: p["count"] for p in data["processes"]}
     assert procs == {parent: 6}, (procs, parent, r.why())
+    threads = {(t["pid"], t["tid"]): t["count"] for t in data["threads"]}
+    assert threads.pop((parent, parent)) == 5 and list(threads.values()) == [1], \
+        (data["threads"], parent)
 
 
 def test_a_sync_makes_no_system_call_of_its_own():

@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 
 from conftest import EATMYDATA, cmdline
-from helpers import HEADER, SCHEMA, SLOT, SYNCSTAT, slot, write_records
+from helpers import HEADER, REC_VERSION, SCHEMA, SLOT, SYNCSTAT, slot, write_records
 
 
 def report(d, *args, timeout=60):
@@ -33,7 +33,7 @@ def test_a_slot_count_that_wraps_is_refused(tmp_path):
     d = tmp_path / "r"
     write_records(d, [slot(1000)])
     data = bytearray((d / "records").read_bytes())
-    HEADER.pack_into(data, 0, b"EMDREC01", 3, 512, (1 << 64) // 512 + 1, 1 << 40, 0)
+    HEADER.pack_into(data, 0, b"EMDREC01", REC_VERSION, 512, (1 << 64) // 512 + 1, 1 << 40, 0)
     (d / "records").write_bytes(bytes(data))
     r = report(d)
     assert r.returncode == 125
@@ -112,14 +112,14 @@ def million_records(d, audit):
     audit, each file created, synced and renamed over an existing name."""
     n, files = 1_000_000, 200_000
     data = bytearray(4096 + n * 512)
-    HEADER.pack_into(data, 0, b"EMDREC01", 3, 512, n, n, 2 if audit else 0)
+    HEADER.pack_into(data, 0, b"EMDREC01", REC_VERSION, 512, n, n, 2 if audit else 0)
     kinds = [12, 0, 13, 1, 0] if audit else [0, 1, 0, 1, 0]  # create fsync rename ...
     for i in range(n):
         f = i % files
         kind = kinds[(i // files) % 5]
         SLOT.pack_into(data, 4096 + 512 * i, 2, kind, 100 + f % 50, 1, 1 if kind == 13 else 0,
                        0, 0, i, 1000 + i % 977, 2049, f, 0, i // files, 4096, 0o100644, 0,
-                       2049, 7, b"prog", b"/data/f%d" % f, b"prog+0x%x" % (i % 1000))
+                       2049, 7, 100 + f % 50, b"prog", b"/data/f%d" % f, b"prog+0x%x" % (i % 1000))
     d.mkdir()
     (d / "records").write_bytes(bytes(data))
     finished(d)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cmdline, require
-from helpers import HEADER, SYNCSTAT
+from helpers import HEADER, REC_VERSION, SYNCSTAT
 
 SOURCE = r'''
 #include <fcntl.h>
@@ -100,7 +100,7 @@ def test_a_stripped_program_named_once_its_debug_file_is_installed(program, tmp_
 
 
 # record.h's slot, with the site's build id, its length and address.
-SLOT = struct.Struct("<IIiiiiqQQ" "QQQQQII" "QQ" "32s256s80s20sIQ")
+SLOT = struct.Struct("<IIiiiiqQQ" "QQQQQII" "QQ" "i28s256s80s20sIQ")
 
 
 def test_a_forged_module_path_is_not_opened(program, tmp_path):
@@ -114,11 +114,11 @@ def test_a_forged_module_path_is_not_opened(program, tmp_path):
         d = tmp_path / f"dir-{path.name}" / "r"
         d.mkdir(parents=True)
         data = bytearray(4096 + 4 * 512)
-        HEADER.pack_into(data, 0, b"EMDREC01", 3, 512, 4, 2, 0)
+        HEADER.pack_into(data, 0, b"EMDREC01", REC_VERSION, 512, 4, 2, 0)
         SLOT.pack_into(data, 4096, 2, 0, 7, 1, 0, 0, 0, 0, 1000, 0, 0, 0, 0, 0, 0o100644,
-                       0, 0, 0, b"prog", b"/f", b"prog+0x1139", bid, len(bid), 0x1139)
+                       0, 0, 0, 7, b"prog", b"/f", b"prog+0x1139", bid, len(bid), 0x1139)
         SLOT.pack_into(data, 4096 + 512, 2, 15, 7, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                       0, 0, 0, b"prog", str(path).encode(), b"prog", bid, len(bid), 0)
+                       0, 0, 0, 7, b"prog", str(path).encode(), b"prog", bid, len(bid), 0)
         (d / "records").write_bytes(bytes(data))
         (d / "run").write_text("status 0\nwall 0.5\n")
         syncstat("report", f"--json={tmp_path}/forged.json", d)

@@ -1,0 +1,85 @@
+# SPDX-License-Identifier: MIT
+"""crashtest's supervisor against a static program that tries to make it
+act where the program itself would not, or journal what did not happen
+(tests/c/crashhostile.c).  The program must see what it sees natively, and
+what the supervisor could not make as the program (a path through /proc's
+magic links, other rights, a file size limit) goes on to the kernel and
+makes the run unknown, named -- never ok."""
+import subprocess
+
+import pytest
+
+from conftest import TESTS
+from helpers import crash_report
+
+PROGRAM = TESTS / "crashhostile-static"
+
+# mode: what the report must say of it (None: followed, ok)
+MODES = {
+    "proclink": "through /proc's links",
+    "linkfollow": "through /proc's links",
+    "fsize": "a write past the file size limit",
+    "signals": None,
+    "rights": ("a write by a program of other rights",
+               "a change of names by a program of other rights",
+               "an O_TMPFILE open, or one by a program of other rights"),
+}
+
+
+def native(tmp_path, *args):
+    d = tmp_path / "native"
+    d.mkdir()
+    r = subprocess.run([PROGRAM, *args], cwd=d, capture_output=True, text=True, timeout=60)
+    return r.stdout
+
+
+def supervised(tmp_path, *args):
+    """The program under crashtest: its output (as the checker gets it at
+    the end) and the report."""
+    d, out = tmp_path / "d", tmp_path / "out"
+    d.mkdir()
+    code, report = crash_report(f'--check=cat "$CRASHTEST_OUTPUT" > {out}', d, "--",
+                                PROGRAM, *args)
+    return code, out.read_text(), report
+
+
+def unknown(report):
+    return {w for p in report.points for w in p.get("unknown", [])}
+
+
+@pytest.mark.parametrize("mode", [pytest.param(m, marks=pytest.mark.root) if m == "rights"
+                                  else m for m in MODES])
+def test_the_program_sees_what_it_sees_natively(tmp_path, mode):
+    want = native(tmp_path, mode)
+    code, out, report = supervised(tmp_path, mode)
+    assert out == want, (mode, out, want)
+    why = MODES[mode]
+    if why is None:
+        assert code == 0 and not unknown(report), unknown(report)
+    else:
+        for w in (why,) if isinstance(why, str) else why:
+            assert code == 2 and any(w in u for u in unknown(report)), (w, unknown(report))
+
+
+def test_a_rename_across_the_edge_is_unknown(tmp_path):
+    """Out of the copy and back: the kernel's, as the program's own."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    want = native(tmp_path, "edge", outside)
+    code, out, report = supervised(tmp_path, "edge", outside)
+    assert out == want == "out: ok\nin: ok\n", (out, want)
+    assert code == 2 and any("across the directory's edge" in w for w in unknown(report)), \
+        unknown(report)
+
+
+def test_a_symlink_to_outside_is_the_kernels(tmp_path):
+    """O_TRUNC through a symlink the program planted: the kernel empties
+    the file it points to, as it would natively; the supervisor makes
+    nothing there, and the run is unknown."""
+    outside = tmp_path / "outside"
+    outside.write_text("keep")
+    want = native(tmp_path, "symlink", outside)
+    outside.write_text("keep")
+    code, out, report = supervised(tmp_path, "symlink", outside)
+    assert out == want and outside.read_text() == "", (out, want)
+    assert code == 2 and any("through a symlink" in w for w in unknown(report)), unknown(report)
