@@ -4,6 +4,8 @@
  *   ctcalls NAME    in the current directory, which holds data and src
  *   ctcalls --list  the names, one a line
  * A row without a caller here is a build error: a new row needs one.
+ * Built static too: the same calls through the seccomp supervisor
+ * (tests/py/test_crashtest_supervised.py).
  */
 #define _GNU_SOURCE 1
 #include "crashtest_routes.h"
