@@ -57,7 +57,9 @@ struct sweep {
 	struct queue all;     /* every change not yet durable */
 	struct queue meta;    /* metadata not yet committed, in order */
 	uint8_t *halves;      /* a rename's directories synced so far */
-	uint32_t *last_sync;  /* per node: its last metadata change (fsync) */
+	/* Per node: 1 + its last metadata change (fsync), 0 for none; the
+	 * journal's first record is a change like any other. */
+	uint32_t *last_sync;
 	uint32_t *last_data;  /* ... that fdatasync commits */
 	struct queue flushes; /* writeouts not yet flushed */
 	struct queue allocs;  /* writeouts whose appends no commit covers yet */
@@ -143,13 +145,13 @@ static void sync_all(struct sweep *s, uint32_t at)
 }
 
 /* How far the commit of an fsync (fdatasync: data) of node n at `at`
- * reaches, 0 for none. */
+ * reaches: 1 + the last record it commits, 0 for none. */
 static uint32_t commit_reach(const struct sweep *s, uint32_t n, int data, uint32_t at)
 {
 	const struct run_model *m = s->m;
 
 	if (m->t->node[n].type == NODE_DIR && m->model == MODEL_EXT4_ORDERED)
-		return at; /* ext4_sync_file: a forced commit */
+		return at + 1; /* ext4_sync_file: a forced commit */
 	return data ? s->last_data[n] : s->last_sync[n];
 }
 
@@ -176,7 +178,7 @@ static void synced(struct sweep *s, uint32_t at, const struct rec *r)
 	if (posix)
 		sync_names(s, n, at);
 	else if (commit_reach(s, n, r->h.flags & CT_F_DATA, at))
-		commit(s, commit_reach(s, n, r->h.flags & CT_F_DATA, at), at);
+		commit(s, commit_reach(s, n, r->h.flags & CT_F_DATA, at) - 1, at);
 }
 
 /* Node n's metadata changed at record i (fsync reaches it; fdatasync too
@@ -185,9 +187,9 @@ static void changed(struct sweep *s, uint32_t n, uint32_t i, int data)
 {
 	if (!n)
 		return;
-	s->last_sync[n] = i;
+	s->last_sync[n] = i + 1;
 	if (data)
-		s->last_data[n] = i;
+		s->last_data[n] = i + 1;
 }
 
 /* A change at record i: pending where its model makes it durable. */
@@ -247,15 +249,16 @@ static void pictured(struct sweep *s, uint32_t i)
 static void dsynced(struct sweep *s, uint32_t i, const struct rec *r)
 {
 	struct run_model *m = s->m;
-	uint32_t n = m->node[i];
+	uint32_t n = m->node[i], reach;
 
 	make_durable(s, i, i);
 	if (r->h.kind != CT_WRITE)
 		return;
 	if (m->flags[i] & R_APPEND)
 		changed(s, n, i, 1);
-	if (m->model != MODEL_POSIX)
-		commit(s, r->h.flags & CT_F_SYNC ? s->last_sync[n] : s->last_data[n], i);
+	reach = r->h.flags & CT_F_SYNC ? s->last_sync[n] : s->last_data[n];
+	if (m->model != MODEL_POSIX && reach)
+		commit(s, reach - 1, i);
 }
 
 void model_durability(struct run_model *m, enum model model)

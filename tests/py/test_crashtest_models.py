@@ -306,3 +306,18 @@ def test_static_and_go_programs_are_unknown_unfollowed(old, go_program):
         assert status == 2 and report.points[0]["verdict"] == "unknown", (prog, report)
         status, report = crashtest("--check=true", old, "--", *prog)
         assert status == 0 and report.points[-1]["verdict"] == "ok", (prog, report)
+
+
+@pytest.mark.parametrize("model", ["ext4-ordered", "xfs"])
+def test_the_first_record_is_committed_like_any(tmp_path, model):
+    """A name made by the journal's very first record is committed by its
+    directory's fsync (a model that took record 0 for "no commit" lost it),
+    as it is after any other change."""
+    d = tmp_path / "d"
+    d.mkdir()
+    prog = ("import os\nos.close(os.open('f', os.O_CREAT | os.O_WRONLY))\n"
+            "fd = os.open('.', os.O_RDONLY)\nos.fsync(fd)\nprint('done', flush=True)\n")
+    check = 'test -e f || ! grep -q done "$CRASHTEST_OUTPUT"'
+    status, report = crashtest("--each", f"--model={model}", f"--check={check}", d, "--",
+                               PYTHON, "-c", prog)
+    assert status == 0 and {v for _, v in report.verdicts()} == {"ok"}, report

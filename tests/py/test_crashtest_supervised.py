@@ -123,15 +123,11 @@ def test_a_static_program_is_reported_as_its_dynamic_build(start, mode, model):
     options = ("--each", f"--model={model}")
     native = crashtest(start, check, DYNAMIC, *args, options=options)
     supervised = crashtest(start, check, STATIC, *args, options=options)
-    # The control: the library's run is what the mode is -- but for names
-    # under xfs, where crashtest's model loses the name the journal's first
-    # record made even after its directory's fsync (crashtest/durable.c's
-    # commit_reach takes record 0 for "no commit"): both runs alike.
+    # The control: the library's run is what the mode is.
     verdicts = {p["verdict"] for p in native[1].points}
     assert len(native[1].points) > 1 and not reasons(native[1]), native[2]
-    if (mode, model) != ("names", "xfs"):
-        assert native[0] == status, native[2]
-        assert verdicts == ({"failed"} if mode == "bad" else {"ok"}), native[2]
+    assert native[0] == status, native[2]
+    assert verdicts == ({"failed"} if mode == "bad" else {"ok"}), native[2]
     same(native, supervised)
 
 
