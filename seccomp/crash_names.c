@@ -239,6 +239,29 @@ static int open_made(struct call *c, struct cname *n, struct open_how how, mode_
 	return hand_over(c, fd, how.flags & O_CLOEXEC);
 }
 
+/* O_TMPFILE in a directory of the copy: a file with no name, which the
+ * supervisor does not follow (its writes name an inode the journal never
+ * made: the run is unknown). */
+static int tmpfile_open(struct call *c, const struct emd_change *r)
+{
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_MAGICLINKS};
+	char path[PATH_MAX], where[PATH_MAX];
+	int base, dir = -1;
+
+	if (read_theirs(c->req->pid, call_arg(c, r->path), path, sizeof(path), 1) != 0 ||
+	    (base = caller_dir(c, r->at ? (int)call_arg(c, r->path - 1) : AT_FDCWD)) < 0)
+		return CONTINUE;
+	dir = (int)syscall(SYS_openat2, base, path, &how, sizeof(how));
+	if (dir < 0 ? not_here(base, path)
+		    : crash_fd_path(dir, where, sizeof(where)) == 0 && crash_in_root(where))
+		unknown(c, "an O_TMPFILE open");
+	if (dir >= 0)
+		close(dir);
+	close(base);
+	return CONTINUE;
+}
+
 /* An open that may create or truncate a file of the copy. */
 static int crash_open(struct call *c, const struct emd_change *r)
 {
@@ -246,11 +269,13 @@ static int crash_open(struct call *c, const struct emd_change *r)
 	struct cname n;
 	struct stat was;
 	mode_t um;
-	int found, how_done = -1;
+	int found, made;
 
 	if (!open_args(c, r, &how) || !(how.flags & EMD_OPEN_CHANGES))
 		return r->nr == SYS_openat2 && how.resolve ? crash_foreign_path(c, r, "an openat2")
 							   : CONTINUE;
+	if ((how.flags & __O_TMPFILE) == __O_TMPFILE)
+		return tmpfile_open(c, r);
 	if ((found = cname_of(c, r->at, r->path, &n)) <= 0 || !n.in) {
 		done(&n);
 		if (found < 0)
@@ -258,25 +283,27 @@ static int crash_open(struct call *c, const struct emd_change *r)
 		return CONTINUE;
 	}
 	was = entry(&n);
-	/* an existing FIFO or device, or a file it neither makes nor empties */
-	if (was.st_ino && (!S_ISREG(was.st_mode) || !(how.flags & O_TRUNC) || !was.st_size)) {
+	/* none to open (ENOENT); an existing FIFO or device, or a file it
+	 * neither makes nor empties */
+	if ((!was.st_ino && !(how.flags & O_CREAT)) ||
+	    (was.st_ino && (!S_ISREG(was.st_mode) || !(how.flags & O_TRUNC) || !was.st_size))) {
 		done(&n);
 		return S_ISLNK(was.st_mode) ? (unknown(c, "an open through a symlink"), CONTINUE)
 					    : CONTINUE;
 	}
-	if ((how.flags & __O_TMPFILE) == __O_TMPFILE || !same_rights(c->req->pid, &um)) {
+	if (!same_rights(c->req->pid, &um)) {
 		done(&n);
-		unknown(c, "an O_TMPFILE open, or one by a program of other rights");
+		unknown(c, "an open that creates or truncates, by a program of other rights");
 		return CONTINUE;
 	}
 	crash_claims(c->req->pid);
 	crash_lock();
-	how_done = open_made(c, &n, how, um, &was);
+	made = open_made(c, &n, how, um, &was);
 	crash_unlock();
 	done(&n);
-	if (how_done < 0)
+	if (made < 0)
 		unknown(c, "an open that creates or truncates, made by the kernel");
-	return how_done < 0 ? CONTINUE : how_done;
+	return made < 0 ? CONTINUE : made;
 }
 
 int crash_foreign_path(struct call *c, const struct emd_change *r, const char *what)

@@ -3,7 +3,8 @@
  * where the caller would not, or journal what did not happen: built static,
  * so that the supervisor follows it (test_crashtest_supervised_attack.py).
  * Each mode prints what the program saw, to compare with a native run.
- * Usage: crashhostile proclink|linkfollow|rights|fsize|signals|edge|symlink [ARG] */
+ * Usage: crashhostile proclink|linkfollow|rights|fsize|signals|tmpfile|missing|edge|
+ *        symlink [ARG] */
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
@@ -122,6 +123,21 @@ static void signals(void)
 	printf("total: %ld\n", total);
 }
 
+/* An O_TMPFILE file written: no name the journal could have made. */
+static void nameless(void)
+{
+	int fd = open(".", O_TMPFILE | O_WRONLY, 0644);
+
+	said("open", fd);
+	said("write", (int)write(fd, "abc", 3));
+}
+
+/* O_TRUNC of a name that is not there: the kernel's ENOENT, nothing made. */
+static void missing(void)
+{
+	said("open", open("missing", O_WRONLY | O_TRUNC));
+}
+
 /* O_TRUNC through a symlink the program planted, to a file outside. */
 static void through_symlink(const char *outside)
 {
@@ -143,6 +159,10 @@ int main(int argc, char **argv)
 		fsize();
 	else if (!strcmp(mode, "signals"))
 		signals();
+	else if (!strcmp(mode, "tmpfile"))
+		nameless();
+	else if (!strcmp(mode, "missing"))
+		missing();
 	else if (!strcmp(mode, "edge") && argc > 2)
 		edge(argv[2]);
 	else if (!strcmp(mode, "symlink") && argc > 2)

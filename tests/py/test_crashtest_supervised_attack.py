@@ -20,9 +20,11 @@ MODES = {
     "linkfollow": "through /proc's links",
     "fsize": "a write past the file size limit",
     "signals": None,
+    "tmpfile": "an O_TMPFILE open",
+    "missing": None,
     "rights": ("a write by a program of other rights",
                "a change of names by a program of other rights",
-               "an O_TMPFILE open, or one by a program of other rights"),
+               "an open that creates or truncates, by a program of other rights"),
 }
 
 
