@@ -130,8 +130,10 @@ static pid_t process_of(pid_t tid)
 static void passed(uint64_t point, pid_t pid)
 {
 	if (run.at && point == run.at) {
-		kill(-run.pgid, SIGKILL);
-		kill(pid, SIGKILL);
+		if (run.pgid > 1) /* never -1 (all this user's), nor our own group */
+			kill(-run.pgid, SIGKILL);
+		if (pid > 1)
+			kill(pid, SIGKILL);
 	}
 }
 
