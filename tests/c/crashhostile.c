@@ -3,7 +3,8 @@
  * where the caller would not, or journal what did not happen: built static,
  * so that the supervisor follows it (test_crashtest_supervised_attack.py).
  * Each mode prints what the program saw, to compare with a native run.
- * Usage: crashhostile proclink|linkfollow|rights|fsize|signals|edge|symlink [ARG] */
+ * Usage: crashhostile proclink|linkfollow|rights|fsize|signals|edge|symlink|
+ *                    procfd|outlink|emfile|openat2|direct|pkey|noappend [ARG] */
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -129,6 +134,157 @@ static void through_symlink(const char *outside)
 	said("open", open("lnk", O_WRONLY | O_TRUNC));
 }
 
+/* "file" holds "v1", durably (its name too): the start of the modes that
+ * empty it past the supervisor's sight. */
+static int durable_v1(void)
+{
+	int fd = open("file", O_CREAT | O_WRONLY | O_TRUNC, 0644), dir = open(".", O_RDONLY);
+
+	said("write", (int)write(fd, "v1", 2));
+	said("fsync", fsync(fd));
+	said("fsync .", fsync(dir));
+	close(dir);
+	return fd;
+}
+
+/* Emptied, durably, then "v2": a crash between leaves an empty file (the
+ * library's journal of the same program has that state). */
+static void emptied_then_v2(int fd)
+{
+	said("fsync", fd < 0 ? -1 : fsync(fd));
+	said("write", fd < 0 ? -1 : (int)write(fd, "v2", 2));
+	said("fsync", fd < 0 ? -1 : fsync(fd));
+}
+
+/* O_TRUNC through the program's own /proc/self/fd/N: the supervisor's
+ * /proc/self is another directory, which is no file of the copy. */
+static void procfd(void)
+{
+	char path[64];
+	int fd = durable_v1(), again;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	said("open O_TRUNC", again = open(path, O_WRONLY | O_TRUNC));
+	emptied_then_v2(again);
+}
+
+/* O_TRUNC through a symlink outside the copy to a file of it. */
+static void outlink(const char *outside)
+{
+	char target[4096], link[4200];
+	int fd = durable_v1(), again;
+
+	close(fd);
+	snprintf(link, sizeof(link), "%s/lnk", outside);
+	if (!getcwd(target, sizeof(target) - 8))
+		return;
+	strcat(target, "/file");
+	said("symlink", symlink(target, link));
+	said("open O_TRUNC", again = open(link, O_WRONLY | O_TRUNC));
+	emptied_then_v2(again);
+	unlink(link);
+}
+
+/* At its descriptor limit, an open fails with EMFILE before it creates or
+ * empties anything. */
+static void emfile(void)
+{
+	struct rlimit r;
+	struct stat st;
+	int fd = open("keep", O_CREAT | O_WRONLY | O_TRUNC, 0644), top = fd;
+
+	said("write", (int)write(fd, "data", 4));
+	for (int i = 0; i < 32; i++)
+		top = open("/dev/null", O_RDONLY);
+	r = (struct rlimit){(rlim_t)top + 1, (rlim_t)top + 1};
+	said("limit", setrlimit(RLIMIT_NOFILE, &r));
+	said("create", open("new", O_CREAT | O_WRONLY, 0644));
+	said("new", access("new", F_OK));
+	said("truncate", open("keep", O_WRONLY | O_TRUNC));
+	printf("keep: %lld\n", stat("keep", &st) == 0 ? (long long)st.st_size : -1LL);
+}
+
+static void openat2_said(const char *what, const void *how, size_t size)
+{
+	said(what, (int)syscall(SYS_openat2, AT_FDCWD, "file", how, size));
+}
+
+/* openat2 refuses what open ignores: unknown flags, a mode past 07777, a
+ * larger struct with bytes it does not know.  Nothing is emptied. */
+static void openat2_strict(void)
+{
+	struct open_how bad_flag = {.flags = O_WRONLY | O_TRUNC | (1ULL << 40)};
+	struct open_how bad_mode = {.flags = O_WRONLY | O_CREAT | O_TRUNC, .mode = S_IFREG | 0644};
+	struct {
+		struct open_how how;
+		unsigned long long more;
+	} bigger = {{.flags = O_WRONLY | O_TRUNC}, 1};
+	struct stat st;
+
+	close(open("file", O_CREAT | O_WRONLY | O_TRUNC, 0644));
+	for (int i = 0; i < 3; i++) {
+		int fd = open("file", O_WRONLY | O_TRUNC);
+
+		said("write", (int)write(fd, "data", 4));
+		close(fd);
+		if (i == 0)
+			openat2_said("unknown flag", &bad_flag, sizeof(bad_flag));
+		else if (i == 1)
+			openat2_said("mode", &bad_mode, sizeof(bad_mode));
+		else
+			openat2_said("bigger", &bigger, sizeof(bigger));
+		printf("size: %lld\n", stat("file", &st) == 0 ? (long long)st.st_size : -1LL);
+	}
+}
+
+/* O_DIRECT: a buffer the device cannot take is EINVAL, whoever copies it. */
+static void direct(void)
+{
+	int fd = open("file", O_CREAT | O_RDWR | O_TRUNC | O_DIRECT, 0644);
+	char *p = aligned_alloc(4096, 8192);
+
+	memset(p, 'd', 8192);
+	said("open", fd);
+	said("aligned", (int)pwrite(fd, p, 4096, 0));
+	said("misaligned", (int)pwrite(fd, p + 1, 4096, 0));
+}
+
+/* A read-only shared mapping made writable by pkey_mprotect (no key):
+ * mprotect's twin.  The change is undone before the end, so that only a
+ * state between could tell. */
+static void pkey(void)
+{
+	int fd = open("file", O_CREAT | O_RDWR | O_TRUNC, 0644);
+	char *p;
+
+	said("write", (int)write(fd, "AAAA", 4));
+	said("fsync", fsync(fd));
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	said("pkey_mprotect",
+	     (int)syscall(SYS_pkey_mprotect, p, 4096, PROT_READ | PROT_WRITE, -1));
+	memcpy(p, "BBBB", 4);
+	said("msync", msync(p, 4096, MS_SYNC));
+	memcpy(p, "AAAA", 4);
+	said("msync", msync(p, 4096, MS_SYNC));
+}
+
+/* pwritev2(RWF_NOAPPEND) on an O_APPEND file writes where it is told. */
+static void noappend(void)
+{
+	int fd = open("file", O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	struct iovec v = {"BB", 2};
+	char buf[16] = {0};
+
+	said("write", (int)write(fd, "AAAAAAAA", 8));
+	close(fd);
+	fd = open("file", O_WRONLY | O_APPEND);
+	said("pwritev2", (int)pwritev2(fd, &v, 1, 0, 0x20 /* RWF_NOAPPEND */));
+	said("fsync", fsync(fd));
+	close(fd);
+	fd = open("file", O_RDONLY);
+	printf("file: %s\n", read(fd, buf, sizeof(buf) - 1) >= 0 ? buf : "?");
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -147,6 +303,20 @@ int main(int argc, char **argv)
 		edge(argv[2]);
 	else if (!strcmp(mode, "symlink") && argc > 2)
 		through_symlink(argv[2]);
+	else if (!strcmp(mode, "procfd"))
+		procfd();
+	else if (!strcmp(mode, "outlink") && argc > 2)
+		outlink(argv[2]);
+	else if (!strcmp(mode, "emfile"))
+		emfile();
+	else if (!strcmp(mode, "openat2"))
+		openat2_strict();
+	else if (!strcmp(mode, "direct"))
+		direct();
+	else if (!strcmp(mode, "pkey"))
+		pkey();
+	else if (!strcmp(mode, "noappend"))
+		noappend();
 	else
 		return 2;
 	return 0;

@@ -83,3 +83,48 @@ def test_a_symlink_to_outside_is_the_kernels(tmp_path):
     code, out, report = supervised(tmp_path, "symlink", outside)
     assert out == want and outside.read_text() == "", (out, want)
     assert code == 2 and any("through a symlink" in w for w in unknown(report)), unknown(report)
+
+
+# mode: the program must see what it sees natively, and nothing the
+# supervisor makes may leave the copy other than its journal says
+FOLLOWED_AS_NATIVELY = ["emfile", "openat2", "direct", "noappend"]
+
+
+@pytest.mark.parametrize("mode", FOLLOWED_AS_NATIVELY)
+def test_the_supervisor_makes_what_the_kernel_would(tmp_path, mode):
+    """emfile: at its descriptor limit an open creates and empties nothing;
+    openat2: what openat2 refuses (an unknown flag, a mode past 07777, a
+    larger struct with unknown bytes) is refused, nothing emptied; direct:
+    an O_DIRECT write from a misaligned buffer is EINVAL; noappend: a write
+    with RWF_NOAPPEND is journaled where it went."""
+    want = native(tmp_path, mode)
+    code, out, report = supervised(tmp_path, mode)
+    assert out == want, (mode, out, want)
+    assert not any("changed past the library" in w for w in unknown(report)), unknown(report)
+
+
+def states_check(tmp_path, mode, check, *args):
+    d = tmp_path / "d"
+    d.mkdir()
+    return crash_report("--each", f"--check={check}", d, "--", PROGRAM, mode, *args)
+
+
+@pytest.mark.parametrize("mode", ["procfd", "outlink"])
+def test_an_open_that_empties_the_copy_past_the_supervisor_is_never_ok(tmp_path, mode):
+    """O_TRUNC through the program's own /proc/self/fd/N, or through a
+    symlink outside the copy to a file of it: the kernel empties a file of
+    the copy, and an empty file is a state a crash can leave (the library's
+    journal of the same program fails the check).  The run may be unknown
+    or failed, never ok."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    code, report = states_check(tmp_path, mode, "test ! -e file || test -s file", outside)
+    assert code in (1, 2), (code, unknown(report))
+
+
+def test_pkey_mprotect_is_mprotect(tmp_path):
+    """A shared mapping of a file of the copy made writable by
+    pkey_mprotect: its changes are past the supervisor, whose run must not
+    be ok (a state with BBBB fails the check)."""
+    code, report = states_check(tmp_path, "pkey", "! grep -q BBBB file")
+    assert code in (1, 2), (code, unknown(report))
