@@ -4,7 +4,7 @@
  * so that the supervisor follows it (test_crashtest_supervised_attack.py).
  * Each mode prints what the program saw, to compare with a native run.
  * Usage: crashhostile proclink|linkfollow|rights|fsize|signals|edge|symlink|
- *                    procfd|outlink|emfile|openat2|direct|pkey|noappend [ARG] */
+ *                    procfd|outlink|emfile|openat2|direct|pkey|noappend|uffd [ARG] */
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/openat2.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -285,6 +290,54 @@ static void noappend(void)
 	printf("file: %s\n", read(fd, buf, sizeof(buf) - 1) >= 0 ? buf : "?");
 }
 
+/* A write from memory that a thread of the program fills lazily
+ * (userfaultfd), the thread logging to a file before it does: natively the
+ * write waits for the fault to be served, and no longer. */
+static int uffd, log_fd;
+static char *lazy;
+
+static void *serve_fault(void *arg)
+{
+	static char page[4096] __attribute__((aligned(4096)));
+	struct uffdio_copy copy = {.dst = (unsigned long)lazy, .src = (unsigned long)page,
+				   .len = 4096};
+	struct pollfd p = {uffd, POLLIN, 0};
+	struct uffd_msg msg;
+
+	if (poll(&p, 1, -1) != 1 || read(uffd, &msg, sizeof(msg)) != sizeof(msg))
+		return arg;
+	said("log", (int)write(log_fd, "fault\n", 6));
+	memset(page, 'u', sizeof(page));
+	ioctl(uffd, UFFDIO_COPY, &copy);
+	return arg;
+}
+
+static void lazy_write(void)
+{
+	struct uffdio_api api = {.api = UFFD_API};
+	struct uffdio_register reg = {.mode = UFFDIO_REGISTER_MODE_MISSING};
+	int fd = open("data", O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	pid_t parent = getpid(), watchdog = fork();
+	pthread_t t;
+
+	if (watchdog == 0) { /* a hung write waits killably: only SIGKILL ends it */
+		sleep(10);
+		kill(parent, SIGKILL);
+		_exit(0);
+	}
+	log_fd = open("log", O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
+	lazy = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	reg.range = (struct uffdio_range){(unsigned long)lazy, 4096};
+	said("userfaultfd", uffd < 0 || ioctl(uffd, UFFDIO_API, &api) ||
+				    ioctl(uffd, UFFDIO_REGISTER, &reg) ? -1 : 0);
+	pthread_create(&t, NULL, serve_fault, NULL);
+	said("write", (int)write(fd, lazy, 4096));
+	pthread_join(t, NULL);
+	kill(watchdog, SIGKILL);
+	waitpid(watchdog, NULL, 0);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -317,6 +370,8 @@ int main(int argc, char **argv)
 		pkey();
 	else if (!strcmp(mode, "noappend"))
 		noappend();
+	else if (!strcmp(mode, "uffd"))
+		lazy_write();
 	else
 		return 2;
 	return 0;

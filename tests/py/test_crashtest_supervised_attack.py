@@ -128,3 +128,15 @@ def test_pkey_mprotect_is_mprotect(tmp_path):
     be ok (a state with BBBB fails the check)."""
     code, report = states_check(tmp_path, "pkey", "! grep -q BBBB file")
     assert code in (1, 2), (code, unknown(report))
+
+
+@pytest.mark.root
+def test_a_write_from_lazily_filled_memory_does_not_hang(tmp_path):
+    """The supervisor reads the caller's buffer while the thread that fills
+    it (userfaultfd) writes a line to a file of the copy first: the write
+    must not wait on the other (natively it completes at once; a write
+    still hung after 10 s is ended by the program's watchdog)."""
+    want = native(tmp_path, "uffd")
+    assert want == "userfaultfd: ok\nlog: ok\nwrite: ok\n", want
+    code, out, report = supervised(tmp_path, "uffd")
+    assert out == want, (out, want)
