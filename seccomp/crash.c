@@ -32,6 +32,7 @@
 
 #define MAX_WRITE (16 << 20) /* a larger write is unknown */
 #define ALIGN 4096           /* O_DIRECT's */
+#define EMD_RWF_NOAPPEND 0x20 /* Linux 6.9: an O_APPEND file written where asked */
 
 EMD_CHANGE_TABLE(changes);
 
@@ -101,12 +102,13 @@ static void wrote(pid_t tid, const struct stat *st, long long off, const char *b
 }
 
 /* Where a write of r bytes began (libcrashtest's began_at): the end, less
- * r, for an append; else pos, or the file offset now, less r. */
+ * r, for an append (O_APPEND but for RWF_NOAPPEND, or RWF_APPEND); else
+ * pos, or the file offset now, less r. */
 static long long began_at(int fd, int fl, int rwf, long long pos, ssize_t r)
 {
 	struct stat st;
 
-	if ((fl & O_APPEND) || (rwf & RWF_APPEND))
+	if (((fl & O_APPEND) && !(rwf & EMD_RWF_NOAPPEND)) || (rwf & RWF_APPEND))
 		return fstat(fd, &st) == 0 ? st.st_size - r : -1;
 	if (pos >= 0)
 		return pos;
@@ -148,31 +150,29 @@ static ssize_t their_data(const struct call *c, const struct iovec *iov, unsigne
 	return got > 0 ? got : errno == EFAULT || got == 0 ? -EFAULT : -ESRCH;
 }
 
-/* The write of the caller's `total` bytes at iov, made on its open file
- * and journaled; 0, or CONTINUE when it cannot be made here. */
+/* The write of the caller's `got` bytes, read into buf beforehand (never
+ * under the journal's lock: the caller's memory may wait on a thread of
+ * its own, userfaultfd, which may itself change the copy first), made on
+ * its open file and journaled; 0, or CONTINUE when it cannot be made. */
 static int write_here(struct call *c, const struct emd_change *r, int fd, const struct stat *st,
-		      const struct iovec *iov, unsigned cnt, size_t total)
+		      const char *buf, ssize_t got)
 {
 	long long pos = r->pos >= 0 ? call_arg64(c, r->pos) : -1;
 	int rwf = r->flags >= 0 ? (int)call_arg(c, r->flags) : 0, fl = fcntl(fd, F_GETFL), flags;
-	char *buf = aligned_alloc(ALIGN, (total + ALIGN) & ~(size_t)(ALIGN - 1));
-	ssize_t got = buf ? their_data(c, iov, cnt, buf, total) : -ENOMEM, n = -1;
+	ssize_t n = -1;
 	int e = got == -EFAULT ? EFAULT : 0;
 
-	if (got >= 0 && still_pending(c) && (n = pwritev2(fd, &(struct iovec){buf, (size_t)got}, 1,
-							   pos, rwf)) < 0)
+	if (got >= 0 && still_pending(c) && (n = pwritev2(fd, &(struct iovec){(void *)buf,
+							   (size_t)got}, 1, pos, rwf)) < 0)
 		e = errno;
-	if (n < 0) {
-		free(buf);
+	if (n < 0)
 		return e ? reply_error(c, e) : CONTINUE;
-	}
 	flags = (fl & O_DSYNC) || (rwf & (RWF_DSYNC | RWF_SYNC)) ? CT_F_DSYNC : 0;
 	flags |= ((fl & O_SYNC) == O_SYNC) || (rwf & RWF_SYNC) ? CT_F_SYNC : 0;
 	if (n > 0 && (pos = began_at(fd, fl, rwf, pos, n)) >= 0)
 		wrote(c->req->pid, st, pos, buf, (size_t)n, flags);
 	else if (n > 0)
 		crash_note(c->req->pid, CT_UNKNOWN, st, "where a write went cannot be told");
-	free(buf);
 	c->resp->val = n;
 	return 0;
 }
@@ -209,10 +209,14 @@ static int write_change(struct call *c, const struct emd_change *r)
 	buffers = their_buffers(c, r, iov, &cnt, &total);
 	how = writable(c, r, fd, &st, buffers, total);
 	if (!how) {
+		char *buf = aligned_alloc(ALIGN, (total + ALIGN) & ~(size_t)(ALIGN - 1));
+		ssize_t got = buf ? their_data(c, iov, cnt, buf, total) : -ENOMEM;
+
 		crash_claims(c->req->pid);
 		crash_lock();
-		how = write_here(c, r, fd, &st, iov, cnt, total);
+		how = write_here(c, r, fd, &st, buf, got);
 		crash_unlock();
+		free(buf);
 	}
 	close(fd);
 	return how;
