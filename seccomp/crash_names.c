@@ -195,9 +195,37 @@ static void journal(struct call *c, const struct emd_change *r, const struct cna
 	}
 }
 
+/* The kernel's VALID_OPEN_FLAGS: openat2 refuses any other (open and
+ * openat ignore them), and O_PATH with any but O_PATH_FLAGS. */
+#define OPEN_FLAGS                                                                          \
+	(O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK | O_DSYNC | \
+	 FASYNC | O_DIRECT | EMD_COMPAT_O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_NOATIME |   \
+	 O_CLOEXEC | O_SYNC | O_PATH | __O_TMPFILE)
+#define PATH_FLAGS (O_DIRECTORY | O_NOFOLLOW | O_PATH | O_CLOEXEC)
+
+/* Would openat2 take this struct of `size` bytes at addr (the kernel's
+ * copy_struct_from_user and build_open_flags)?  Else it fails, EINVAL or
+ * E2BIG, having changed nothing. */
+static int openat2_takes(pid_t tid, unsigned long addr, unsigned long size,
+			 const struct open_how *how)
+{
+	char tail[4096];
+	int creates = (how->flags & O_CREAT) || (how->flags & __O_TMPFILE) == __O_TMPFILE;
+
+	if (size > sizeof(*how) &&
+	    read_theirs(tid, addr + sizeof(*how), tail, size - sizeof(*how), 0) != 0)
+		return 0;
+	for (size_t i = 0; i + sizeof(*how) < size; i++)
+		if (tail[i])
+			return 0;
+	return !(how->flags & ~(unsigned long long)OPEN_FLAGS) && !(how->mode & ~07777ULL) &&
+	       (creates || !how->mode) &&
+	       (!(how->flags & O_PATH) || !(how->flags & ~(unsigned long long)PATH_FLAGS));
+}
+
 /* The open's flags and mode, as the kernel reads them; 0 if they cannot
- * be had (openat2's struct unreadable, or with resolve flags: the kernel's
- * to make). */
+ * be had (openat2's struct unreadable, one openat2 refuses, or with
+ * resolve flags: the kernel's to make). */
 static int open_args(struct call *c, const struct emd_change *r, struct open_how *how)
 {
 	*how = (struct open_how){0};
@@ -205,7 +233,10 @@ static int open_args(struct call *c, const struct emd_change *r, struct open_how
 		unsigned long size = call_arg(c, 3);
 
 		if (size < sizeof(*how) || size > 4096 ||
-		    read_theirs(c->req->pid, call_arg(c, 2), how, sizeof(*how), 0) != 0 || how->resolve)
+		    read_theirs(c->req->pid, call_arg(c, 2), how, sizeof(*how), 0) != 0 ||
+		    !openat2_takes(c->req->pid, call_arg(c, 2), size, how))
+			return *how = (struct open_how){0}, 0;
+		if (how->resolve)
 			return 0;
 	} else if (r->flags < 0) { /* creat */
 		how->flags = O_CREAT | O_WRONLY | O_TRUNC;
@@ -248,7 +279,8 @@ static int crash_open(struct call *c, const struct emd_change *r)
 	mode_t um;
 	int found, how_done = -1;
 
-	if (!open_args(c, r, &how) || !(how.flags & EMD_OPEN_CHANGES))
+	/* O_PATH opens nothing (open and openat drop the other flags) */
+	if (!open_args(c, r, &how) || !(how.flags & EMD_OPEN_CHANGES) || (how.flags & O_PATH))
 		return r->nr == SYS_openat2 && how.resolve ? crash_foreign_path(c, r, "an openat2")
 							   : CONTINUE;
 	if ((found = cname_of(c, r->at, r->path, &n)) <= 0 || !n.in) {
@@ -267,6 +299,13 @@ static int crash_open(struct call *c, const struct emd_change *r)
 	if ((how.flags & __O_TMPFILE) == __O_TMPFILE || !same_rights(c->req->pid, &um)) {
 		done(&n);
 		unknown(c, "an O_TMPFILE open, or one by a program of other rights");
+		return CONTINUE;
+	}
+	/* at its descriptor limit, the kernel fails before it creates or
+	 * empties anything (hand_over's EMFILE would come after) */
+	if (!caller_fd_room(c->req->pid)) {
+		done(&n);
+		unknown(c, "an open at the descriptor limit, left to the kernel");
 		return CONTINUE;
 	}
 	crash_claims(c->req->pid);
