@@ -53,6 +53,7 @@
 	X(msync,         SYS_msync,                EMD_COMPAT(144, 144),  BITS,  2,  MS_SYNC,          MSYNC,    0, -1,  -1,   -1,  -1, 0) \
 	X(mmap,          SYS_mmap,                 EMD_COMPAT(192, 192),  BITS,  3,  MAP_SHARED,       MAP,      0, -1,  -1,   3,   -1, 0) \
 	X(mprotect,      SYS_mprotect,             EMD_COMPAT(125, 125),  BITS,  2,  PROT_WRITE,       PROTECT,  0, -1,  -1,   -1,  -1, 0) \
+	X(pkey_mprotect, SYS_pkey_mprotect,        EMD_COMPAT(380, 394),  BITS,  2,  PROT_WRITE,       PROTECT,  0, -1,  -1,   -1,  -1, 0) \
 	X(io_uring_setup, SYS_io_uring_setup,      EMD_COMPAT(425, 425),  ALWAYS, 0, 0,                FOREIGN,  0, -1,  -1,   -1,  -1, 0) \
 	X(io_setup,      SYS_io_setup,             EMD_COMPAT(245, 243),  ALWAYS, 0, 0,                FOREIGN,  0, -1,  -1,   -1,  -1, 0) \
 	X(open,          EMD_SYS_OPEN,             EMD_COMPAT(5, 5),      BITS,  1,  EMD_OPEN_CHANGES, OPEN,     0, 0,   -1,   1,   -1, 0) \
