@@ -196,6 +196,27 @@ static int writable(struct call *c, const struct emd_change *r, int fd, const st
 	return 0;
 }
 
+/* An O_DIRECT write the kernel may refuse (EINVAL) for where the caller's
+ * buffers lie, which the aligned copy made here would not: the file
+ * system's alignments unknown, or not met. */
+static int direct_misaligned(int fd, const struct iovec *iov, unsigned cnt, long long pos)
+{
+	struct statx sx;
+
+	if (!(fcntl(fd, F_GETFL) & O_DIRECT))
+		return 0;
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) != 0 ||
+	    !(sx.stx_mask & STATX_DIOALIGN) || !sx.stx_dio_mem_align || !sx.stx_dio_offset_align)
+		return 1;
+	if ((pos < 0 ? lseek(fd, 0, SEEK_CUR) : pos) % sx.stx_dio_offset_align)
+		return 1;
+	for (unsigned i = 0; i < cnt; i++)
+		if ((unsigned long)iov[i].iov_base % sx.stx_dio_mem_align ||
+		    iov[i].iov_len % sx.stx_dio_offset_align)
+			return 1;
+	return 0;
+}
+
 static int write_change(struct call *c, const struct emd_change *r)
 {
 	struct iovec iov[THEIR_IOV_MAX];
@@ -208,6 +229,8 @@ static int write_change(struct call *c, const struct emd_change *r)
 		return CONTINUE;
 	buffers = their_buffers(c, r, iov, &cnt, &total);
 	how = writable(c, r, fd, &st, buffers, total);
+	if (!how && direct_misaligned(fd, iov, cnt, r->pos >= 0 ? call_arg64(c, r->pos) : -1))
+		how = unfollowed(c, &st, "an O_DIRECT write from memory the file system may refuse");
 	if (!how) {
 		char *buf = aligned_alloc(ALIGN, (total + ALIGN) & ~(size_t)(ALIGN - 1));
 		ssize_t got = buf ? their_data(c, iov, cnt, buf, total) : -ENOMEM;
