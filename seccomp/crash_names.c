@@ -20,11 +20,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 struct cname {
@@ -270,6 +272,40 @@ static int open_made(struct call *c, struct cname *n, struct open_how how, mode_
 	return hand_over(c, fd, how.flags & O_CLOEXEC);
 }
 
+/* An open whose name is not in the copy: may it reach a file of it for
+ * the caller?  Its last component is followed, and may be a magic link
+ * (/proc/self/fd/N, /dev/stdout: here, this process's), or a symlink to a
+ * file of the copy, or a dangling one. */
+static int reaches_copy(struct call *c, const struct emd_change *r, const struct open_how *how,
+			const struct cname *n, int found)
+{
+	struct open_how here = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS};
+	char path[PATH_MAX], where[PATH_MAX];
+	int base, fd, err, reaches = 0;
+
+	struct statfs fs;
+	struct stat last = found > 0 ? entry(n) : (struct stat){0};
+
+	/* a symlink there, or nothing in a directory of /proc (whose self is
+	 * the caller's there: its fd/N may be a magic link to the copy) */
+	if (found > 0 && (S_ISLNK(last.st_mode) ||
+			  (!last.st_ino && fstatfs(n->dir, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC)))
+		return 1;
+	if ((how->flags & O_NOFOLLOW) || (how->flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+		return 0; /* the last component is not followed: the directory says */
+	if (read_theirs(c->req->pid, call_arg(c, r->path), path, sizeof(path), 1) != 0 || !*path ||
+	    (base = caller_dir(c, r->at ? (int)call_arg(c, r->path - 1) : AT_FDCWD)) < 0)
+		return 0;
+	fd = (int)syscall(SYS_openat2, base, path, &here, sizeof(here));
+	err = errno;
+	close(base);
+	if (fd < 0)
+		return err == ELOOP;
+	reaches = crash_fd_path(fd, where, sizeof(where)) == 0 && crash_in_root(where);
+	close(fd);
+	return reaches;
+}
+
 /* An open that may create or truncate a file of the copy. */
 static int crash_open(struct call *c, const struct emd_change *r)
 {
@@ -284,9 +320,12 @@ static int crash_open(struct call *c, const struct emd_change *r)
 		return r->nr == SYS_openat2 && how.resolve ? crash_foreign_path(c, r, "an openat2")
 							   : CONTINUE;
 	if ((found = cname_of(c, r->at, r->path, &n)) <= 0 || !n.in) {
+		if (found >= 0 && reaches_copy(c, r, &how, &n, found))
+			found = -1;
 		done(&n);
 		if (found < 0)
-			unknown(c, "an open through /proc's links");
+			unknown(c, "an open through /proc's links, or a symlink that may reach the "
+				   "directory");
 		return CONTINUE;
 	}
 	was = entry(&n);
