@@ -72,6 +72,11 @@ static int copy_file(struct call *c, int i, struct stat *st)
 	int fd = their_fd(c, (int)call_arg(c, i));
 	enum crash_where w = fd >= 0 ? crash_where_fd(c->req->pid, fd, st) : CW_NONE;
 
+	/* a caller this process may not inspect (not dumpable): its file
+	 * cannot be told, and may be the copy's */
+	if (fd == -EPERM || fd == -EACCES)
+		unfollowed(c, NULL, "a change by a program the supervisor may not inspect");
+
 	if (w == CW_CLAIMED) {
 		struct ct_record h = {.kind = CT_CLAIM, .dev = st->st_dev, .ino = st->st_ino};
 

@@ -64,8 +64,10 @@ static int cname_of(struct call *c, int at, int i, struct cname *n)
 
 	n->dir = -1;
 	n->in = 0;
+	/* a caller this process may not inspect (not dumpable, for a
+	 * supervisor without CAP_SYS_PTRACE): its path cannot be told */
 	if (read_theirs(c->req->pid, call_arg(c, i), path, sizeof(path), 1) != 0 || !*path)
-		return 0;
+		return errno == EPERM ? -1 : 0;
 	len = strlen(path);
 	snprintf(n->last, sizeof(n->last), "%s", path);
 	while (len > 1 && path[len - 1] == '/')
@@ -75,9 +77,10 @@ static int cname_of(struct call *c, int at, int i, struct cname *n)
 		name = slash + 1;
 		memmove(n->last, n->last + (name - path), strlen(n->last + (name - path)) + 1);
 	}
-	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || strlen(name) > CT_NAME_MAX ||
-	    (base = caller_dir(c, at ? (int)call_arg(c, i - 1) : AT_FDCWD)) < 0)
+	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || strlen(name) > CT_NAME_MAX)
 		return 0;
+	if ((base = caller_dir(c, at ? (int)call_arg(c, i - 1) : AT_FDCWD)) < 0)
+		return base == -EPERM || base == -EACCES ? -1 : 0;
 	n->dir = (int)syscall(SYS_openat2, base, slash ? (slash == path ? "/" : path) : ".", &how,
 			      sizeof(how));
 	if (n->dir < 0)

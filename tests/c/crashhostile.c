@@ -4,7 +4,8 @@
  * so that the supervisor follows it (test_crashtest_supervised_attack.py).
  * Each mode prints what the program saw, to compare with a native run.
  * Usage: crashhostile proclink|linkfollow|rights|fsize|signals|edge|symlink|
- *                    procfd|outlink|emfile|openat2|direct|pkey|noappend|uffd [ARG] */
+ *                    procfd|outlink|emfile|openat2|direct|pkey|noappend|uffd|nodump
+ *                    [ARG] */
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +21,7 @@
 #include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -339,6 +341,19 @@ static void lazy_write(void)
 	waitpid(watchdog, NULL, 0);
 }
 
+/* Not dumpable (as gpg-agent and ssh-agent make themselves): a supervisor
+ * without CAP_SYS_PTRACE may read neither its memory nor its descriptors. */
+static void nodump(void)
+{
+	int fd;
+
+	said("prctl", prctl(PR_SET_DUMPABLE, 0));
+	said("create", fd = open("file", O_CREAT | O_WRONLY | O_TRUNC, 0644));
+	said("write", (int)write(fd, "abc", 3));
+	said("fsync", fsync(fd));
+	said("unlink", unlink("file"));
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -373,6 +388,8 @@ int main(int argc, char **argv)
 		noappend();
 	else if (!strcmp(mode, "uffd"))
 		lazy_write();
+	else if (!strcmp(mode, "nodump"))
+		nodump();
 	else
 		return 2;
 	return 0;

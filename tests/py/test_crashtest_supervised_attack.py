@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from conftest import TESTS
-from helpers import crash_report
+from helpers import CRASHTEST, crash_report
 
 PROGRAM = TESTS / "crashhostile-static"
 
@@ -140,3 +140,29 @@ def test_a_write_from_lazily_filled_memory_does_not_hang(tmp_path):
     assert want == "userfaultfd: ok\nlog: ok\nwrite: ok\n", want
     code, out, report = supervised(tmp_path, "uffd")
     assert out == want, (out, want)
+
+
+@pytest.mark.root
+def test_a_program_that_is_not_dumpable_is_unknown(tmp_path):
+    """Run as nobody (a supervisor without CAP_SYS_PTRACE), a program that
+    made itself not dumpable cannot be read: its create, write, fsync and
+    unlink go on to the kernel, and the run is unknown, never ok (a file
+    made and removed unseen leaves no difference at the end)."""
+    import os
+    import shutil
+    import tempfile
+    top = tempfile.mkdtemp(prefix="crashnodump")
+    try:
+        os.chmod(top, 0o755)
+        d = os.path.join(top, "d")
+        os.mkdir(d)
+        os.chown(d, 65534, 65534)
+        env = dict(os.environ, HOME=top, TMPDIR=top)
+        os.chown(top, 65534, 65534)
+        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                            str(CRASHTEST), "--json", "--check=true",
+                            d, "--", PROGRAM, "nodump"],
+                           capture_output=True, text=True, timeout=120, env=env)
+        assert r.returncode == 2, (r.returncode, r.stdout[-2000:], r.stderr)
+    finally:
+        shutil.rmtree(top)
