@@ -254,21 +254,34 @@ static int open_args(struct call *c, const struct emd_change *r, struct open_how
 	return 1;
 }
 
-/* The open, made here, and what it changed journaled: a file made, one
- * emptied.  ANSWERED, or -1 if it could not be made here. */
-static int open_made(struct call *c, struct cname *n, struct open_how how, mode_t um,
-		     const struct stat *was)
+/* Does the open leave the entry found as it is (an existing FIFO or
+ * device, a file it neither makes nor empties)? */
+static int leaves_it(const struct stat *was, unsigned long long flags)
 {
-	struct stat st;
+	return was->st_ino && (!S_ISREG(was->st_mode) || !(flags & O_TRUNC) || !was->st_size);
+}
+
+/* The open, made here, and what it changed journaled: a file made, one
+ * emptied.  ANSWERED; CONTINUE if it leaves the entry as it is; -1 if it
+ * could not be made here, -2 if it goes through a symlink.  The entry is
+ * judged again here, under the journal's lock (another caller's create,
+ * unlink or symlink may have come since it was first). */
+static int open_made(struct call *c, struct cname *n, struct open_how how, mode_t um)
+{
+	struct stat st, was = entry(n);
 	int fd;
 
+	if (S_ISLNK(was.st_mode))
+		return -2;
+	if (leaves_it(&was, how.flags))
+		return CONTINUE;
 	if (!still_pending(c) || (fd = open_here(n->dir, n->last, how, um, 0, 0)) < 0)
 		return -1;
-	if (!was->st_ino && fstat(fd, &st) == 0) {
+	if (!was.st_ino && fstat(fd, &st) == 0) {
 		note_name(c->req->pid, CT_CREATE, n, &st, NULL);
-	} else if (was->st_ino) {
-		struct ct_record h = {.kind = CT_TRUNC, .dev = was->st_dev, .ino = was->st_ino,
-				      .off = was->st_size, .size = 0};
+	} else if (was.st_ino) {
+		struct ct_record h = {.kind = CT_TRUNC, .dev = was.st_dev, .ino = was.st_ino,
+				      .off = was.st_size, .size = 0};
 
 		crash_record(c->req->pid, &h, NULL, 0);
 	}
@@ -333,7 +346,7 @@ static int crash_open(struct call *c, const struct emd_change *r)
 	}
 	was = entry(&n);
 	/* an existing FIFO or device, or a file it neither makes nor empties */
-	if (was.st_ino && (!S_ISREG(was.st_mode) || !(how.flags & O_TRUNC) || !was.st_size)) {
+	if (leaves_it(&was, how.flags)) {
 		done(&n);
 		return S_ISLNK(was.st_mode) ? (unknown(c, "an open through a symlink"), CONTINUE)
 					    : CONTINUE;
@@ -352,11 +365,12 @@ static int crash_open(struct call *c, const struct emd_change *r)
 	}
 	crash_claims(c->req->pid);
 	crash_lock();
-	how_done = open_made(c, &n, how, um, &was);
+	how_done = open_made(c, &n, how, um);
 	crash_unlock();
 	done(&n);
 	if (how_done < 0)
-		unknown(c, "an open that creates or truncates, made by the kernel");
+		unknown(c, how_done == -2 ? "an open through a symlink"
+					  : "an open that creates or truncates, made by the kernel");
 	return how_done < 0 ? CONTINUE : how_done;
 }
 
