@@ -109,11 +109,16 @@ static void wrote(pid_t tid, const struct stat *st, long long off, const char *b
 /* Where a write of r bytes began (libcrashtest's began_at): the end, less
  * r, for an append (O_APPEND but for RWF_NOAPPEND, or RWF_APPEND); else
  * pos, or the file offset now, less r. */
+static int appends(int fl, int rwf)
+{
+	return ((fl & O_APPEND) && !(rwf & EMD_RWF_NOAPPEND)) || (rwf & RWF_APPEND);
+}
+
 static long long began_at(int fd, int fl, int rwf, long long pos, ssize_t r)
 {
 	struct stat st;
 
-	if (((fl & O_APPEND) && !(rwf & EMD_RWF_NOAPPEND)) || (rwf & RWF_APPEND))
+	if (appends(fl, rwf))
 		return fstat(fd, &st) == 0 ? st.st_size - r : -1;
 	if (pos >= 0)
 		return pos;
@@ -166,6 +171,9 @@ static int write_here(struct call *c, const struct emd_change *r, int fd, const 
 	int rwf = r->flags >= 0 ? (int)call_arg(c, r->flags) : 0, fl = fcntl(fd, F_GETFL), flags;
 	ssize_t n = -1;
 	int e = got == -EFAULT ? EFAULT : 0;
+	/* at the file's position, which another thread of the caller may move
+	 * (lseek) between the write and began_at's look at it */
+	long long before = pos < 0 ? lseek(fd, 0, SEEK_CUR) : -1, at;
 
 	if (got >= 0 && still_pending(c) && (n = pwritev2(fd, &(struct iovec){(void *)buf,
 							   (size_t)got}, 1, pos, rwf)) < 0)
@@ -174,8 +182,11 @@ static int write_here(struct call *c, const struct emd_change *r, int fd, const 
 		return e ? reply_error(c, e) : CONTINUE;
 	flags = (fl & O_DSYNC) || (rwf & (RWF_DSYNC | RWF_SYNC)) ? CT_F_DSYNC : 0;
 	flags |= ((fl & O_SYNC) == O_SYNC) || (rwf & RWF_SYNC) ? CT_F_SYNC : 0;
-	if (n > 0 && (pos = began_at(fd, fl, rwf, pos, n)) >= 0)
-		wrote(c->req->pid, st, pos, buf, (size_t)n, flags);
+	at = n > 0 ? began_at(fd, fl, rwf, pos, n) : -1;
+	if (pos < 0 && !appends(fl, rwf) && at != before)
+		at = -1; /* moved under the write: where it went cannot be told */
+	if (n > 0 && at >= 0)
+		wrote(c->req->pid, st, at, buf, (size_t)n, flags);
 	else if (n > 0)
 		crash_note(c->req->pid, CT_UNKNOWN, st, "where a write went cannot be told");
 	c->resp->val = n;

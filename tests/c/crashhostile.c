@@ -4,8 +4,8 @@
  * so that the supervisor follows it (test_crashtest_supervised_attack.py).
  * Each mode prints what the program saw, to compare with a native run.
  * Usage: crashhostile proclink|linkfollow|rights|fsize|signals|edge|symlink|
- *                    procfd|outlink|emfile|openat2|direct|pkey|noappend|uffd|nodump
- *                    [ARG] */
+ *                    procfd|outlink|emfile|openat2|direct|pkey|noappend|uffd|nodump|
+ *                    seekrace [ARG] */
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
@@ -354,6 +354,32 @@ static void nodump(void)
 	said("unlink", unlink("file"));
 }
 
+/* Writes at the file's position while another thread moves it: each lands
+ * where the kernel puts it, which the journal must say (or that it cannot). */
+static int race_fd;
+
+static void *seeker(void *arg)
+{
+	for (int i = 0; i < 100000; i++)
+		lseek(race_fd, 4096, SEEK_SET);
+	return arg;
+}
+
+static void seekrace(void)
+{
+	pthread_t t;
+
+	race_fd = open("file", O_CREAT | O_RDWR | O_TRUNC, 0644);
+	pthread_create(&t, NULL, seeker, NULL);
+	for (int i = 0; i < 2000; i++) {
+		lseek(race_fd, 0, SEEK_SET);
+		if (write(race_fd, "x", 1) != 1)
+			break;
+	}
+	pthread_join(t, NULL);
+	said("fsync", fsync(race_fd)); /* the size is the race's: not printed */
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -390,6 +416,8 @@ int main(int argc, char **argv)
 		lazy_write();
 	else if (!strcmp(mode, "nodump"))
 		nodump();
+	else if (!strcmp(mode, "seekrace"))
+		seekrace();
 	else
 		return 2;
 	return 0;

@@ -87,7 +87,7 @@ def test_a_symlink_to_outside_is_the_kernels(tmp_path):
 
 # mode: the program must see what it sees natively, and nothing the
 # supervisor makes may leave the copy other than its journal says
-FOLLOWED_AS_NATIVELY = ["emfile", "openat2", "direct", "noappend"]
+FOLLOWED_AS_NATIVELY = ["emfile", "openat2", "direct", "noappend", "seekrace"]
 
 
 @pytest.mark.parametrize("mode", FOLLOWED_AS_NATIVELY)
@@ -96,7 +96,9 @@ def test_the_supervisor_makes_what_the_kernel_would(tmp_path, mode):
     openat2: what openat2 refuses (an unknown flag, a mode past 07777, a
     larger struct with unknown bytes) is refused, nothing emptied; direct:
     an O_DIRECT write from a misaligned buffer is EINVAL; noappend: a write
-    with RWF_NOAPPEND is journaled where it went."""
+    with RWF_NOAPPEND is journaled where it went; seekrace: a write at the
+    file's position, moved by another thread meanwhile, is journaled where
+    it went, or said not to be told."""
     want = native(tmp_path, mode)
     code, out, report = supervised(tmp_path, mode)
     assert out == want, (mode, out, want)
