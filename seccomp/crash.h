@@ -38,6 +38,8 @@ uint64_t crash_journal_size(void);
  * copy's file system? */
 int crash_in_root(const char *path);
 int crash_in_run(const char *path);
+/* Is the absolute path the copy's directory, or one above it? */
+int crash_above_root(const char *path);
 int crash_on_copy_fs(int fd);
 
 /* The absolute path of this process's fd, or -1. */

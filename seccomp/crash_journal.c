@@ -251,6 +251,11 @@ int crash_in_root(const char *path)
 	return crash_on() && under(path, run.root, run.root_len);
 }
 
+int crash_above_root(const char *path)
+{
+	return crash_on() && under(run.root, path, strlen(path));
+}
+
 int crash_in_run(const char *path)
 {
 	return crash_on() && under(path, run.run, run.run_len);

@@ -385,6 +385,17 @@ int crash_foreign_path(struct call *c, const struct emd_change *r, const char *w
 	return CONTINUE;
 }
 
+/* Is the entry n the copy's directory, or one above it? */
+static int holds_root(const struct cname *n)
+{
+	char dir[PATH_MAX], path[PATH_MAX + CT_NAME_MAX + 2];
+
+	if (crash_fd_path(n->dir, dir, sizeof(dir)) != 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", n->base);
+	return crash_above_root(path);
+}
+
 /* Found both names the call takes; 1 if it touches the copy, 0 if it is
  * the kernel's (CONTINUE), -1 if it may reach the copy unseen. */
 static int find_names(struct call *c, const struct emd_change *r, struct cname *a,
@@ -397,6 +408,10 @@ static int find_names(struct call *c, const struct emd_change *r, struct cname *
 	if (r->path2 >= 0)
 		fb = cname_of(c, r->at, r->path2, b);
 	if (fa < 0 || fb < 0)
+		return -1;
+	/* the copy itself, or a directory above it, moved or removed: its
+	 * paths are no longer the copy's, and what is made there goes unseen */
+	if ((fa > 0 && !a->in && holds_root(a)) || (fb > 0 && b->dir >= 0 && !b->in && holds_root(b)))
 		return -1;
 	if (!fa || !fb || !(a->in || b->in))
 		return 0;

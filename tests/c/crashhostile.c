@@ -5,7 +5,7 @@
  * Each mode prints what the program saw, to compare with a native run.
  * Usage: crashhostile proclink|linkfollow|rights|fsize|signals|edge|symlink|
  *                    procfd|outlink|emfile|openat2|direct|pkey|noappend|uffd|nodump|
- *                    seekrace [ARG] */
+ *                    seekrace|rootmove [ARG] */
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
@@ -380,6 +380,26 @@ static void seekrace(void)
 	said("fsync", fsync(race_fd)); /* the size is the race's: not printed */
 }
 
+/* The copy's own directory moved away and back: what is made in it
+ * meanwhile, by its other name, is made in the copy (and removed, so that
+ * the end tells nothing). */
+static void rootmove(void)
+{
+	char here[4096], away[4200], hidden[4300];
+	int fd;
+
+	if (!getcwd(here, sizeof(here)))
+		return;
+	snprintf(away, sizeof(away), "%s.away", here);
+	snprintf(hidden, sizeof(hidden), "%s/hidden", away);
+	said("away", rename(here, away));
+	said("create", fd = open(hidden, O_CREAT | O_WRONLY | O_TRUNC, 0644));
+	said("write", (int)write(fd, "abc", 3));
+	said("fsync", fsync(fd));
+	said("unlink", unlink(hidden));
+	said("back", rename(away, here));
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -418,6 +438,8 @@ int main(int argc, char **argv)
 		nodump();
 	else if (!strcmp(mode, "seekrace"))
 		seekrace();
+	else if (!strcmp(mode, "rootmove"))
+		rootmove();
 	else
 		return 2;
 	return 0;

@@ -168,3 +168,14 @@ def test_a_program_that_is_not_dumpable_is_unknown(tmp_path):
         assert r.returncode == 2, (r.returncode, r.stdout[-2000:], r.stderr)
     finally:
         shutil.rmtree(top)
+
+
+def test_the_copy_moved_away_is_unknown(tmp_path):
+    """The program renames its working directory, the copy, and works in it
+    by its new name: nothing there is the copy's by path, and the run must
+    be unknown, never ok (what it made there it removed before the end)."""
+    want = native(tmp_path, "rootmove")
+    assert "away: ok" in want, want
+    code, out, report = supervised(tmp_path, "rootmove")
+    assert out == want, (out, want)
+    assert code == 2 and unknown(report), (code, unknown(report))
