@@ -44,8 +44,14 @@ enum crash_where crash_where_fd(pid_t tid, int fd, struct stat *st)
 		return CW_NONE;
 	if (S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode))
 		return CW_CLAIMED;
-	if (!S_ISREG(st->st_mode) || crash_fd_path(fd, path, sizeof(path)) != 0)
+	if (!S_ISREG(st->st_mode))
 		return CW_NONE;
+	if (crash_fd_path(fd, path, sizeof(path)) != 0) {
+		/* past PATH_MAX: on the copy's file system, it may be the copy's */
+		if (crash_on_copy_fs(fd))
+			crash_note(tid, CT_UNKNOWN, st, "a write to a file whose path cannot be told");
+		return CW_NONE;
+	}
 	if (crash_in_root(path))
 		return CW_FILE;
 	if (!crash_in_run(path))

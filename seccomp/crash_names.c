@@ -89,8 +89,13 @@ static int cname_of(struct call *c, int at, int i, struct cname *n)
 	if (n->dir < 0)
 		return n->in ? -1 : 0;
 	strcpy(n->base, name);
-	n->in = fstat(n->dir, &n->parent) == 0 && crash_fd_path(n->dir, dir, sizeof(dir)) == 0 &&
-		crash_in_root(dir);
+	if (fstat(n->dir, &n->parent) != 0)
+		return 1;
+	/* a directory of the copy's file system whose path is past PATH_MAX
+	 * may be the copy's: it cannot be told */
+	if (crash_fd_path(n->dir, dir, sizeof(dir)) != 0)
+		return crash_on_copy_fs(n->dir) ? (close(n->dir), n->dir = -1, n->in = 1, -1) : 1;
+	n->in = crash_in_root(dir);
 	return 1;
 }
 
