@@ -418,6 +418,10 @@ static int find_names(struct call *c, const struct emd_change *r, struct cname *
 	 * paths are no longer the copy's, and what is made there goes unseen */
 	if ((fa > 0 && !a->in && holds_root(a)) || (fb > 0 && b->dir >= 0 && !b->in && holds_root(b)))
 		return -1;
+	/* linkat(AT_EMPTY_PATH) with no old name: the file is a descriptor's
+	 * (an O_TMPFILE's, one of the copy), linked in by the kernel */
+	if (r->how == EMD_CH_LINK && r->flags >= 0 && (call_arg(c, r->flags) & AT_EMPTY_PATH) && !fa)
+		return fb > 0 && b->in ? -1 : 0;
 	if (!fa || !fb || !(a->in || b->in))
 		return 0;
 	/* across the copy's edge: nothing a state could show */

@@ -5,7 +5,7 @@
  * Each mode prints what the program saw, to compare with a native run.
  * Usage: crashhostile proclink|linkfollow|rights|fsize|signals|edge|symlink|
  *                    procfd|outlink|emfile|openat2|direct|pkey|noappend|uffd|nodump|
- *                    seekrace|rootmove [ARG] */
+ *                    seekrace|rootmove|emptypath [ARG] */
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
@@ -400,6 +400,18 @@ static void rootmove(void)
 	said("back", rename(away, here));
 }
 
+/* linkat(fd, "", AT_EMPTY_PATH): a second name for a file of the copy,
+ * removed again, so that the end tells nothing (root, or the file's
+ * opener on Linux 6.10). */
+static void emptypath(void)
+{
+	int fd = open("file", O_CREAT | O_WRONLY | O_TRUNC, 0644);
+
+	said("fsync", fsync(fd));
+	said("link", linkat(fd, "", AT_FDCWD, "second", AT_EMPTY_PATH));
+	said("unlink", unlink("second"));
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -440,6 +452,8 @@ int main(int argc, char **argv)
 		seekrace();
 	else if (!strcmp(mode, "rootmove"))
 		rootmove();
+	else if (!strcmp(mode, "emptypath"))
+		emptypath();
 	else
 		return 2;
 	return 0;

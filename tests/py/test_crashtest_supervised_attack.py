@@ -179,3 +179,16 @@ def test_the_copy_moved_away_is_unknown(tmp_path):
     code, out, report = supervised(tmp_path, "rootmove")
     assert out == want, (out, want)
     assert code == 2 and unknown(report), (code, unknown(report))
+
+
+@pytest.mark.root
+def test_a_link_of_a_descriptor_is_unknown(tmp_path):
+    """linkat(fd, "", AT_EMPTY_PATH) names no old file: the kernel links the
+    descriptor's file into the copy, unseen, and the run is unknown (the
+    unlink after it removes a name the journal never had)."""
+    want = native(tmp_path, "emptypath")
+    assert "link: ok" in want, want
+    code, out, report = supervised(tmp_path, "emptypath")
+    assert out == want, (out, want)
+    assert code == 2 and any("across the directory's edge" in w for w in unknown(report)), \
+        (code, unknown(report))
