@@ -39,15 +39,41 @@ struct cname {
 /* A directory that does not resolve here: may it for the caller?  Only a
  * symlink can make a difference (/proc/self is this process here), or a
  * magic link, which is not followed here. */
-static int not_here(int base, const char *dir)
+static int not_here(int base, const char *dir, unsigned long long resolve)
 {
 	struct open_how plain = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-				 .resolve = RESOLVE_NO_SYMLINKS};
+				 .resolve = RESOLVE_NO_SYMLINKS | (resolve & RESOLVE_IN_ROOT)};
 	int fd = (int)syscall(SYS_openat2, base, dir, &plain, sizeof(plain)), err = errno;
 
 	if (fd >= 0)
 		close(fd);
 	return fd >= 0 || err == ELOOP;
+}
+
+/* The directory a caller's path resolves from, here, and the resolve
+ * flags that make it resolve as it does for the caller: its working
+ * directory or descriptor; for a caller in another root (chroot), an
+ * absolute path from that root, as the root (RESOLVE_IN_ROOT), and a
+ * relative one through no symlink (whose absolute target would be
+ * resolved in this root).  -errno if it cannot be told. */
+static int path_base(struct call *c, int dirfd, int absolute, unsigned long long *resolve)
+{
+	char root[64];
+	struct stat mine, theirs;
+	int fd;
+
+	snprintf(root, sizeof(root), "/proc/%d/root", c->req->pid);
+	if (stat("/", &mine) != 0 || stat(root, &theirs) != 0)
+		return -errno;
+	if (mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino)
+		return caller_dir(c, dirfd);
+	if (!absolute) {
+		*resolve |= RESOLVE_NO_SYMLINKS;
+		return caller_dir(c, dirfd);
+	}
+	*resolve |= RESOLVE_IN_ROOT;
+	fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }
 
 /* The caller's path in argument i (its directory before it if at) as a
@@ -60,7 +86,7 @@ static int cname_of(struct call *c, int at, int i, struct cname *n)
 			       .resolve = RESOLVE_NO_MAGICLINKS};
 	char path[PATH_MAX], dir[PATH_MAX], *slash, *name = path;
 	size_t len;
-	int base;
+	int base, absolute;
 
 	n->dir = -1;
 	n->in = 0;
@@ -68,6 +94,7 @@ static int cname_of(struct call *c, int at, int i, struct cname *n)
 	 * supervisor without CAP_SYS_PTRACE): its path cannot be told */
 	if (read_theirs(c->req->pid, call_arg(c, i), path, sizeof(path), 1) != 0 || !*path)
 		return errno == EPERM ? -1 : 0;
+	absolute = *path == '/';
 	len = strlen(path);
 	snprintf(n->last, sizeof(n->last), "%s", path);
 	while (len > 1 && path[len - 1] == '/')
@@ -79,12 +106,13 @@ static int cname_of(struct call *c, int at, int i, struct cname *n)
 	}
 	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || strlen(name) > CT_NAME_MAX)
 		return 0;
-	if ((base = caller_dir(c, at ? (int)call_arg(c, i - 1) : AT_FDCWD)) < 0)
+	if ((base = path_base(c, at ? (int)call_arg(c, i - 1) : AT_FDCWD, absolute,
+			      &how.resolve)) < 0)
 		return base == -EPERM || base == -EACCES ? -1 : 0;
 	n->dir = (int)syscall(SYS_openat2, base, slash ? (slash == path ? "/" : path) : ".", &how,
 			      sizeof(how));
 	if (n->dir < 0)
-		n->in = not_here(base, slash ? (slash == path ? "/" : path) : ".");
+		n->in = not_here(base, slash ? (slash == path ? "/" : path) : ".", how.resolve);
 	close(base);
 	if (n->dir < 0)
 		return n->in ? -1 : 0;
@@ -315,7 +343,8 @@ static int reaches_copy(struct call *c, const struct emd_change *r, const struct
 	if ((how->flags & O_NOFOLLOW) || (how->flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
 		return 0; /* the last component is not followed: the directory says */
 	if (read_theirs(c->req->pid, call_arg(c, r->path), path, sizeof(path), 1) != 0 || !*path ||
-	    (base = caller_dir(c, r->at ? (int)call_arg(c, r->path - 1) : AT_FDCWD)) < 0)
+	    (base = path_base(c, r->at ? (int)call_arg(c, r->path - 1) : AT_FDCWD, *path == '/',
+			      &here.resolve)) < 0)
 		return 0;
 	fd = (int)syscall(SYS_openat2, base, path, &here, sizeof(here));
 	err = errno;

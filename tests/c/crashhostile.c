@@ -5,7 +5,7 @@
  * Each mode prints what the program saw, to compare with a native run.
  * Usage: crashhostile proclink|linkfollow|rights|fsize|signals|edge|symlink|
  *                    procfd|outlink|emfile|openat2|direct|pkey|noappend|uffd|nodump|
- *                    seekrace|rootmove|emptypath [ARG] */
+ *                    seekrace|rootmove|emptypath|chroot [ARG] */
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
@@ -412,6 +412,21 @@ static void emptypath(void)
 	said("unlink", unlink("second"));
 }
 
+/* Root in a root of its own, the copy: its absolute names are the copy's
+ * (made and removed, so that the end tells nothing). */
+static void in_chroot(void)
+{
+	int fd;
+
+	said("chroot", chroot("."));
+	said("create", fd = open("/hidden", O_CREAT | O_WRONLY | O_TRUNC, 0644));
+	said("mkdir", mkdir("/dir", 0755));
+	fd = open("/", O_RDONLY);
+	said("fsync /", fsync(fd));
+	said("rmdir", rmdir("/dir"));
+	said("unlink", unlink("/hidden"));
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -454,6 +469,8 @@ int main(int argc, char **argv)
 		rootmove();
 	else if (!strcmp(mode, "emptypath"))
 		emptypath();
+	else if (!strcmp(mode, "chroot"))
+		in_chroot();
 	else
 		return 2;
 	return 0;

@@ -192,3 +192,15 @@ def test_a_link_of_a_descriptor_is_unknown(tmp_path):
     assert out == want, (out, want)
     assert code == 2 and any("across the directory's edge" in w for w in unknown(report)), \
         (code, unknown(report))
+
+
+@pytest.mark.root
+def test_names_in_a_chroot_are_the_copys(tmp_path):
+    """A program chrooted into the copy names its files by absolute paths,
+    which are not this process's: they resolve in the caller's root, and the
+    run is unknown (a program of other rights), never ok."""
+    want = native(tmp_path, "chroot")
+    assert "chroot: ok" in want, want
+    code, out, report = supervised(tmp_path, "chroot")
+    assert out == want, (out, want)
+    assert code == 2 and unknown(report), (code, unknown(report))
