@@ -42,6 +42,10 @@ int crash_in_run(const char *path);
 int crash_above_root(const char *path);
 int crash_on_copy_fs(int fd);
 
+/* Is the directory dir (a descriptor) the copy's or below it, whatever its
+ * path (a bind mount of it, another mount namespace's)? */
+int crash_below_root(int dir);
+
 /* The absolute path of this process's fd, or -1. */
 int crash_fd_path(int fd, char *out, size_t size);
 

@@ -32,6 +32,7 @@ static struct {
 	char run[PATH_MAX], root[PATH_MAX];
 	size_t run_len, root_len;
 	dev_t root_dev;
+	ino_t root_ino;
 	unsigned long long at;
 	pid_t pgid;
 	struct ct_counters *count;
@@ -84,6 +85,7 @@ static void read_run(void)
 	run.run_len = strlen(dir);
 	run.root_len = strlen(root);
 	run.root_dev = st.st_dev;
+	run.root_ino = st.st_ino;
 	run.at = strtoull(at, NULL, 10);
 	run.pgid = (pid_t)atol(pgid);
 	run.writes = emd_env_true(getenv(CT_ENV_WRITES));
@@ -266,6 +268,29 @@ int crash_on_copy_fs(int fd)
 	struct stat st;
 
 	return fstat(fd, &st) == 0 && st.st_dev == run.root_dev;
+}
+
+int crash_below_root(int dir)
+{
+	struct stat st, up;
+	int at = dup(dir), next, found = 0;
+
+	for (int depth = 0; at >= 0 && depth < 8192 && !found; depth++) {
+		if (fstat(at, &st) != 0)
+			break;
+		found = st.st_dev == run.root_dev && st.st_ino == run.root_ino;
+		next = openat(at, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (next < 0 || fstat(next, &up) != 0 || (up.st_dev == st.st_dev && up.st_ino == st.st_ino)) {
+			if (next >= 0)
+				close(next);
+			break;
+		}
+		close(at);
+		at = next;
+	}
+	if (at >= 0)
+		close(at);
+	return crash_on() && found;
 }
 
 int crash_fd_path(int fd, char *out, size_t size)

@@ -52,20 +52,26 @@ static int not_here(int base, const char *dir, unsigned long long resolve)
 
 /* The directory a caller's path resolves from, here, and the resolve
  * flags that make it resolve as it does for the caller: its working
- * directory or descriptor; for a caller in another root (chroot), an
+ * directory or descriptor; for a caller in another root (chroot) or
+ * mount namespace, an
  * absolute path from that root, as the root (RESOLVE_IN_ROOT), and a
  * relative one through no symlink (whose absolute target would be
  * resolved in this root).  -errno if it cannot be told. */
 static int path_base(struct call *c, int dirfd, int absolute, unsigned long long *resolve)
 {
-	char root[64];
-	struct stat mine, theirs;
+	char root[64], ns[64];
+	struct stat mine, theirs, my_ns, their_ns;
 	int fd;
 
 	snprintf(root, sizeof(root), "/proc/%d/root", c->req->pid);
-	if (stat("/", &mine) != 0 || stat(root, &theirs) != 0)
+	snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", c->req->pid);
+	if (stat("/", &mine) != 0 || stat(root, &theirs) != 0 ||
+	    stat("/proc/self/ns/mnt", &my_ns) != 0 || stat(ns, &their_ns) != 0)
 		return -errno;
-	if (mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino)
+	/* the same root, in the same mount namespace (its mounts, crossed
+	 * from its root, are another tree's than this root's) */
+	if (mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino &&
+	    my_ns.st_ino == their_ns.st_ino && my_ns.st_dev == their_ns.st_dev)
 		return caller_dir(c, dirfd);
 	if (!absolute) {
 		*resolve |= RESOLVE_NO_SYMLINKS;
@@ -124,6 +130,9 @@ static int cname_of(struct call *c, int at, int i, struct cname *n)
 	if (crash_fd_path(n->dir, dir, sizeof(dir)) != 0)
 		return crash_on_copy_fs(n->dir) ? (close(n->dir), n->dir = -1, n->in = 1, -1) : 1;
 	n->in = crash_in_root(dir);
+	/* the copy by another name (a bind mount, another namespace's path) */
+	if (!n->in && crash_on_copy_fs(n->dir) && crash_below_root(n->dir))
+		return close(n->dir), n->dir = -1, n->in = 1, -1;
 	return 1;
 }
 

@@ -5,7 +5,8 @@
  * Each mode prints what the program saw, to compare with a native run.
  * Usage: crashhostile proclink|linkfollow|rights|fsize|signals|edge|symlink|
  *                    procfd|outlink|emfile|openat2|direct|pkey|noappend|uffd|nodump|
- *                    seekrace|rootmove|emptypath|chroot [ARG] */
+ *                    seekrace|rootmove|emptypath|chroot|
+ *                    alias [ARG] */
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
@@ -20,7 +21,9 @@
 #include <pthread.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -427,6 +430,25 @@ static void in_chroot(void)
 	said("unlink", unlink("/hidden"));
 }
 
+/* The copy bound at another name, in a mount namespace of its own: what
+ * is made there is the copy's (made and removed). */
+static void alias(const char *outside)
+{
+	char here[4096], hidden[4200];
+	int fd;
+
+	if (!getcwd(here, sizeof(here)))
+		return;
+	snprintf(hidden, sizeof(hidden), "%s/hidden", outside);
+	said("unshare", unshare(CLONE_NEWNS));
+	said("private", mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL));
+	said("bind", mount(here, outside, NULL, MS_BIND, NULL));
+	said("create", fd = open(hidden, O_CREAT | O_WRONLY | O_TRUNC, 0644));
+	fd = open(outside, O_RDONLY);
+	said("fsync", fsync(fd));
+	said("unlink", unlink(hidden));
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -471,6 +493,8 @@ int main(int argc, char **argv)
 		emptypath();
 	else if (!strcmp(mode, "chroot"))
 		in_chroot();
+	else if (!strcmp(mode, "alias") && argc > 2)
+		alias(argv[2]);
 	else
 		return 2;
 	return 0;

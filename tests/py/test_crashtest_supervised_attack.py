@@ -204,3 +204,17 @@ def test_names_in_a_chroot_are_the_copys(tmp_path):
     code, out, report = supervised(tmp_path, "chroot")
     assert out == want, (out, want)
     assert code == 2 and unknown(report), (code, unknown(report))
+
+
+@pytest.mark.root
+def test_the_copy_by_another_name_is_the_copy(tmp_path):
+    """The copy bound at another path, in a mount namespace of the
+    program's own: a name made there by that path is in the copy, which
+    its path does not say, and the run is unknown, never ok."""
+    outside = tmp_path / "alias"
+    outside.mkdir()
+    want = native(tmp_path, "alias", outside)
+    assert "bind: ok" in want, want
+    code, out, report = supervised(tmp_path, "alias", outside)
+    assert out == want, (out, want)
+    assert code == 2 and unknown(report), (code, unknown(report))
