@@ -29,7 +29,9 @@
 #include "platform.h"
 #include "requests.h"
 
-#define EMD_OPEN_CHANGES (O_CREAT | O_TRUNC | __O_TMPFILE)
+/* glibc's __O_TMPFILE holds O_DIRECTORY too: its own bit alone, so that
+ * an open of a directory is not taken for a change. */
+#define EMD_OPEN_CHANGES (O_CREAT | O_TRUNC | (__O_TMPFILE & ~O_DIRECTORY))
 
 /* clang-format off */
 #define EMD_CHANGES(X)                                                                                       \
@@ -53,6 +55,7 @@
 	X(msync,         SYS_msync,                EMD_COMPAT(144, 144),  BITS,  2,  MS_SYNC,          MSYNC,    0, -1,  -1,   -1,  -1, 0) \
 	X(mmap,          SYS_mmap,                 EMD_COMPAT(192, 192),  BITS,  3,  MAP_SHARED,       MAP,      0, -1,  -1,   3,   -1, 0) \
 	X(mprotect,      SYS_mprotect,             EMD_COMPAT(125, 125),  BITS,  2,  PROT_WRITE,       PROTECT,  0, -1,  -1,   -1,  -1, 0) \
+	X(pkey_mprotect, SYS_pkey_mprotect,        EMD_COMPAT(380, 394),  BITS,  2,  PROT_WRITE,       PROTECT,  0, -1,  -1,   -1,  -1, 0) \
 	X(sendto,        SYS_sendto,               EMD_COMPAT(369, 290),  FD,    0,  0,                CLAIM,    0, -1,  -1,   -1,  -1, 0) \
 	X(sendmsg,       SYS_sendmsg,              EMD_COMPAT(370, 296),  FD,    0,  0,                CLAIM,    0, -1,  -1,   -1,  -1, 0) \
 	X(io_uring_setup, SYS_io_uring_setup,      EMD_COMPAT(425, 425),  ALWAYS, 0, 0,                FOREIGN,  0, -1,  -1,   -1,  -1, 0) \

@@ -32,6 +32,7 @@
 
 #define MAX_WRITE (16 << 20) /* a larger write is unknown */
 #define ALIGN 4096           /* O_DIRECT's */
+#define EMD_RWF_NOAPPEND 0x20 /* Linux 6.9: an O_APPEND file written where asked */
 
 EMD_CHANGE_TABLE(changes);
 
@@ -43,8 +44,14 @@ enum crash_where crash_where_fd(pid_t tid, int fd, struct stat *st)
 		return CW_NONE;
 	if (S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode))
 		return CW_CLAIMED;
-	if (!S_ISREG(st->st_mode) || crash_fd_path(fd, path, sizeof(path)) != 0)
+	if (!S_ISREG(st->st_mode))
 		return CW_NONE;
+	if (crash_fd_path(fd, path, sizeof(path)) != 0) {
+		/* past PATH_MAX: on the copy's file system, it may be the copy's */
+		if (crash_on_copy_fs(fd))
+			crash_note(tid, CT_UNKNOWN, st, "a write to a file whose path cannot be told");
+		return CW_NONE;
+	}
 	if (crash_in_root(path))
 		return CW_FILE;
 	if (!crash_in_run(path))
@@ -70,6 +77,11 @@ static int copy_file(struct call *c, int i, struct stat *st)
 {
 	int fd = their_fd(c, (int)call_arg(c, i));
 	enum crash_where w = fd >= 0 ? crash_where_fd(c->req->pid, fd, st) : CW_NONE;
+
+	/* a caller this process may not inspect (not dumpable): its file
+	 * cannot be told, and may be the copy's */
+	if (fd == -EPERM || fd == -EACCES)
+		unfollowed(c, NULL, "a change by a program the supervisor may not inspect");
 
 	if (w == CW_CLAIMED) {
 		struct ct_record h = {.kind = CT_CLAIM, .dev = st->st_dev, .ino = st->st_ino};
@@ -101,12 +113,18 @@ static void wrote(pid_t tid, const struct stat *st, long long off, const char *b
 }
 
 /* Where a write of r bytes began (libcrashtest's began_at): the end, less
- * r, for an append; else pos, or the file offset now, less r. */
+ * r, for an append (O_APPEND but for RWF_NOAPPEND, or RWF_APPEND); else
+ * pos, or the file offset now, less r. */
+static int appends(int fl, int rwf)
+{
+	return ((fl & O_APPEND) && !(rwf & EMD_RWF_NOAPPEND)) || (rwf & RWF_APPEND);
+}
+
 static long long began_at(int fd, int fl, int rwf, long long pos, ssize_t r)
 {
 	struct stat st;
 
-	if ((fl & O_APPEND) || (rwf & RWF_APPEND))
+	if (appends(fl, rwf))
 		return fstat(fd, &st) == 0 ? st.st_size - r : -1;
 	if (pos >= 0)
 		return pos;
@@ -148,31 +166,35 @@ static ssize_t their_data(const struct call *c, const struct iovec *iov, unsigne
 	return got > 0 ? got : errno == EFAULT || got == 0 ? -EFAULT : -ESRCH;
 }
 
-/* The write of the caller's `total` bytes at iov, made on its open file
- * and journaled; 0, or CONTINUE when it cannot be made here. */
+/* The write of the caller's `got` bytes, read into buf beforehand (never
+ * under the journal's lock: the caller's memory may wait on a thread of
+ * its own, userfaultfd, which may itself change the copy first), made on
+ * its open file and journaled; 0, or CONTINUE when it cannot be made. */
 static int write_here(struct call *c, const struct emd_change *r, int fd, const struct stat *st,
-		      const struct iovec *iov, unsigned cnt, size_t total)
+		      const char *buf, ssize_t got)
 {
 	long long pos = r->pos >= 0 ? call_arg64(c, r->pos) : -1;
 	int rwf = r->flags >= 0 ? (int)call_arg(c, r->flags) : 0, fl = fcntl(fd, F_GETFL), flags;
-	char *buf = aligned_alloc(ALIGN, (total + ALIGN) & ~(size_t)(ALIGN - 1));
-	ssize_t got = buf ? their_data(c, iov, cnt, buf, total) : -ENOMEM, n = -1;
+	ssize_t n = -1;
 	int e = got == -EFAULT ? EFAULT : 0;
+	/* at the file's position, which another thread of the caller may move
+	 * (lseek) between the write and began_at's look at it */
+	long long before = pos < 0 ? lseek(fd, 0, SEEK_CUR) : -1, at;
 
-	if (got >= 0 && still_pending(c) && (n = pwritev2(fd, &(struct iovec){buf, (size_t)got}, 1,
-							   pos, rwf)) < 0)
+	if (got >= 0 && crash_acts(c) && (n = pwritev2(fd, &(struct iovec){(void *)buf,
+							   (size_t)got}, 1, pos, rwf)) < 0)
 		e = errno;
-	if (n < 0) {
-		free(buf);
+	if (n < 0)
 		return e ? reply_error(c, e) : CONTINUE;
-	}
 	flags = (fl & O_DSYNC) || (rwf & (RWF_DSYNC | RWF_SYNC)) ? CT_F_DSYNC : 0;
 	flags |= ((fl & O_SYNC) == O_SYNC) || (rwf & RWF_SYNC) ? CT_F_SYNC : 0;
-	if (n > 0 && (pos = began_at(fd, fl, rwf, pos, n)) >= 0)
-		wrote(c->req->pid, st, pos, buf, (size_t)n, flags);
+	at = n > 0 ? began_at(fd, fl, rwf, pos, n) : -1;
+	if (pos < 0 && !appends(fl, rwf) && at != before)
+		at = -1; /* moved under the write: where it went cannot be told */
+	if (n > 0 && at >= 0)
+		wrote(c->req->pid, st, at, buf, (size_t)n, flags);
 	else if (n > 0)
 		crash_note(c->req->pid, CT_UNKNOWN, st, "where a write went cannot be told");
-	free(buf);
 	c->resp->val = n;
 	return 0;
 }
@@ -196,6 +218,27 @@ static int writable(struct call *c, const struct emd_change *r, int fd, const st
 	return 0;
 }
 
+/* An O_DIRECT write the kernel may refuse (EINVAL) for where the caller's
+ * buffers lie, which the aligned copy made here would not: the file
+ * system's alignments unknown, or not met. */
+static int direct_misaligned(int fd, const struct iovec *iov, unsigned cnt, long long pos)
+{
+	struct statx sx;
+
+	if (!(fcntl(fd, F_GETFL) & O_DIRECT))
+		return 0;
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) != 0 ||
+	    !(sx.stx_mask & STATX_DIOALIGN) || !sx.stx_dio_mem_align || !sx.stx_dio_offset_align)
+		return 1;
+	if ((pos < 0 ? lseek(fd, 0, SEEK_CUR) : pos) % sx.stx_dio_offset_align)
+		return 1;
+	for (unsigned i = 0; i < cnt; i++)
+		if ((unsigned long)iov[i].iov_base % sx.stx_dio_mem_align ||
+		    iov[i].iov_len % sx.stx_dio_offset_align)
+			return 1;
+	return 0;
+}
+
 static int write_change(struct call *c, const struct emd_change *r)
 {
 	struct iovec iov[THEIR_IOV_MAX];
@@ -208,11 +251,17 @@ static int write_change(struct call *c, const struct emd_change *r)
 		return CONTINUE;
 	buffers = their_buffers(c, r, iov, &cnt, &total);
 	how = writable(c, r, fd, &st, buffers, total);
+	if (!how && direct_misaligned(fd, iov, cnt, r->pos >= 0 ? call_arg64(c, r->pos) : -1))
+		how = unfollowed(c, &st, "an O_DIRECT write from memory the file system may refuse");
 	if (!how) {
+		char *buf = aligned_alloc(ALIGN, (total + ALIGN) & ~(size_t)(ALIGN - 1));
+		ssize_t got = buf ? their_data(c, iov, cnt, buf, total) : -ENOMEM;
+
 		crash_claims(c->req->pid);
 		crash_lock();
-		how = write_here(c, r, fd, &st, iov, cnt, total);
+		how = write_here(c, r, fd, &st, buf, got);
 		crash_unlock();
+		free(buf);
 	}
 	close(fd);
 	return how;
@@ -258,7 +307,7 @@ static int size_change(struct call *c, const struct emd_change *r)
 	}
 	crash_claims(c->req->pid);
 	crash_lock();
-	if (!still_pending(c))
+	if (!crash_acts(c))
 		e = -1;
 	else if (alloc ? fallocate(fd, mode, off, len) : ftruncate(fd, off))
 		e = errno;
@@ -454,11 +503,19 @@ static int crash_answer(struct call *c)
 	c->compat = c->req->data.arch == EMD_ARCH_COMPAT;
 	if (!crash_on() || (c->req->data.arch != EMD_ARCH_NATIVE && !c->compat))
 		return CONTINUE;
-	for (size_t i = 0; i < EMD_NCHANGES; i++)
-		if (nr == (c->compat ? changes[i].nr32 : changes[i].nr))
-			return c->compat ? compat_change(c, &changes[i])
-					 : handlers[changes[i].how](c, &changes[i]);
-	return CONTINUE;
+	for (size_t i = 0; i < EMD_NCHANGES && !crash_stopped(); i++) {
+		if (nr == (c->compat ? changes[i].nr32 : changes[i].nr)) {
+			int how = c->compat ? compat_change(c, &changes[i])
+					    : handlers[changes[i].how](c, &changes[i]);
+
+			if (how != CONTINUE || !crash_stopped())
+				return how;
+			break;
+		}
+	}
+	/* Past the point --at asks for, the power failed: no call goes on
+	 * (its caller is being killed) */
+	return crash_stopped() ? reply_error(c, EINTR) : CONTINUE;
 }
 
 /* crashtest's: the calls of change_requests.h. */

@@ -29,6 +29,11 @@ void crash_unlock(void);
 void crash_record(pid_t tid, struct ct_record *h, const struct iovec *payload, int n);
 void crash_note(pid_t tid, enum ct_kind kind, const struct stat *st, const char *why);
 
+/* May a change be made for the caller: still pending, and the crash point
+ * --at asks for not passed (then nothing more is made: crash_stopped). */
+int crash_acts(const struct call *c);
+int crash_stopped(void);
+
 /* Before a change or a durability call: what the tree printed since the
  * last is a claim.  Then where the journal ends, for a durability call. */
 void crash_claims(pid_t tid);
@@ -38,7 +43,13 @@ uint64_t crash_journal_size(void);
  * copy's file system? */
 int crash_in_root(const char *path);
 int crash_in_run(const char *path);
+/* Is the absolute path the copy's directory, or one above it? */
+int crash_above_root(const char *path);
 int crash_on_copy_fs(int fd);
+
+/* Is the directory dir (a descriptor) the copy's or below it, whatever its
+ * path (a bind mount of it, another mount namespace's)? */
+int crash_below_root(int dir);
 
 /* The absolute path of this process's fd, or -1. */
 int crash_fd_path(int fd, char *out, size_t size);

@@ -32,6 +32,7 @@ static struct {
 	char run[PATH_MAX], root[PATH_MAX];
 	size_t run_len, root_len;
 	dev_t root_dev;
+	ino_t root_ino;
 	unsigned long long at;
 	pid_t pgid;
 	struct ct_counters *count;
@@ -84,6 +85,7 @@ static void read_run(void)
 	run.run_len = strlen(dir);
 	run.root_len = strlen(root);
 	run.root_dev = st.st_dev;
+	run.root_ino = st.st_ino;
 	run.at = strtoull(at, NULL, 10);
 	run.pgid = (pid_t)atol(pgid);
 	run.writes = emd_env_true(getenv(CT_ENV_WRITES));
@@ -127,9 +129,25 @@ static pid_t process_of(pid_t tid)
 
 /* The point asked for was passed: the power fails, nothing of the tree
  * runs on (the caller, which may have left the group, with it). */
+static int stopped;
+
+int crash_acts(const struct call *c)
+{
+	return !__atomic_load_n(&stopped, __ATOMIC_SEQ_CST) && still_pending(c);
+}
+
+int crash_stopped(void)
+{
+	return __atomic_load_n(&stopped, __ATOMIC_SEQ_CST);
+}
+
 static void passed(uint64_t point, pid_t pid)
 {
 	if (run.at && point == run.at) {
+		/* nothing is made for anyone past it, whoever asks before
+		 * the signal lands (crashtest then kills this process too,
+		 * whatever it is doing) */
+		__atomic_store_n(&stopped, 1, __ATOMIC_SEQ_CST);
 		if (run.pgid > 1) /* never -1 (all this user's), nor our own group */
 			kill(-run.pgid, SIGKILL);
 		if (pid > 1)
@@ -172,6 +190,8 @@ void crash_note(pid_t tid, enum ct_kind kind, const struct stat *st, const char 
 	struct ct_record h = {.kind = (uint16_t)kind};
 	struct iovec v = {(void *)why, why ? strlen(why) + 1 : 0};
 
+	if (crash_stopped()) /* what was not made after the power failed */
+		return;
 	if (st) {
 		h.dev = st->st_dev;
 		h.ino = st->st_ino;
@@ -221,6 +241,11 @@ int crash_in_root(const char *path)
 	return crash_on() && under(path, run.root, run.root_len);
 }
 
+int crash_above_root(const char *path)
+{
+	return crash_on() && under(run.root, path, strlen(path));
+}
+
 int crash_in_run(const char *path)
 {
 	return crash_on() && under(path, run.run, run.run_len);
@@ -231,6 +256,29 @@ int crash_on_copy_fs(int fd)
 	struct stat st;
 
 	return fstat(fd, &st) == 0 && st.st_dev == run.root_dev;
+}
+
+int crash_below_root(int dir)
+{
+	struct stat st, up;
+	int at = dup(dir), next, found = 0;
+
+	for (int depth = 0; at >= 0 && depth < 8192 && !found; depth++) {
+		if (fstat(at, &st) != 0)
+			break;
+		found = st.st_dev == run.root_dev && st.st_ino == run.root_ino;
+		next = openat(at, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (next < 0 || fstat(next, &up) != 0 || (up.st_dev == st.st_dev && up.st_ino == st.st_ino)) {
+			if (next >= 0)
+				close(next);
+			break;
+		}
+		close(at);
+		at = next;
+	}
+	if (at >= 0)
+		close(at);
+	return crash_on() && found;
 }
 
 int crash_fd_path(int fd, char *out, size_t size)

@@ -20,11 +20,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 struct cname {
@@ -37,15 +39,47 @@ struct cname {
 /* A directory that does not resolve here: may it for the caller?  Only a
  * symlink can make a difference (/proc/self is this process here), or a
  * magic link, which is not followed here. */
-static int not_here(int base, const char *dir)
+static int not_here(int base, const char *dir, unsigned long long resolve)
 {
 	struct open_how plain = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-				 .resolve = RESOLVE_NO_SYMLINKS};
+				 .resolve = RESOLVE_NO_SYMLINKS | (resolve & RESOLVE_IN_ROOT)};
 	int fd = (int)syscall(SYS_openat2, base, dir, &plain, sizeof(plain)), err = errno;
 
 	if (fd >= 0)
 		close(fd);
 	return fd >= 0 || err == ELOOP;
+}
+
+/* The directory a caller's path resolves from, here, and the resolve
+ * flags that make it resolve as it does for the caller: its working
+ * directory or descriptor; for a caller in another root (chroot) or
+ * mount namespace, an
+ * absolute path from that root, as the root (RESOLVE_IN_ROOT), and a
+ * relative one through no symlink (whose absolute target would be
+ * resolved in this root).  -errno if it cannot be told. */
+static int path_base(struct call *c, int dirfd, int absolute, unsigned long long *resolve)
+{
+	char root[64], ns[64];
+	struct stat mine, theirs, my_ns, their_ns;
+	int fd;
+
+	snprintf(root, sizeof(root), "/proc/%d/root", c->req->pid);
+	snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", c->req->pid);
+	if (stat("/", &mine) != 0 || stat(root, &theirs) != 0 ||
+	    stat("/proc/self/ns/mnt", &my_ns) != 0 || stat(ns, &their_ns) != 0)
+		return -errno;
+	/* the same root, in the same mount namespace (its mounts, crossed
+	 * from its root, are another tree's than this root's) */
+	if (mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino &&
+	    my_ns.st_ino == their_ns.st_ino && my_ns.st_dev == their_ns.st_dev)
+		return caller_dir(c, dirfd);
+	if (!absolute) {
+		*resolve |= RESOLVE_NO_SYMLINKS;
+		return caller_dir(c, dirfd);
+	}
+	*resolve |= RESOLVE_IN_ROOT;
+	fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }
 
 /* The caller's path in argument i (its directory before it if at) as a
@@ -58,12 +92,15 @@ static int cname_of(struct call *c, int at, int i, struct cname *n)
 			       .resolve = RESOLVE_NO_MAGICLINKS};
 	char path[PATH_MAX], dir[PATH_MAX], *slash, *name = path;
 	size_t len;
-	int base;
+	int base, absolute;
 
 	n->dir = -1;
 	n->in = 0;
+	/* a caller this process may not inspect (not dumpable, for a
+	 * supervisor without CAP_SYS_PTRACE): its path cannot be told */
 	if (read_theirs(c->req->pid, call_arg(c, i), path, sizeof(path), 1) != 0 || !*path)
-		return 0;
+		return errno == EPERM ? -1 : 0;
+	absolute = *path == '/';
 	len = strlen(path);
 	snprintf(n->last, sizeof(n->last), "%s", path);
 	while (len > 1 && path[len - 1] == '/')
@@ -73,19 +110,29 @@ static int cname_of(struct call *c, int at, int i, struct cname *n)
 		name = slash + 1;
 		memmove(n->last, n->last + (name - path), strlen(n->last + (name - path)) + 1);
 	}
-	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || strlen(name) > CT_NAME_MAX ||
-	    (base = caller_dir(c, at ? (int)call_arg(c, i - 1) : AT_FDCWD)) < 0)
+	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || strlen(name) > CT_NAME_MAX)
 		return 0;
+	if ((base = path_base(c, at ? (int)call_arg(c, i - 1) : AT_FDCWD, absolute,
+			      &how.resolve)) < 0)
+		return base == -EPERM || base == -EACCES ? -1 : 0;
 	n->dir = (int)syscall(SYS_openat2, base, slash ? (slash == path ? "/" : path) : ".", &how,
 			      sizeof(how));
 	if (n->dir < 0)
-		n->in = not_here(base, slash ? (slash == path ? "/" : path) : ".");
+		n->in = not_here(base, slash ? (slash == path ? "/" : path) : ".", how.resolve);
 	close(base);
 	if (n->dir < 0)
 		return n->in ? -1 : 0;
 	strcpy(n->base, name);
-	n->in = fstat(n->dir, &n->parent) == 0 && crash_fd_path(n->dir, dir, sizeof(dir)) == 0 &&
-		crash_in_root(dir);
+	if (fstat(n->dir, &n->parent) != 0)
+		return 1;
+	/* a directory of the copy's file system whose path is past PATH_MAX
+	 * may be the copy's: it cannot be told */
+	if (crash_fd_path(n->dir, dir, sizeof(dir)) != 0)
+		return crash_on_copy_fs(n->dir) ? (close(n->dir), n->dir = -1, n->in = 1, -1) : 1;
+	n->in = crash_in_root(dir);
+	/* the copy by another name (a bind mount, another namespace's path) */
+	if (!n->in && crash_on_copy_fs(n->dir) && crash_below_root(n->dir))
+		return close(n->dir), n->dir = -1, n->in = 1, -1;
 	return 1;
 }
 
@@ -195,9 +242,37 @@ static void journal(struct call *c, const struct emd_change *r, const struct cna
 	}
 }
 
+/* The kernel's VALID_OPEN_FLAGS: openat2 refuses any other (open and
+ * openat ignore them), and O_PATH with any but O_PATH_FLAGS. */
+#define OPEN_FLAGS                                                                          \
+	(O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND | O_NONBLOCK | O_DSYNC | \
+	 FASYNC | O_DIRECT | EMD_COMPAT_O_LARGEFILE | O_DIRECTORY | O_NOFOLLOW | O_NOATIME |   \
+	 O_CLOEXEC | O_SYNC | O_PATH | __O_TMPFILE)
+#define PATH_FLAGS (O_DIRECTORY | O_NOFOLLOW | O_PATH | O_CLOEXEC)
+
+/* Would openat2 take this struct of `size` bytes at addr (the kernel's
+ * copy_struct_from_user and build_open_flags)?  Else it fails, EINVAL or
+ * E2BIG, having changed nothing. */
+static int openat2_takes(pid_t tid, unsigned long addr, unsigned long size,
+			 const struct open_how *how)
+{
+	char tail[4096];
+	int creates = (how->flags & O_CREAT) || (how->flags & __O_TMPFILE) == __O_TMPFILE;
+
+	if (size > sizeof(*how) &&
+	    read_theirs(tid, addr + sizeof(*how), tail, size - sizeof(*how), 0) != 0)
+		return 0;
+	for (size_t i = 0; i + sizeof(*how) < size; i++)
+		if (tail[i])
+			return 0;
+	return !(how->flags & ~(unsigned long long)OPEN_FLAGS) && !(how->mode & ~07777ULL) &&
+	       (creates || !how->mode) &&
+	       (!(how->flags & O_PATH) || !(how->flags & ~(unsigned long long)PATH_FLAGS));
+}
+
 /* The open's flags and mode, as the kernel reads them; 0 if they cannot
- * be had (openat2's struct unreadable, or with resolve flags: the kernel's
- * to make). */
+ * be had (openat2's struct unreadable, one openat2 refuses, or with
+ * resolve flags: the kernel's to make). */
 static int open_args(struct call *c, const struct emd_change *r, struct open_how *how)
 {
 	*how = (struct open_how){0};
@@ -205,7 +280,10 @@ static int open_args(struct call *c, const struct emd_change *r, struct open_how
 		unsigned long size = call_arg(c, 3);
 
 		if (size < sizeof(*how) || size > 4096 ||
-		    read_theirs(c->req->pid, call_arg(c, 2), how, sizeof(*how), 0) != 0 || how->resolve)
+		    read_theirs(c->req->pid, call_arg(c, 2), how, sizeof(*how), 0) != 0 ||
+		    !openat2_takes(c->req->pid, call_arg(c, 2), size, how))
+			return *how = (struct open_how){0}, 0;
+		if (how->resolve)
 			return 0;
 	} else if (r->flags < 0) { /* creat */
 		how->flags = O_CREAT | O_WRONLY | O_TRUNC;
@@ -218,21 +296,34 @@ static int open_args(struct call *c, const struct emd_change *r, struct open_how
 	return 1;
 }
 
-/* The open, made here, and what it changed journaled: a file made, one
- * emptied.  ANSWERED, or -1 if it could not be made here. */
-static int open_made(struct call *c, struct cname *n, struct open_how how, mode_t um,
-		     const struct stat *was)
+/* Does the open leave the entry found as it is (an existing FIFO or
+ * device, a file it neither makes nor empties)? */
+static int leaves_it(const struct stat *was, unsigned long long flags)
 {
-	struct stat st;
+	return was->st_ino && (!S_ISREG(was->st_mode) || !(flags & O_TRUNC) || !was->st_size);
+}
+
+/* The open, made here, and what it changed journaled: a file made, one
+ * emptied.  ANSWERED; CONTINUE if it leaves the entry as it is; -1 if it
+ * could not be made here, -2 if it goes through a symlink.  The entry is
+ * judged again here, under the journal's lock (another caller's create,
+ * unlink or symlink may have come since it was first). */
+static int open_made(struct call *c, struct cname *n, struct open_how how, mode_t um)
+{
+	struct stat st, was = entry(n);
 	int fd;
 
-	if (!still_pending(c) || (fd = open_here(n->dir, n->last, how, um, 0, 0)) < 0)
+	if (S_ISLNK(was.st_mode))
+		return -2;
+	if (leaves_it(&was, how.flags))
+		return CONTINUE;
+	if (!crash_acts(c) || (fd = open_here(n->dir, n->last, how, um, 0, 0)) < 0)
 		return -1;
-	if (!was->st_ino && fstat(fd, &st) == 0) {
+	if (!was.st_ino && fstat(fd, &st) == 0) {
 		note_name(c->req->pid, CT_CREATE, n, &st, NULL);
-	} else if (was->st_ino) {
-		struct ct_record h = {.kind = CT_TRUNC, .dev = was->st_dev, .ino = was->st_ino,
-				      .off = was->st_size, .size = 0};
+	} else if (was.st_ino) {
+		struct ct_record h = {.kind = CT_TRUNC, .dev = was.st_dev, .ino = was.st_ino,
+				      .off = was.st_size, .size = 0};
 
 		crash_record(c->req->pid, &h, NULL, 0);
 	}
@@ -247,19 +338,60 @@ static int tmpfile_open(struct call *c, const struct emd_change *r)
 	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
 			       .resolve = RESOLVE_NO_MAGICLINKS};
 	char path[PATH_MAX], where[PATH_MAX];
-	int base, dir = -1;
+	int base, dir, in;
 
-	if (read_theirs(c->req->pid, call_arg(c, r->path), path, sizeof(path), 1) != 0 ||
-	    (base = caller_dir(c, r->at ? (int)call_arg(c, r->path - 1) : AT_FDCWD)) < 0)
-		return CONTINUE;
+	if (read_theirs(c->req->pid, call_arg(c, r->path), path, sizeof(path), 1) != 0 || !*path ||
+	    (base = path_base(c, r->at ? (int)call_arg(c, r->path - 1) : AT_FDCWD, *path == '/',
+			      &how.resolve)) < 0)
+		return CONTINUE; /* EFAULT, ENOENT: the kernel's */
 	dir = (int)syscall(SYS_openat2, base, path, &how, sizeof(how));
-	if (dir < 0 ? not_here(base, path)
-		    : crash_fd_path(dir, where, sizeof(where)) == 0 && crash_in_root(where))
+	if (dir < 0)
+		in = not_here(base, path, how.resolve);
+	else if (crash_fd_path(dir, where, sizeof(where)) != 0)
+		in = crash_on_copy_fs(dir);
+	else
+		in = crash_in_root(where) || (crash_on_copy_fs(dir) && crash_below_root(dir));
+	if (in)
 		unknown(c, "an O_TMPFILE open");
 	if (dir >= 0)
 		close(dir);
 	close(base);
 	return CONTINUE;
+}
+
+/* An open whose name is not in the copy: may it reach a file of it for
+ * the caller?  Its last component is followed, and may be a magic link
+ * (/proc/self/fd/N, /dev/stdout: here, this process's), or a symlink to a
+ * file of the copy, or a dangling one. */
+static int reaches_copy(struct call *c, const struct emd_change *r, const struct open_how *how,
+			const struct cname *n, int found)
+{
+	struct open_how here = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_NO_MAGICLINKS};
+	char path[PATH_MAX], where[PATH_MAX];
+	int base, fd, err, reaches = 0;
+
+	struct statfs fs;
+	struct stat last = found > 0 ? entry(n) : (struct stat){0};
+
+	/* a symlink there, or nothing in a directory of /proc (whose self is
+	 * the caller's there: its fd/N may be a magic link to the copy) */
+	if (found > 0 && (S_ISLNK(last.st_mode) ||
+			  (!last.st_ino && fstatfs(n->dir, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC)))
+		return 1;
+	if ((how->flags & O_NOFOLLOW) || (how->flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+		return 0; /* the last component is not followed: the directory says */
+	if (read_theirs(c->req->pid, call_arg(c, r->path), path, sizeof(path), 1) != 0 || !*path ||
+	    (base = path_base(c, r->at ? (int)call_arg(c, r->path - 1) : AT_FDCWD, *path == '/',
+			      &here.resolve)) < 0)
+		return 0;
+	fd = (int)syscall(SYS_openat2, base, path, &here, sizeof(here));
+	err = errno;
+	close(base);
+	if (fd < 0)
+		return err == ELOOP;
+	reaches = crash_fd_path(fd, where, sizeof(where)) == 0 && crash_in_root(where);
+	close(fd);
+	return reaches;
 }
 
 /* An open that may create or truncate a file of the copy. */
@@ -271,22 +403,25 @@ static int crash_open(struct call *c, const struct emd_change *r)
 	mode_t um;
 	int found, made;
 
-	if (!open_args(c, r, &how) || !(how.flags & EMD_OPEN_CHANGES))
+	/* O_PATH opens nothing (open and openat drop the other flags) */
+	if (!open_args(c, r, &how) || !(how.flags & EMD_OPEN_CHANGES) || (how.flags & O_PATH))
 		return r->nr == SYS_openat2 && how.resolve ? crash_foreign_path(c, r, "an openat2")
 							   : CONTINUE;
 	if ((how.flags & __O_TMPFILE) == __O_TMPFILE)
 		return tmpfile_open(c, r);
 	if ((found = cname_of(c, r->at, r->path, &n)) <= 0 || !n.in) {
+		if (found >= 0 && reaches_copy(c, r, &how, &n, found))
+			found = -1;
 		done(&n);
 		if (found < 0)
-			unknown(c, "an open through /proc's links");
+			unknown(c, "an open through /proc's links, or a symlink that may reach the "
+				   "directory");
 		return CONTINUE;
 	}
 	was = entry(&n);
 	/* none to open (ENOENT); an existing FIFO or device, or a file it
 	 * neither makes nor empties */
-	if ((!was.st_ino && !(how.flags & O_CREAT)) ||
-	    (was.st_ino && (!S_ISREG(was.st_mode) || !(how.flags & O_TRUNC) || !was.st_size))) {
+	if ((!was.st_ino && !(how.flags & O_CREAT)) || leaves_it(&was, how.flags)) {
 		done(&n);
 		return S_ISLNK(was.st_mode) ? (unknown(c, "an open through a symlink"), CONTINUE)
 					    : CONTINUE;
@@ -296,13 +431,21 @@ static int crash_open(struct call *c, const struct emd_change *r)
 		unknown(c, "an open that creates or truncates, by a program of other rights");
 		return CONTINUE;
 	}
+	/* at its descriptor limit, the kernel fails before it creates or
+	 * empties anything (hand_over's EMFILE would come after) */
+	if (!caller_fd_room(c->req->pid)) {
+		done(&n);
+		unknown(c, "an open at the descriptor limit, left to the kernel");
+		return CONTINUE;
+	}
 	crash_claims(c->req->pid);
 	crash_lock();
-	made = open_made(c, &n, how, um, &was);
+	made = open_made(c, &n, how, um);
 	crash_unlock();
 	done(&n);
 	if (made < 0)
-		unknown(c, "an open that creates or truncates, made by the kernel");
+		unknown(c, made == -2 ? "an open through a symlink"
+				      : "an open that creates or truncates, made by the kernel");
 	return made < 0 ? CONTINUE : made;
 }
 
@@ -315,6 +458,17 @@ int crash_foreign_path(struct call *c, const struct emd_change *r, const char *w
 		unknown(c, what);
 	done(&n);
 	return CONTINUE;
+}
+
+/* Is the entry n the copy's directory, or one above it? */
+static int holds_root(const struct cname *n)
+{
+	char dir[PATH_MAX], path[PATH_MAX + CT_NAME_MAX + 2];
+
+	if (crash_fd_path(n->dir, dir, sizeof(dir)) != 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", n->base);
+	return crash_above_root(path);
 }
 
 /* Found both names the call takes; 1 if it touches the copy, 0 if it is
@@ -330,6 +484,14 @@ static int find_names(struct call *c, const struct emd_change *r, struct cname *
 		fb = cname_of(c, r->at, r->path2, b);
 	if (fa < 0 || fb < 0)
 		return -1;
+	/* the copy itself, or a directory above it, moved or removed: its
+	 * paths are no longer the copy's, and what is made there goes unseen */
+	if ((fa > 0 && !a->in && holds_root(a)) || (fb > 0 && b->dir >= 0 && !b->in && holds_root(b)))
+		return -1;
+	/* linkat(AT_EMPTY_PATH) with no old name: the file is a descriptor's
+	 * (an O_TMPFILE's, one of the copy), linked in by the kernel */
+	if (r->how == EMD_CH_LINK && r->flags >= 0 && (call_arg(c, r->flags) & AT_EMPTY_PATH) && !fa)
+		return fb > 0 && b->in ? -1 : 0;
 	if (!fa || !fb || !(a->in || b->in))
 		return 0;
 	/* across the copy's edge: nothing a state could show */
@@ -377,7 +539,7 @@ int crash_names(struct call *c, const struct emd_change *r)
 	was_a = entry(&a);
 	was_b = b.dir >= 0 ? entry(&b) : (struct stat){0};
 	mine = umask(their_umask); /* this thread's own: see serve.c */
-	e = still_pending(c) ? make(c, r, &a, &b, target) : -1;
+	e = crash_acts(c) ? make(c, r, &a, &b, target) : -1;
 	umask(mine);
 	if (!e)
 		journal(c, r, &a, &b, &was_a, &was_b, r->how == EMD_CH_SYMLINK ? target : NULL);

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from conftest import TESTS
-from helpers import crash_report
+from helpers import CRASHTEST, crash_report
 
 PROGRAM = TESTS / "crashhostile-static"
 
@@ -85,3 +85,138 @@ def test_a_symlink_to_outside_is_the_kernels(tmp_path):
     code, out, report = supervised(tmp_path, "symlink", outside)
     assert out == want and outside.read_text() == "", (out, want)
     assert code == 2 and any("through a symlink" in w for w in unknown(report)), unknown(report)
+
+
+# mode: the program must see what it sees natively, and nothing the
+# supervisor makes may leave the copy other than its journal says
+FOLLOWED_AS_NATIVELY = ["emfile", "openat2", "direct", "noappend", "seekrace"]
+
+
+@pytest.mark.parametrize("mode", FOLLOWED_AS_NATIVELY)
+def test_the_supervisor_makes_what_the_kernel_would(tmp_path, mode):
+    """emfile: at its descriptor limit an open creates and empties nothing;
+    openat2: what openat2 refuses (an unknown flag, a mode past 07777, a
+    larger struct with unknown bytes) is refused, nothing emptied; direct:
+    an O_DIRECT write from a misaligned buffer is EINVAL; noappend: a write
+    with RWF_NOAPPEND is journaled where it went; seekrace: a write at the
+    file's position, moved by another thread meanwhile, is journaled where
+    it went, or said not to be told."""
+    want = native(tmp_path, mode)
+    code, out, report = supervised(tmp_path, mode)
+    assert out == want, (mode, out, want)
+    assert not any("changed past the library" in w for w in unknown(report)), unknown(report)
+
+
+def states_check(tmp_path, mode, check, *args):
+    d = tmp_path / "d"
+    d.mkdir()
+    return crash_report("--each", f"--check={check}", d, "--", PROGRAM, mode, *args)
+
+
+@pytest.mark.parametrize("mode", ["procfd", "outlink"])
+def test_an_open_that_empties_the_copy_past_the_supervisor_is_never_ok(tmp_path, mode):
+    """O_TRUNC through the program's own /proc/self/fd/N, or through a
+    symlink outside the copy to a file of it: the kernel empties a file of
+    the copy, and an empty file is a state a crash can leave (the library's
+    journal of the same program fails the check).  The run may be unknown
+    or failed, never ok."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    code, report = states_check(tmp_path, mode, "test ! -e file || test -s file", outside)
+    assert code in (1, 2), (code, unknown(report))
+
+
+def test_pkey_mprotect_is_mprotect(tmp_path):
+    """A shared mapping of a file of the copy made writable by
+    pkey_mprotect: its changes are past the supervisor, whose run must not
+    be ok (a state with BBBB fails the check)."""
+    code, report = states_check(tmp_path, "pkey", "! grep -q BBBB file")
+    assert code in (1, 2), (code, unknown(report))
+
+
+@pytest.mark.root
+def test_a_write_from_lazily_filled_memory_does_not_hang(tmp_path):
+    """The supervisor reads the caller's buffer while the thread that fills
+    it (userfaultfd) writes a line to a file of the copy first: the write
+    must not wait on the other (natively it completes at once; a write
+    still hung after 10 s is ended by the program's watchdog)."""
+    want = native(tmp_path, "uffd")
+    assert want == "userfaultfd: ok\nlog: ok\nwrite: ok\n", want
+    code, out, report = supervised(tmp_path, "uffd")
+    assert out == want, (out, want)
+
+
+@pytest.mark.root
+def test_a_program_that_is_not_dumpable_is_unknown(tmp_path):
+    """Run as nobody (a supervisor without CAP_SYS_PTRACE), a program that
+    made itself not dumpable cannot be read: its create, write, fsync and
+    unlink go on to the kernel, and the run is unknown, never ok (a file
+    made and removed unseen leaves no difference at the end)."""
+    import os
+    import shutil
+    import tempfile
+    top = tempfile.mkdtemp(prefix="crashnodump")
+    try:
+        os.chmod(top, 0o755)
+        d = os.path.join(top, "d")
+        os.mkdir(d)
+        os.chown(d, 65534, 65534)
+        env = dict(os.environ, HOME=top, TMPDIR=top)
+        os.chown(top, 65534, 65534)
+        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                            str(CRASHTEST), "--json", "--check=true",
+                            d, "--", PROGRAM, "nodump"],
+                           capture_output=True, text=True, timeout=120, env=env)
+        assert r.returncode == 2, (r.returncode, r.stdout[-2000:], r.stderr)
+    finally:
+        shutil.rmtree(top)
+
+
+def test_the_copy_moved_away_is_unknown(tmp_path):
+    """The program renames its working directory, the copy, and works in it
+    by its new name: nothing there is the copy's by path, and the run must
+    be unknown, never ok (what it made there it removed before the end)."""
+    want = native(tmp_path, "rootmove")
+    assert "away: ok" in want, want
+    code, out, report = supervised(tmp_path, "rootmove")
+    assert out == want, (out, want)
+    assert code == 2 and unknown(report), (code, unknown(report))
+
+
+@pytest.mark.root
+def test_a_link_of_a_descriptor_is_unknown(tmp_path):
+    """linkat(fd, "", AT_EMPTY_PATH) names no old file: the kernel links the
+    descriptor's file into the copy, unseen, and the run is unknown (the
+    unlink after it removes a name the journal never had)."""
+    want = native(tmp_path, "emptypath")
+    assert "link: ok" in want, want
+    code, out, report = supervised(tmp_path, "emptypath")
+    assert out == want, (out, want)
+    assert code == 2 and any("across the directory's edge" in w for w in unknown(report)), \
+        (code, unknown(report))
+
+
+@pytest.mark.root
+def test_names_in_a_chroot_are_the_copys(tmp_path):
+    """A program chrooted into the copy names its files by absolute paths,
+    which are not this process's: they resolve in the caller's root, and the
+    run is unknown (a program of other rights), never ok."""
+    want = native(tmp_path, "chroot")
+    assert "chroot: ok" in want, want
+    code, out, report = supervised(tmp_path, "chroot")
+    assert out == want, (out, want)
+    assert code == 2 and unknown(report), (code, unknown(report))
+
+
+@pytest.mark.root
+def test_the_copy_by_another_name_is_the_copy(tmp_path):
+    """The copy bound at another path, in a mount namespace of the
+    program's own: a name made there by that path is in the copy, which
+    its path does not say, and the run is unknown, never ok."""
+    outside = tmp_path / "alias"
+    outside.mkdir()
+    want = native(tmp_path, "alias", outside)
+    assert "bind: ok" in want, want
+    code, out, report = supervised(tmp_path, "alias", outside)
+    assert out == want, (out, want)
+    assert code == 2 and unknown(report), (code, unknown(report))
