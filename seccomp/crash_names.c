@@ -82,26 +82,14 @@ static int path_base(struct call *c, int dirfd, int absolute, unsigned long long
 	return fd < 0 ? -errno : fd;
 }
 
-/* The caller's path in argument i (its directory before it if at) as a
- * directory here and one name: 1, with n->dir open; 0 when there is none
- * to follow (the kernel fails the call, or it names "." or ".."); -1 when
- * the path goes through a magic link, whose target this cannot tell. */
-static int cname_of(struct call *c, int at, int i, struct cname *n)
+/* path split into its directory (returned: "." for none) and its one
+ * name, kept in n->base; n->last is the name as given (trailing slashes
+ * and all, for the call).  NULL for ".", "..", none or one too long. */
+static const char *split(char *path, struct cname *n)
 {
-	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-			       .resolve = RESOLVE_NO_MAGICLINKS};
-	char path[PATH_MAX], dir[PATH_MAX], *slash, *name = path;
-	size_t len;
-	int base, absolute;
+	size_t len = strlen(path);
+	char *slash, *name = path;
 
-	n->dir = -1;
-	n->in = 0;
-	/* a caller this process may not inspect (not dumpable, for a
-	 * supervisor without CAP_SYS_PTRACE): its path cannot be told */
-	if (read_theirs(c->req->pid, call_arg(c, i), path, sizeof(path), 1) != 0 || !*path)
-		return errno == EPERM ? -1 : 0;
-	absolute = *path == '/';
-	len = strlen(path);
 	snprintf(n->last, sizeof(n->last), "%s", path);
 	while (len > 1 && path[len - 1] == '/')
 		path[--len] = '\0';
@@ -111,29 +99,60 @@ static int cname_of(struct call *c, int at, int i, struct cname *n)
 		memmove(n->last, n->last + (name - path), strlen(n->last + (name - path)) + 1);
 	}
 	if (!*name || !strcmp(name, ".") || !strcmp(name, "..") || strlen(name) > CT_NAME_MAX)
+		return NULL;
+	strcpy(n->base, name);
+	return slash ? (slash == path ? "/" : path) : ".";
+}
+
+/* Is the directory n->dir the copy's?  1 if it is told (n->in), -1 if it
+ * cannot be (closed then): a directory of the copy's file system whose path
+ * is past PATH_MAX, or the copy by another name (a bind mount, another
+ * namespace's path). */
+static int placed(struct cname *n)
+{
+	char dir[PATH_MAX];
+
+	if (fstat(n->dir, &n->parent) != 0)
+		return 1;
+	if (crash_fd_path(n->dir, dir, sizeof(dir)) != 0)
+		return crash_on_copy_fs(n->dir) ? (close(n->dir), n->dir = -1, n->in = 1, -1) : 1;
+	n->in = crash_in_root(dir);
+	if (!n->in && crash_on_copy_fs(n->dir) && crash_below_root(n->dir))
+		return close(n->dir), n->dir = -1, n->in = 1, -1;
+	return 1;
+}
+
+/* The caller's path in argument i (its directory before it if at) as a
+ * directory here and one name: 1, with n->dir open; 0 when there is none
+ * to follow (the kernel fails the call, or it names "." or ".."); -1 when
+ * the path goes through a magic link, whose target this cannot tell. */
+static int cname_of(struct call *c, int at, int i, struct cname *n)
+{
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_MAGICLINKS};
+	char path[PATH_MAX];
+	const char *dir;
+	int base, absolute;
+
+	n->dir = -1;
+	n->in = 0;
+	/* a caller this process may not inspect (not dumpable, for a
+	 * supervisor without CAP_SYS_PTRACE): its path cannot be told */
+	if (read_theirs(c->req->pid, call_arg(c, i), path, sizeof(path), 1) != 0 || !*path)
+		return errno == EPERM ? -1 : 0;
+	absolute = *path == '/';
+	if (!(dir = split(path, n)))
 		return 0;
 	if ((base = path_base(c, at ? (int)call_arg(c, i - 1) : AT_FDCWD, absolute,
 			      &how.resolve)) < 0)
 		return base == -EPERM || base == -EACCES ? -1 : 0;
-	n->dir = (int)syscall(SYS_openat2, base, slash ? (slash == path ? "/" : path) : ".", &how,
-			      sizeof(how));
+	n->dir = (int)syscall(SYS_openat2, base, dir, &how, sizeof(how));
 	if (n->dir < 0)
-		n->in = not_here(base, slash ? (slash == path ? "/" : path) : ".", how.resolve);
+		n->in = not_here(base, dir, how.resolve);
 	close(base);
 	if (n->dir < 0)
 		return n->in ? -1 : 0;
-	strcpy(n->base, name);
-	if (fstat(n->dir, &n->parent) != 0)
-		return 1;
-	/* a directory of the copy's file system whose path is past PATH_MAX
-	 * may be the copy's: it cannot be told */
-	if (crash_fd_path(n->dir, dir, sizeof(dir)) != 0)
-		return crash_on_copy_fs(n->dir) ? (close(n->dir), n->dir = -1, n->in = 1, -1) : 1;
-	n->in = crash_in_root(dir);
-	/* the copy by another name (a bind mount, another namespace's path) */
-	if (!n->in && crash_on_copy_fs(n->dir) && crash_below_root(n->dir))
-		return close(n->dir), n->dir = -1, n->in = 1, -1;
-	return 1;
+	return placed(n);
 }
 
 static void done(struct cname *n)
@@ -394,12 +413,36 @@ static int reaches_copy(struct call *c, const struct emd_change *r, const struct
 	return reaches;
 }
 
+/* May the open of entry n be made here?  0 if so (*um the caller's
+ * umask); else CONTINUE, the kernel's: there is none to open (ENOENT), an
+ * existing FIFO or device, a file it neither makes nor empties; and named
+ * unknown, through a symlink, for a program of other rights, at its
+ * descriptor limit (where the kernel fails before it creates or empties
+ * anything: hand_over's EMFILE would come after). */
+static int open_judged(struct call *c, const struct cname *n, unsigned long long flags,
+		       mode_t *um)
+{
+	struct stat was = entry(n);
+
+	if ((!was.st_ino && !(flags & O_CREAT)) || leaves_it(&was, flags)) {
+		if (S_ISLNK(was.st_mode))
+			unknown(c, "an open through a symlink");
+		return CONTINUE;
+	}
+	if (!same_rights(c->req->pid, um))
+		unknown(c, "an open that creates or truncates, by a program of other rights");
+	else if (!caller_fd_room(c->req->pid))
+		unknown(c, "an open at the descriptor limit, left to the kernel");
+	else
+		return 0;
+	return CONTINUE;
+}
+
 /* An open that may create or truncate a file of the copy. */
 static int crash_open(struct call *c, const struct emd_change *r)
 {
 	struct open_how how;
 	struct cname n;
-	struct stat was;
 	mode_t um;
 	int found, made;
 
@@ -418,25 +461,9 @@ static int crash_open(struct call *c, const struct emd_change *r)
 				   "directory");
 		return CONTINUE;
 	}
-	was = entry(&n);
-	/* none to open (ENOENT); an existing FIFO or device, or a file it
-	 * neither makes nor empties */
-	if ((!was.st_ino && !(how.flags & O_CREAT)) || leaves_it(&was, how.flags)) {
+	if ((made = open_judged(c, &n, how.flags, &um)) != 0) {
 		done(&n);
-		return S_ISLNK(was.st_mode) ? (unknown(c, "an open through a symlink"), CONTINUE)
-					    : CONTINUE;
-	}
-	if (!same_rights(c->req->pid, &um)) {
-		done(&n);
-		unknown(c, "an open that creates or truncates, by a program of other rights");
-		return CONTINUE;
-	}
-	/* at its descriptor limit, the kernel fails before it creates or
-	 * empties anything (hand_over's EMFILE would come after) */
-	if (!caller_fd_room(c->req->pid)) {
-		done(&n);
-		unknown(c, "an open at the descriptor limit, left to the kernel");
-		return CONTINUE;
+		return made;
 	}
 	crash_claims(c->req->pid);
 	crash_lock();
