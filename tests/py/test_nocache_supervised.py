@@ -39,10 +39,9 @@ def go_rw(tmp_path_factory):
 # calls are the compat ABI's (the filter's 32-bit block, two-word offsets,
 # 32-bit iovecs).
 STATIC = ["static", *(["static32"] if (TESTS / "rw32-static").exists() else [])]
-READERS = [*(f"{s}{how}" for s in STATIC for how in ("", "-pread", "-readv", "-preadv")),
-           "go"]
-WRITERS = [*(f"{s}{how}" for s in STATIC for how in ("", "-pwrite", "-writev", "-pwritev")),
-           "go"]
+GO = pytest.param("go", marks=pytest.mark.go)
+READERS = [*(f"{s}{how}" for s in STATIC for how in ("", "-pread", "-readv", "-preadv")), GO]
+WRITERS = [*(f"{s}{how}" for s in STATIC for how in ("", "-pwrite", "-writev", "-pwritev")), GO]
 
 
 def program(request, kind, which):
