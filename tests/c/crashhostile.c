@@ -5,7 +5,7 @@
  * Each mode prints what the program saw, to compare with a native run.
  * Usage: crashhostile proclink|linkfollow|rights|fsize|signals|tmpfile|missing|edge|
  *                    symlink|procfd|outlink|emfile|openat2|direct|pkey|noappend|uffd|
- *                    nodump|seekrace|rootmove|emptypath|chroot|alias [ARG] */
+ *                    nodump|seekrace|rootmove|emptypath|chroot|alias|together [ARG] */
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
@@ -463,6 +463,31 @@ static void alias(const char *outside)
 	said("unlink", unlink(hidden));
 }
 
+/* Four processes that make, write and sync the same files t0..t7 (each
+ * emptied anew): run twice at once from a shell, each exec starts a
+ * supervisor of its own. */
+static void together(void)
+{
+	for (int p = 0; p < 4; p++) {
+		if (fork() == 0) {
+			for (int i = 0; i < 8; i++) {
+				char name[8];
+				int fd;
+
+				snprintf(name, sizeof(name), "t%d", i);
+				fd = open(name, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+				if (fd >= 0 && write(fd, "abc", 3) == 3)
+					fsync(fd);
+				if (fd >= 0)
+					close(fd);
+			}
+			_exit(0);
+		}
+	}
+	while (wait(NULL) > 0)
+		;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -513,6 +538,8 @@ int main(int argc, char **argv)
 		in_chroot();
 	else if (!strcmp(mode, "alias") && argc > 2)
 		alias(argv[2]);
+	else if (!strcmp(mode, "together"))
+		together();
 	else
 		return 2;
 	return 0;

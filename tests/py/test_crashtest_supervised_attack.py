@@ -220,3 +220,21 @@ def test_the_copy_by_another_name_is_the_copy(tmp_path):
     code, out, report = supervised(tmp_path, "alias", outside)
     assert out == want, (out, want)
     assert code == 2 and unknown(report), (code, unknown(report))
+
+
+def test_static_programs_started_at_once_at_each_point(tmp_path):
+    """Two static programs a shell starts at once, each of whose execs may
+    start a supervisor of its own, making the same files: their records
+    are journaled in order, and the stop at any point --at asks for leaves
+    nothing unknown."""
+    d = tmp_path / "d"
+    d.mkdir()
+    cmd = f"{PROGRAM} together & {PROGRAM} together; wait"
+    code, report = crash_report("--check=true", d, "--", "sh", "-c", cmd)
+    assert code == 0 and not unknown(report), unknown(report)
+    seen = set()
+    for _ in range(3):
+        for at in range(1, 65):
+            code, report = crash_report(f"--at={at}", "--check=true", d, "--", "sh", "-c", cmd)
+            seen |= unknown(report)
+    assert not seen, seen
