@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -104,13 +105,25 @@ int crash_on(void)
 	return run.on;
 }
 
+/* The journal's lock: this process's threads, and the run's other
+ * supervisors (each exec that finds none running starts one: programs
+ * started at once have one each), through a lock on the journal's open
+ * file, which each opened on its own.  Taken again by its holder
+ * (crash_claims, then crash_record). */
+static int held;
+
 void crash_lock(void)
 {
 	pthread_mutex_lock(&lock);
+	if (held++ == 0 && run.journal >= 0)
+		while (flock(run.journal, LOCK_EX) != 0 && errno == EINTR)
+			;
 }
 
 void crash_unlock(void)
 {
+	if (--held == 0 && run.journal >= 0)
+		flock(run.journal, LOCK_UN);
 	pthread_mutex_unlock(&lock);
 }
 
@@ -131,14 +144,17 @@ static pid_t process_of(pid_t tid)
  * runs on (the caller, which may have left the group, with it). */
 static int stopped;
 
-int crash_acts(const struct call *c)
-{
-	return !__atomic_load_n(&stopped, __ATOMIC_SEQ_CST) && still_pending(c);
-}
-
 int crash_stopped(void)
 {
-	return __atomic_load_n(&stopped, __ATOMIC_SEQ_CST);
+	/* passed here, or by any other process of the run: another
+	 * supervisor, a library of the tree (the counters are shared) */
+	return __atomic_load_n(&stopped, __ATOMIC_SEQ_CST) ||
+	       (run.at && run.count && __atomic_load_n(&run.count->points, __ATOMIC_SEQ_CST) >= run.at);
+}
+
+int crash_acts(const struct call *c)
+{
+	return !crash_stopped() && still_pending(c);
 }
 
 static void passed(uint64_t point, pid_t pid)
