@@ -319,7 +319,10 @@ static int open_args(struct call *c, const struct emd_change *r, struct open_how
  * device, a file it neither makes nor empties)? */
 static int leaves_it(const struct stat *was, unsigned long long flags)
 {
-	return was->st_ino && (!S_ISREG(was->st_mode) || !(flags & O_TRUNC) || !was->st_size);
+	/* an empty file to be emptied is opened here too, under the
+	 * journal's lock: left to the kernel, it could empty what another
+	 * caller wrote meanwhile, past the journal */
+	return was->st_ino && (!S_ISREG(was->st_mode) || !(flags & O_TRUNC));
 }
 
 /* The open, made here, and what it changed journaled: a file made, one
@@ -340,7 +343,7 @@ static int open_made(struct call *c, struct cname *n, struct open_how how, mode_
 		return -1;
 	if (!was.st_ino && fstat(fd, &st) == 0) {
 		note_name(c->req->pid, CT_CREATE, n, &st, NULL);
-	} else if (was.st_ino) {
+	} else if (was.st_ino && was.st_size) {
 		struct ct_record h = {.kind = CT_TRUNC, .dev = was.st_dev, .ino = was.st_ino,
 				      .off = was.st_size, .size = 0};
 
