@@ -5,7 +5,7 @@
  * Each mode prints what the program saw, to compare with a native run.
  * Usage: crashhostile proclink|linkfollow|rights|fsize|signals|tmpfile|missing|edge|
  *                    symlink|procfd|outlink|emfile|openat2|direct|pkey|noappend|uffd|
- *                    nodump|seekrace|rootmove|emptypath|chroot|alias|together [ARG] */
+ *                    nodump|seekrace|rootmove|emptypath|chroot|alias|together|late [ARG] */
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
@@ -488,6 +488,17 @@ static void together(void)
 		;
 }
 
+/* A change, a pause (for the test to kill the supervisor), and more. */
+static void late(void)
+{
+	int fd = open("a", O_CREAT | O_WRONLY | O_TRUNC, 0644);
+
+	said("fsync", fsync(fd));
+	sleep(3);
+	said("write", (int)write(fd, "x", 1));
+	said("create", open("b", O_CREAT | O_WRONLY | O_TRUNC, 0644));
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -540,6 +551,8 @@ int main(int argc, char **argv)
 		alias(argv[2]);
 	else if (!strcmp(mode, "together"))
 		together();
+	else if (!strcmp(mode, "late"))
+		late();
 	else
 		return 2;
 	return 0;

@@ -238,3 +238,37 @@ def test_static_programs_started_at_once_at_each_point(tmp_path):
             code, report = crash_report(f"--at={at}", "--check=true", d, "--", "sh", "-c", cmd)
             seen |= unknown(report)
     assert not seen, seen
+
+
+def test_the_supervisor_killed_is_unknown(tmp_path):
+    """The supervisor killed while the program runs: the program's calls
+    then fail (ENOSYS, the kernel's answer with no one to ask), and it does
+    not run as it would natively; the run is unknown, never ok."""
+    import json
+    import os
+    import signal
+    import time
+    d = tmp_path / "d"
+    d.mkdir()
+    p = subprocess.Popen([CRASHTEST, "--json", "--check=true", d, "--", PROGRAM, "late"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    killed = None
+    for _ in range(200):
+        for e in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{e}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                with open(f"/proc/{e}/cmdline", "rb") as f:
+                    cmd = f.read()
+            except (OSError, ValueError, IndexError):
+                continue
+            if ppid == p.pid and b"--seccomp-supervise=crashtest" in cmd:
+                os.kill(int(e), signal.SIGKILL)
+                killed = e
+        if killed:
+            break
+        time.sleep(0.01)
+    out, err = p.communicate(timeout=60)
+    assert killed, "no supervisor found"
+    assert p.returncode == 2, (p.returncode, out, err)
+    assert any(json.loads(out)["points"][-1]["unknown"])
