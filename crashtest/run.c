@@ -65,6 +65,45 @@ static void kill_children(void)
 		closedir(proc);
 }
 
+/* Did a supervisor of the run die of a signal while the command ran (a
+ * child of crashtest, the subreaper, that exited named as serve.c names
+ * it)?  From then on, the calls its filter sends it fail (ENOSYS) and the
+ * program does not run as it would.  Looked at before the power-off,
+ * which kills it too; a zombie stays until then. */
+static int supervisor_died(void)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *e;
+	char path[300], buf[512], *lp, *rp;
+	long ppid;
+	char state;
+	int fd, died = 0;
+	ssize_t n;
+
+	while (proc && !died && (e = readdir(proc))) {
+		siginfo_t si = {0};
+
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' ||
+		    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		lp = strchr(buf, '(');
+		rp = strrchr(buf, ')');
+		if (!lp || !rp || sscanf(rp, ") %c %ld", &state, &ppid) != 2 || ppid != getpid() ||
+		    state != 'Z' || rp - lp - 1 != 9 || strncmp(lp + 1, "eatmydata", 9) != 0)
+			continue;
+		if (waitid(P_PID, (id_t)atol(e->d_name), &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+		    (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED))
+			died = 1;
+	}
+	if (proc)
+		closedir(proc);
+	return died;
+}
+
 void power_off(pid_t group)
 {
 	do {
@@ -301,6 +340,10 @@ void run_command(struct run *run, const struct options *o, long at)
 	close(out);
 	close(err);
 	run->status = wait_for(pid);
+	if (!run->unreached && supervisor_died() &&
+	    !(run->unreached = strdup("crashtest's supervisor died while the command ran: the "
+				      "calls it follows failed from then on")))
+		die("out of memory");
 	power_off(pid);
 	stop_if_caught();
 	hook_at_end();
