@@ -5,7 +5,7 @@
  * Each mode prints what the program saw, to compare with a native run.
  * Usage: crashhostile proclink|linkfollow|rights|fsize|signals|tmpfile|missing|edge|
  *                    symlink|procfd|outlink|emfile|openat2|direct|pkey|noappend|uffd|
- *                    nodump|seekrace|rootmove|emptypath|chroot|alias|together|late [ARG] */
+ *                    nodump|seekrace|rootmove|emptypath|chroot|alias|together|late|undo [ARG] */
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
@@ -499,6 +499,19 @@ static void late(void)
 	said("create", open("b", O_CREAT | O_WRONLY | O_TRUNC, 0644));
 }
 
+/* Changes that leave the directory as it was: only the journal shows
+ * them. */
+static void undo(void)
+{
+	int fd = open("x", O_CREAT | O_WRONLY | O_TRUNC, 0644), dir;
+
+	said("write", (int)write(fd, "data", 4));
+	said("fsync", fsync(fd));
+	said("unlink", unlink("x"));
+	dir = open(".", O_RDONLY);
+	said("fsync .", fsync(dir));
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -553,6 +566,8 @@ int main(int argc, char **argv)
 		together();
 	else if (!strcmp(mode, "late"))
 		late();
+	else if (!strcmp(mode, "undo"))
+		undo();
 	else
 		return 2;
 	return 0;

@@ -272,3 +272,18 @@ def test_the_supervisor_killed_is_unknown(tmp_path):
     assert killed, "no supervisor found"
     assert p.returncode == 2, (p.returncode, out, err)
     assert any(json.loads(out)["points"][-1]["unknown"])
+
+
+@pytest.mark.parametrize("limit", [6, 7, 8, 9, 10, 12])
+def test_a_static_program_execd_at_a_low_descriptor_limit(tmp_path, limit):
+    """A dynamic shell at a low descriptor limit execs the static program:
+    its changes (which leave the directory as it was) are journaled by the
+    supervisor, or the run is unknown -- never ok with none of them seen
+    (the library could not open the program to look at it, and let it run
+    unfiltered, unnamed)."""
+    d = tmp_path / "d"
+    d.mkdir()
+    code, report = crash_report("--each", "--check=true", d, "--", "sh", "-c",
+                                f"ulimit -n {limit}; exec {PROGRAM} undo")
+    seen = len(report.points) > 1
+    assert seen or (code == 2 and unknown(report)), (code, len(report.points), unknown(report))
