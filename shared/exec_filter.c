@@ -59,7 +59,7 @@ static int open_program(const struct emd_exec_ops *ops, int dirfd, const char *p
 	struct stat st;
 	int look = *path ? open_at(ops, dirfd, path, O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0))
 			 : dirfd;
-	int fd = -1;
+	int fd = look < 0 ? look : -1;
 
 	if (look >= 0 && emd_program_file(look, &st)) {
 		snprintf(self, sizeof(self), "/proc/self/fd/%d", look);
@@ -70,6 +70,14 @@ static int open_program(const struct emd_exec_ops *ops, int dirfd, const char *p
 	if (look >= 0 && look != dirfd)
 		ops->syscall(SYS_close, look, 0, 0, 0, 0, 0);
 	return fd;
+}
+
+/* The program could not be opened to be looked at, though the exec may
+ * well run it: no descriptor free (the process's limit, the system's), no
+ * memory. */
+static int unlooked(int fd)
+{
+	return fd == -EMFILE || fd == -ENFILE || fd == -ENOMEM;
 }
 
 /* Is the program at dirfd/path (or dirfd itself, path "") one the library
@@ -83,6 +91,8 @@ static int needs_filter(const struct emd_exec_ops *ops, int dirfd, const char *p
 {
 	int fd = open_program(ops, dirfd, path, nofollow), r;
 
+	if (unlooked(fd))
+		return -1;
 	r = fd >= 0 && emd_exec_allowed(fd, "") && emd_args_fit(path, argv, envp) &&
 	    emd_elf_unreachable(fd);
 	if (fd >= 0)
@@ -101,8 +111,13 @@ static int filter_for(const struct emd_exec_ops *ops, int dirfd, const char *pat
 	const char *shown = *path ? path : argv && argv[0] ? argv[0] : "?";
 	int sock, r;
 
-	if (!name || !needs_filter(ops, dirfd, path, nofollow, argv, envp))
+	if (!name || !(r = needs_filter(ops, dirfd, path, nofollow, argv, envp)))
 		return 0;
+	if (r < 0) {
+		ops->unobserved(shown, "it could not be opened to be looked at (no descriptor free)",
+				0);
+		return 0;
+	}
 	if (!EMD_ARCH_NATIVE)
 		return 1;
 	sock = emd_supervisor(name, secure_getenv(EMD_ENV_SECCOMP_EXEC), 0);
@@ -215,9 +230,13 @@ int emd_spawn(const struct emd_exec_ops *ops, emd_spawn_fn *real, pid_t *pid, co
 	      const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	size_t argc;
+	int needs = found && secure_getenv(EMD_ENV_SECCOMP)
+			    ? needs_filter(ops, AT_FDCWD, found, 0, argv, envp ? envp : environ) : 0;
 
-	if (!found || !secure_getenv(EMD_ENV_SECCOMP) ||
-	    !needs_filter(ops, AT_FDCWD, found, 0, argv, envp ? envp : environ))
+	if (needs < 0)
+		ops->unobserved(found, "it could not be opened to be looked at (no descriptor free)",
+				0);
+	if (needs <= 0)
 		return real(pid, file, fa, attr, argv, envp);
 	if ((argc = count(argv)) > MAX_ARGS) {
 		ops->unobserved(found, "too many arguments for the stand-in that would filter it", 0);
