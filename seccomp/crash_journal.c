@@ -26,10 +26,11 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static struct {
-	int on, journal, out, err, writes;
+	int on, journal, out, err, writes, fds;
 	char run[PATH_MAX], root[PATH_MAX];
 	size_t run_len, root_len;
 	dev_t root_dev;
@@ -71,6 +72,24 @@ static void map_points(void)
 	run.count = p == MAP_FAILED ? NULL : p;
 }
 
+/* This process's descriptor limit (serve.c raised it to the hard one),
+ * raised to what following a tree takes where it may be (root); if it is
+ * still below, the limit (the tree's: ulimit -n sets both), else 0. */
+#define ENOUGH_FDS 256
+
+static int few_fds(void)
+{
+	struct rlimit r;
+
+	if (getrlimit(RLIMIT_NOFILE, &r) != 0)
+		return 0;
+	if (r.rlim_cur >= ENOUGH_FDS)
+		return 0;
+	if (setrlimit(RLIMIT_NOFILE, &(struct rlimit){ENOUGH_FDS, ENOUGH_FDS}) == 0)
+		return 0;
+	return (int)r.rlim_cur;
+}
+
 /* The run crashtest put in the environment (include/crashtest.h). */
 static void read_run(void)
 {
@@ -97,11 +116,21 @@ static void read_run(void)
 	if (run.journal < 0 && run.count) /* its changes go unrecorded */
 		__atomic_add_fetch(&run.count->lost, 1, __ATOMIC_SEQ_CST);
 	run.on = run.journal >= 0 && run.count;
+	run.fds = few_fds();
 }
 
 int crash_on(void)
 {
+	static int told;
+
 	pthread_once(&once, read_run);
+	if (run.on && run.fds && !__atomic_exchange_n(&told, 1, __ATOMIC_SEQ_CST)) {
+		char why[160];
+
+		snprintf(why, sizeof(why), "crashtest's supervisor runs at the tree's descriptor "
+			 "limit of %d: a call it cannot look at (EMFILE) goes on unseen", run.fds);
+		crash_note(getpid(), CT_UNKNOWN, NULL, why);
+	}
 	return run.on;
 }
 
