@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -55,6 +56,12 @@ static struct {
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+/* Under `lock`: how deep this process holds it, and the journal's open
+ * file, locked (flock) while it does, so that a change and its record are
+ * one with every other process's of the run: the libraries' and the
+ * seccomp supervisors' (seccomp/crash_journal.c), whose records then come
+ * in the order their crash points were numbered. */
+static int depth, locked_fd = -1;
 
 static int open_in_run(const char *name, int flags)
 {
@@ -94,6 +101,13 @@ static void fresh_lock(void)
 	static const pthread_mutex_t unlocked = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 
 	memcpy(&lock, &unlocked, sizeof(lock));
+	/* The journal's open file is the parent's, whose lock (flock) it
+	 * shares: the child opens its own. */
+	depth = 0;
+	locked_fd = -1;
+	if (run.journal.fd >= 0)
+		ct_sys(SYS_close, run.journal.fd);
+	run.journal.fd = -1;
 }
 
 /* The points file on the descriptor the launcher left (CT_ENV_POINTS), for
@@ -190,18 +204,41 @@ int ct_writes_are_points(void)
 	return run.writes;
 }
 
+static void journal_lock(void)
+{
+	off_t size;
+
+	if (depth++ || !run.on || (locked_fd = kept_fd(&run.journal, &size)) < 0)
+		return;
+	while (ct_sys(SYS_flock, locked_fd, LOCK_EX) != 0 && errno == EINTR)
+		;
+}
+
+static void journal_unlock(void)
+{
+	if (--depth == 0 && locked_fd >= 0) {
+		ct_sys(SYS_flock, locked_fd, LOCK_UN);
+		locked_fd = -1;
+	}
+}
+
 void ct_lock(void)
 {
 	pthread_mutex_lock(&lock);
+	journal_lock();
 }
 
 int ct_trylock(void)
 {
-	return pthread_mutex_trylock(&lock) == 0;
+	if (pthread_mutex_trylock(&lock) != 0)
+		return 0;
+	journal_lock();
+	return 1;
 }
 
 void ct_unlock(void)
 {
+	journal_unlock();
 	pthread_mutex_unlock(&lock);
 }
 

@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from conftest import cmdline
+from conftest import TESTS, cmdline
 from helpers import CRASH, CRASHTEST, PYTHON, Report, crash_report
 
 crashtest = crash_report
@@ -681,3 +681,24 @@ def test_a_blocked_pipe_write_does_not_stop_other_threads(old):
                                '--check=grep -qx done "$CRASHTEST_OUTPUT" && grep -qx old data',
                                old, "--", PYTHON, "-c", BLOCKED_PIPE, timeout=60)
     assert status == 0, report.failed()
+
+
+PROCS = {"library": [TESTS / "ctprocs", "4", "12"],
+         "supervisor": [TESTS / "ctprocs-static", "4", "12"],
+         "both": ["sh", "-c", f"{TESTS / 'ctprocs'} 2 12 & {TESTS / 'ctprocs-static'} 2 12 & wait"]}
+
+
+@pytest.mark.parametrize("who", list(PROCS))
+def test_processes_at_once_stop_at_each_point(tmp_path, who):
+    """Four processes appending and fdatasyncing at once, their crash points
+    interleaved: at each point --at asks for, the journal has the records
+    in the order their points were numbered, and nothing changed after the
+    point (one lock on the journal's open file for the libraries and the
+    supervisor; a process that finds the point passed stops before its
+    change): never unknown."""
+    for at in range(1, 49, 2):
+        d = tmp_path / f"d{at}"
+        d.mkdir()
+        _, report = crash_report(f"--at={at}", "--check=true", d, "--", *PROCS[who])
+        unknown = [w for p in report.points for w in p.get("unknown", [])]
+        assert not unknown, (who, at, unknown)
