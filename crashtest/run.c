@@ -38,51 +38,19 @@ void run_remove(void)
 	current_run = NULL;
 }
 
-/* Kill the children crashtest has: as a subreaper it inherits every
- * process of the tree whose parent died. */
-static void kill_children(void)
+/* fn on each child of crashtest's (as a subreaper it inherits every
+ * process of the tree whose parent died): its pid, state and name (which
+ * may hold anything), until fn returns non-zero; that value, or 0. */
+static int each_child(int (*fn)(pid_t pid, char state, const char *name, size_t len))
 {
 	DIR *proc = opendir("/proc");
 	struct dirent *e;
-	char path[300], buf[512], *rp;
+	char path[300], buf[512], *lp, *rp, state;
 	long ppid;
-	int fd;
+	int fd, r = 0;
 	ssize_t n;
 
-	while (proc && (e = readdir(proc))) {
-		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
-		if (e->d_name[0] < '1' || e->d_name[0] > '9' ||
-		    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		buf[n > 0 ? n : 0] = '\0';
-		rp = strrchr(buf, ')'); /* the name may hold anything */
-		if (rp && sscanf(rp, ") %*c %ld", &ppid) == 1 && ppid == getpid())
-			kill((pid_t)atol(e->d_name), SIGKILL);
-	}
-	if (proc)
-		closedir(proc);
-}
-
-/* Did a supervisor of the run die of a signal while the command ran (a
- * child of crashtest, the subreaper, that exited named as serve.c names
- * it)?  From then on, the calls its filter sends it fail (ENOSYS) and the
- * program does not run as it would.  Looked at before the power-off,
- * which kills it too; a zombie stays until then. */
-static int supervisor_died(void)
-{
-	DIR *proc = opendir("/proc");
-	struct dirent *e;
-	char path[300], buf[512], *lp, *rp;
-	long ppid;
-	char state;
-	int fd, died = 0;
-	ssize_t n;
-
-	while (proc && !died && (e = readdir(proc))) {
-		siginfo_t si = {0};
-
+	while (proc && !r && (e = readdir(proc))) {
 		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
 		if (e->d_name[0] < '1' || e->d_name[0] > '9' ||
 		    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
@@ -92,16 +60,43 @@ static int supervisor_died(void)
 		buf[n > 0 ? n : 0] = '\0';
 		lp = strchr(buf, '(');
 		rp = strrchr(buf, ')');
-		if (!lp || !rp || sscanf(rp, ") %c %ld", &state, &ppid) != 2 || ppid != getpid() ||
-		    state != 'Z' || rp - lp - 1 != 9 || strncmp(lp + 1, "eatmydata", 9) != 0)
-			continue;
-		if (waitid(P_PID, (id_t)atol(e->d_name), &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-		    (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED))
-			died = 1;
+		if (lp && rp && sscanf(rp, ") %c %ld", &state, &ppid) == 2 && ppid == getpid())
+			r = fn((pid_t)atol(e->d_name), state, lp + 1, (size_t)(rp - lp - 1));
 	}
 	if (proc)
 		closedir(proc);
-	return died;
+	return r;
+}
+
+static int kill_child(pid_t pid, char state, const char *name, size_t len)
+{
+	(void)state, (void)name, (void)len;
+	kill(pid, SIGKILL);
+	return 0;
+}
+
+static void kill_children(void)
+{
+	each_child(kill_child);
+}
+
+/* A supervisor of the run that died of a signal while the command ran (a
+ * child of crashtest's, the subreaper, that exited named as serve.c names
+ * it)?  From then on, the calls its filter sends it fail (ENOSYS) and the
+ * program does not run as it would.  Looked at before the power-off,
+ * which kills it too; a zombie stays until then. */
+static int dead_supervisor(pid_t pid, char state, const char *name, size_t len)
+{
+	siginfo_t si = {0};
+
+	return state == 'Z' && len == 9 && !strncmp(name, "eatmydata", 9) &&
+	       waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+	       (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED);
+}
+
+static int supervisor_died(void)
+{
+	return each_child(dead_supervisor);
 }
 
 void power_off(pid_t group)
