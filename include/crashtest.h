@@ -156,4 +156,17 @@ static inline void ct_count(struct ct_counters *count, const struct ct_record *h
 		__atomic_add_fetch(&count->changes, 1, __ATOMIC_SEQ_CST);
 }
 
+/* Under the journal's lock, just before the record is appended: counted,
+ * numbered if it is a crash point (its number, else 0), and stamped with
+ * the output seen so far.  The library's and the supervisor's alike. */
+static inline uint64_t ct_number(struct ct_counters *count, struct ct_record *h, int writes)
+{
+	ct_count(count, h);
+	h->point = ct_is_point(h, writes) ? __atomic_add_fetch(&count->points, 1, __ATOMIC_SEQ_CST)
+					  : 0;
+	h->out = __atomic_load_n(&count->out, __ATOMIC_SEQ_CST);
+	h->err = __atomic_load_n(&count->err, __ATOMIC_SEQ_CST);
+	return h->point;
+}
+
 #endif

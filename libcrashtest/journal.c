@@ -298,11 +298,7 @@ void ct_record(struct ct_record *h, const struct iovec *payload, int n)
 	}
 	total += h->len;
 	ct_lock();
-	ct_count(run.count, h);
-	point = ct_is_point(h, run.writes);
-	h->point = point ? __atomic_add_fetch(&run.count->points, 1, __ATOMIC_SEQ_CST) : 0;
-	h->out = __atomic_load_n(&run.count->out, __ATOMIC_SEQ_CST);
-	h->err = __atomic_load_n(&run.count->err, __ATOMIC_SEQ_CST);
+	point = ct_number(run.count, h, run.writes) != 0;
 	append(iov, 1 + (n < IOV_MAX / 2 ? n : IOV_MAX / 2), total);
 	ct_unlock();
 	if (point)

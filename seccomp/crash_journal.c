@@ -218,11 +218,7 @@ void crash_record(pid_t tid, struct ct_record *h, const struct iovec *payload, i
 	}
 	total += h->len;
 	crash_lock();
-	ct_count(run.count, h);
-	point = ct_is_point(h, run.writes);
-	h->point = point ? __atomic_add_fetch(&run.count->points, 1, __ATOMIC_SEQ_CST) : 0;
-	h->out = __atomic_load_n(&run.count->out, __ATOMIC_SEQ_CST);
-	h->err = __atomic_load_n(&run.count->err, __ATOMIC_SEQ_CST);
+	point = ct_number(run.count, h, run.writes) != 0;
 	if (writev(run.journal, iov, 1 + (n < 64 ? n : 64)) != (ssize_t)total)
 		__atomic_add_fetch(&run.count->lost, 1, __ATOMIC_SEQ_CST);
 	crash_unlock();
