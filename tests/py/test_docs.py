@@ -4,7 +4,9 @@ most 300 lines), every relative link of every Markdown page leads to a file
 that is there (and to a heading that is there, for a #fragment into a
 Markdown page), and every option a launcher's --help names is in its man
 page.  Each checker is first shown to catch a planted fault."""
+import json
 import re
+import urllib.parse
 import subprocess
 
 import pytest
@@ -132,3 +134,49 @@ def test_a_man_page_missing_an_option_is_caught():
     man = (ROOT / "doc/syncstat.1").read_text()
     assert missing_from_man("syncstat", man) == []
     assert missing_from_man("syncstat", man.replace("\\-\\-skip\\-files", "")) == ["--skip-files"]
+
+
+SCHEMAS = sorted((ROOT / "doc").glob("*.schema.json"))
+
+
+def schema_faults(schema):
+    """What keeps a reader from resolving a JSON schema's $refs: an $id that is
+    not an absolute URI with an authority (older jsonschema, Debian's 4.10,
+    joins each $ref to it with urllib, which leaves "#/..." unjoined to an id
+    such as "eatmydata.syncstat/4" or a URN), or a $ref that names nothing in
+    the document."""
+    base = schema.get("$id", "")
+    u = urllib.parse.urlsplit(base)
+    faults = [] if u.scheme in ("http", "https") and u.netloc and not u.fragment else \
+        [f"$id {base!r} is not an absolute http(s) URI"]
+
+    def walk(node):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k == "$ref":
+                    joined = urllib.parse.urljoin(base, v)
+                    target = schema
+                    for part in urllib.parse.urldefrag(joined)[1].split("/")[1:]:
+                        target = target.get(part) if isinstance(target, dict) else None
+                    if not joined.startswith(base + "#") or target is None:
+                        faults.append(f"$ref {v!r} does not resolve")
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+    walk(schema)
+    return faults
+
+
+@pytest.mark.parametrize("path", SCHEMAS, ids=lambda p: p.name)
+def test_schema_refs_resolve_in_any_reader(path):
+    assert schema_faults(json.loads(path.read_text())) == []
+
+
+def test_a_schema_of_an_id_no_reader_resolves_is_caught():
+    for bad_id in ["eatmydata.syncstat/4", "urn:eatmydata:syncstat:4"]:
+        planted = {"$id": bad_id, "$defs": {"c": {}}, "items": {"$ref": "#/$defs/c"}}
+        assert schema_faults(planted)
+    assert schema_faults({"$id": "https://x.invalid/s", "items": {"$ref": "#/$defs/none"}})
+    assert not schema_faults({"$id": "https://x.invalid/s", "$defs": {"c": {}},
+                              "items": {"$ref": "#/$defs/c"}})
