@@ -156,18 +156,20 @@ $(B)/cli/common/common.o: common/common.c $(B)/embedded
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) $(CLI_INC) $(EMBEDDED) -c $< -o $@
 
-# The libraries the launchers use: jansson for JSON (every launcher may:
-# #include <jansson.h>; linked only where used); elfutils' libdw, which
+# The launchers need nothing beyond libc: JSON is the project's own
+# (common/json.c, written; json_parse.c, read), and elfutils' libdw, which
 # names call sites, is loaded by the report when it first needs it
-# (report/symbols.c), so only its header is needed here.
-JSON_LIBS ?= -ljansson
+# (report/symbols.c, with the part of its interface it uses declared in
+# report/dwfl.h), so that a fresh machine builds with a C compiler alone.
+JSON_OBJS = $(B)/cli/common/json.o $(B)/cli/common/json_parse.o
 DW_LIBS ?= -ldl
-LAUNCH_LIBS = -Wl,--as-needed $(JSON_LIBS)
-$(B)/bin/eatmydata: $(B)/cli/common/sync_on_exit.o $(REPORT_OBJS) $(SECCOMP_OBJS)
-$(B)/bin/syncstat: $(B)/cli/common/sync_on_exit.o $(REPORT_OBJS) $(SECCOMP_OBJS)
+LAUNCH_LIBS =
+$(B)/bin/eatmydata: $(B)/cli/common/sync_on_exit.o $(REPORT_OBJS) $(JSON_OBJS) $(SECCOMP_OBJS)
+$(B)/bin/syncstat: $(B)/cli/common/sync_on_exit.o $(REPORT_OBJS) $(JSON_OBJS) $(SECCOMP_OBJS)
 $(B)/bin/nocache: $(B)/cli/common/sync_on_exit.o $(SECCOMP_OBJS)
 $(B)/bin/eatmydata $(B)/bin/syncstat: LAUNCH_LIBS += $(DW_LIBS)
-$(B)/bin/crashtest: $(CRASHTEST_OBJS) $(B)/cli/common/sync_on_exit.o $(SECCOMP_OBJS)
+$(B)/bin/crashtest: $(CRASHTEST_OBJS) $(B)/cli/common/sync_on_exit.o $(B)/cli/common/json.o \
+	$(SECCOMP_OBJS)
 $(B)/bin/hirestimes: $(B)/cli/shared/elf_kind.o
 $(B)/bin/%: $(B)/cli/launch/%.o $(LAUNCH_OBJS)
 	@mkdir -p $(@D)
@@ -204,6 +206,13 @@ $(B)/tests/%32: tests/c/%.c
 $(B)/tests/unit: tests/c/unit.c shared/glob.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) $(LIB_INC) -o $@ $(wildcard $(filter %.c,$^))
+
+# The project's JSON, written and read back (common/json.h), under
+# AddressSanitizer: the reader takes untrusted reports.
+$(B)/tests/json: tests/c/json.c common/json.c common/json_parse.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all \
+		$(CLI_INC) -o $@ $(filter %.c,$^)
 
 # The supervisor's symbol reading, its allocations counted: site.c is
 # #included by the test, which links what site.c calls of shared/.
@@ -259,6 +268,7 @@ lint:
 check: deps lint
 	@$(MAKE) --no-print-directory tests
 	$(B)/tests/unit
+	$(B)/tests/json
 	$(B)/tests/marks
 	$(PYTHON) -m pytest -q --durations=15 $(PYTESTS)
 
@@ -271,6 +281,7 @@ QUICK = not slow and not root and not go and not java and not node and not rust 
 check-quick: lint
 	@$(MAKE) --no-print-directory tests
 	$(B)/tests/unit
+	$(B)/tests/json
 	$(B)/tests/marks
 	$(PYTHON) -m pytest -q --durations=5 -m "$(QUICK)" $(PYTESTS)
 

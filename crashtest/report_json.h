@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* report_json.h -- the report as one JSON document (jansson), written at
- * the end: doc/crashtest.schema.json describes it.
+/* report_json.h -- the report as one JSON document, written point by
+ * point (common/json.h): doc/crashtest.schema.json describes it.
  */
 #ifndef CT_REPORT_JSON_H
 #define CT_REPORT_JSON_H

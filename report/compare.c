@@ -11,7 +11,7 @@
  */
 #include "common/common.h"
 #include "compare.h"
-#include "json_read.h"
+#include "common/json.h"
 #include "report_data.h"
 #include "run.h"
 
@@ -126,29 +126,29 @@ static noreturn void bad(const char *what)
 }
 
 /* A member that must be a count: a whole number, 0 to 2^63 - 1. */
-static unsigned long long count(const json_t *obj, const char *key)
+static unsigned long long count(const struct json *obj, const char *key)
 {
-	const json_t *v = json_object_get(obj, key);
+	const struct json *v = json_get(obj, key);
 
-	if (!json_is_integer(v) || json_integer_value(v) < 0)
+	if (!v || v->type != JSON_INT || v->i < 0)
 		bad(key);
-	return (unsigned long long)json_integer_value(v);
+	return (unsigned long long)v->i;
 }
 
-static const char *string(const json_t *obj, const char *key)
+static const char *string(const struct json *obj, const char *key)
 {
-	const json_t *v = json_object_get(obj, key);
+	const struct json *v = json_get(obj, key);
 
-	if (!json_is_string(v))
+	if (!v || v->type != JSON_STRING)
 		bad(key);
-	return json_string_value(v);
+	return v->s;
 }
 
-static const json_t *array(const json_t *obj, const char *key)
+static const struct json *array(const struct json *obj, const char *key)
 {
-	const json_t *v = json_object_get(obj, key);
+	const struct json *v = json_get(obj, key);
 
-	if (!json_is_array(v))
+	if (!v || v->type != JSON_ARRAY)
 		bad(key);
 	return v;
 }
@@ -163,49 +163,46 @@ static int kind_named(const char *name)
 
 /* The report's own schema, and no other: a field's meaning may change
  * with its number. */
-static void check_schema(const json_t *doc)
+static void check_schema(const struct json *doc)
 {
-	const json_t *v = json_object_get(doc, "schema");
+	const struct json *v = json_get(doc, "schema");
 
-	if (!json_is_object(doc) || !json_is_string(v))
+	if (doc->type != JSON_OBJECT || !v || v->type != JSON_STRING)
 		bad("no \"schema\"");
-	if (strcmp(json_string_value(v), REPORT_SCHEMA) != 0)
+	if (strcmp(v->s, REPORT_SCHEMA) != 0)
 		die("%s: a report of schema %s; this syncstat compares %s", json_file,
-		    report_one_line(json_string_value(v)), REPORT_SCHEMA);
+		    report_one_line(v->s), REPORT_SCHEMA);
 }
 
 static void load_json(struct table *t, const char *file, int side)
 {
-	const json_t *groups, *files, *unobserved;
-	json_t *doc;
+	const struct json *groups, *files, *unobserved, *g;
+	struct json *doc;
 	size_t len, i;
-	char *text = records_read_input(file, (size_t)1 << 30, &len);
+	char *text = records_read_input(file, (size_t)1 << 30, &len), why[256];
 
 	json_file = file;
 	if (!text)
 		die("%s: %s", file, strerror(ENOENT));
-	doc = json_read(file, text, len);
+	if (!(doc = json_parse(text, len, why, sizeof(why))))
+		die("%s: not a JSON report (%s)", file, why);
 	check_schema(doc);
-	unobserved = json_object_get(doc, "unobserved");
-	if (unobserved && !json_is_array(unobserved))
+	unobserved = json_get(doc, "unobserved");
+	if (unobserved && unobserved->type != JSON_ARRAY)
 		bad("unobserved");
-	if (json_array_size(unobserved))
+	if (unobserved && unobserved->n)
 		die("%s: %s ran unobserved (%s): the run's durability calls are unknown", file,
-		    report_one_line(string(json_array_get(unobserved, 0), "path")),
-		    report_one_line(string(json_array_get(unobserved, 0), "why")));
+		    report_one_line(string(json_at(unobserved, 0), "path")),
+		    report_one_line(string(json_at(unobserved, 0), "why")));
 	t->total[side] = (struct side){count(doc, "calls"), count(doc, "total_ns")};
 	groups = array(doc, "groups");
-	for (i = 0; i < json_array_size(groups); i++)
-		add_row(t, kind_named(string(json_array_get(groups, i), "kind")),
-			string(json_array_get(groups, i), "program"), side,
-			count(json_array_get(groups, i), "count"),
-			count(json_array_get(groups, i), "total_ns"));
+	for (i = 0; (g = json_at(groups, i)); i++)
+		add_row(t, kind_named(string(g, "kind")), string(g, "program"), side,
+			count(g, "count"), count(g, "total_ns"));
 	files = array(doc, "files");
-	for (i = 0; i < json_array_size(files); i++)
-		add_file(t, string(json_array_get(files, i), "path"), side,
-			 count(json_array_get(files, i), "count"),
-			 count(json_array_get(files, i), "total_ns"));
-	json_decref(doc);
+	for (i = 0; (g = json_at(files, i)); i++)
+		add_file(t, string(g, "path"), side, count(g, "count"), count(g, "total_ns"));
+	json_free(doc);
 	free(text);
 }
 

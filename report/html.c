@@ -5,6 +5,7 @@
  * text: every one goes through html_text, and the page's Content Security
  * Policy forbids scripts, should anything slip by. */
 #include "html.h"
+#include "common/json.h"
 
 #include <string.h>
 
@@ -40,7 +41,7 @@ void html_text(FILE *out, const char *str, size_t max)
 			fprintf(out, "\\x%02x", *s++);
 		else if (*s < 0x80)
 			fputc(*s++, out);
-		else if ((n = report_utf8_length(s)) > 0 && s + n <= end) {
+		else if ((n = json_utf8_length(s)) > 0 && s + n <= end) {
 			fwrite(s, 1, n, out);
 			s += n;
 		} else {

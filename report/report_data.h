@@ -110,9 +110,6 @@ const char *report_site_where(const struct run *run, const struct group *site);
 /* "12 ns", "3.4 us", "5.6 ms", "7.89 s"; lasts until the eighth call after. */
 const char *report_duration(unsigned long long ns);
 
-/* The length of the well-formed UTF-8 sequence at s, or 0. */
-int report_utf8_length(const unsigned char *s);
-
 /* A name from the records on one line: control characters and backslash
  * escaped as in C.  The result lasts until the fourth call after. */
 const char *report_one_line(const char *name);
@@ -125,14 +122,12 @@ const char *report_one_line(const char *name);
 const char *report_flushes(const struct disk *d);
 const char *report_share(const struct disk *d);
 
-/* JSON values for report_json.c and symbols.c (die if out of memory):
- * a name (bytes outside UTF-8 as U+FFFD), a count (at most 2^63 - 1), and
- * obj[key] = v, which takes v; the sites with where each is. */
-#include <jansson.h>
-json_t *report_json_string(const char *s);
-json_t *report_json_count(unsigned long long v);
-void report_json_set(json_t *obj, const char *key, json_t *v);
-json_t *report_json_sites(const struct run *run);
+/* For report_json.c and symbols.c: a name or null; a group's counts; the
+ * sites with where each is. */
+struct jw;
+void report_json_name(struct jw *w, const char *key, const char *name);
+void report_json_counts(struct jw *w, const struct group *g);
+void report_json_sites(struct jw *w, const struct run *run);
 
 void report_text(FILE *out, const struct run *run);
 void report_json(FILE *out, const struct run *run);

@@ -16,10 +16,11 @@
  * alone (not beside the module, where the tree may have put anything).
  */
 #include "common/common.h"
+#include "common/json.h"
 #include "report_data.h"
+#include "dwfl.h"
 
 #include <dlfcn.h>
-#include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,18 +44,19 @@ struct module {
 
 /* The libdwfl calls this file makes, reached through `dw` once loaded. */
 #define DW_CALLS(X)                                                                        \
-	X(dwfl_begin) X(dwfl_end) X(dwfl_report_offline) X(dwfl_report_end)                \
+	X(dwfl_end) X(dwfl_report_offline) X(dwfl_report_end)                \
 	X(dwfl_module_build_id) X(dwfl_module_getelf) X(dwfl_module_addrname)              \
 	X(dwfl_module_getsrc) X(dwfl_lineinfo) X(dwfl_build_id_find_elf)                   \
 	X(dwfl_offline_section_address)
 
 static struct {
+	emd_dwfl_begin_fn *dwfl_begin;
 #define DW_POINTER(name) __typeof__(name) *name;
 	DW_CALLS(DW_POINTER)
 #undef DW_POINTER
 } dw;
 
-static Dwfl_Callbacks callbacks;
+static struct emd_dwfl_callbacks callbacks;
 
 static struct keymap modules = KEYMAP_INIT(struct module_key, struct module);
 
@@ -128,6 +130,7 @@ static int dw_loaded(void)
 #define DW_LOOKUP(name)                                                                    \
 	if (!(*(void **)&dw.name = dlsym(h, #name)))                                       \
 		return 0;
+	DW_LOOKUP(dwfl_begin)
 	DW_CALLS(DW_LOOKUP)
 #undef DW_LOOKUP
 	callbacks.find_elf = dw.dwfl_build_id_find_elf;
@@ -223,28 +226,22 @@ const char *report_site_where(const struct run *run, const struct group *site)
 	return site->slot ? where(run, site->slot, &function, &source) : NULL;
 }
 
-json_t *report_json_sites(const struct run *run)
+void report_json_sites(struct jw *w, const struct run *run)
 {
-	json_t *list = json_array(), *o;
 	const char *function, *source;
 
-	if (!list)
-		die("out of memory");
+	jw_array(w, "sites");
 	for (size_t i = 0; i < run->by_site.n; i++) {
 		const struct group *g = &run->by_site.g[i];
 
-		o = json_object();
-		if (!o || json_array_append_new(list, o) != 0)
-			die("out of memory");
-		report_json_set(o, "site", report_json_string(g->key));
-		report_json_set(o, "count", report_json_count(g->count));
-		report_json_set(o, "timed", report_json_count(g->timed));
-		report_json_set(o, "errors", report_json_count(g->errors));
-		report_json_set(o, "total_ns", report_json_count(g->total));
 		if (!g->slot || !where(run, g->slot, &function, &source))
 			function = source = NULL;
-		report_json_set(o, "function", function ? report_json_string(function) : json_null());
-		report_json_set(o, "source", source ? report_json_string(source) : json_null());
+		jw_object(w, NULL);
+		jw_string(w, "site", g->key);
+		report_json_counts(w, g);
+		report_json_name(w, "function", function);
+		report_json_name(w, "source", source);
+		jw_end(w);
 	}
-	return list;
+	jw_end(w);
 }

@@ -231,7 +231,7 @@ def our_root(debs, debian_root, tmp_path_factory):
         shutil.copy(deb, root / "tmp/debs")
     native = [f"/tmp/debs/{d.name}" for n, d in debs.items()
               if not n.endswith("_i386") and "-dbgsym" not in n]
-    # (ours depend on libdw1 and libjansson4, which apt fetches: its lists first)
+    # (ours recommend libdw1, which apt fetches: its lists first)
     r = sh(*inside(root, "sh", "-c", 'apt-get update -qq && apt-get install -y "$@"', "sh",
                    *native))
     assert r.returncode == 0, r.stdout + r.stderr
