@@ -221,6 +221,21 @@ static int empty_dir(int fd)
  * else (who could swap its files), and empty (`--keep=/etc` as root wrote
  * its records among /etc's files).  An existing directory is used as it
  * is: never chmod what the user made. */
+/* The directory --keep made, until it is found fit: a refusal takes it
+ * away again, that very directory (it is empty), not whatever took its
+ * name meanwhile. */
+static const char *made_path;
+static struct stat made_st;
+
+static void unmake_keep_dir(void)
+{
+	struct stat st;
+
+	if (made_path && lstat(made_path, &st) == 0 && st.st_dev == made_st.st_dev &&
+	    st.st_ino == made_st.st_ino)
+		rmdir(made_path);
+}
+
 static void open_keep_dir(const char *dir)
 {
 	struct stat st;
@@ -228,6 +243,10 @@ static void open_keep_dir(const char *dir)
 
 	if (!made && errno != EEXIST)
 		die("cannot create %s: %s", dir, strerror(errno));
+	if (made && lstat(dir, &made_st) == 0) {
+		made_path = dir;
+		atexit(unmake_keep_dir);
+	}
 	if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode))
 		die("cannot keep the records in %s: it is a symbolic link", dir);
 	dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -247,6 +266,7 @@ static void open_keep_dir(const char *dir)
 	if (!made && !empty_dir(dir_fd))
 		die("cannot keep the records in %s: it is not empty; choose a new or empty "
 		    "directory", dir);
+	made_path = NULL;
 }
 
 /* A temporary directory goes however the launcher ends (a report that

@@ -255,6 +255,25 @@ def test_keep_refuses_a_directory_others_can_write(tmp_path, other_user, whose, 
     assert list(keep.iterdir()) == [] and keep.stat().st_mode & 0o7777 == mode
 
 
+def test_keep_refused_leaves_no_directory_it_made(tmp_path, other_user):
+    """A new DIR under a directory others can write in (or another user's):
+    refused, and the directory --keep had made is gone again (it was left
+    behind), while one that was there before stays."""
+    for mode, owner, why in [(0o777, "root", "others can write in a directory above it"),
+                             (0o755, other_user, "a directory above it belongs to another user")]:
+        up = tmp_path / f"up{mode:o}"
+        up.mkdir()
+        up.chmod(mode)
+        shutil.chown(up, owner, owner)
+        cmd, r = keep_run(up / "new")
+        assert r.returncode == 125, cmdline(cmd)
+        assert r.stderr == f"syncstat: cannot keep the records in {up / 'new'}: {why}\n"
+        assert list(up.iterdir()) == [], cmdline(cmd)
+    (up / "there").mkdir()
+    cmd, r = keep_run(up / "there")
+    assert r.returncode == 125 and (up / "there").is_dir(), cmdline(cmd)
+
+
 @pytest.mark.parametrize("whose", ["other", "root"])
 @pytest.mark.parametrize("link", ["records", "run", "command", "tails", "devices"])
 def test_keep_never_follows_a_planted_link(tmp_path, other_user, whose, link):
