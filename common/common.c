@@ -147,6 +147,10 @@ void preload_prepend(const char *entry)
 /* The signal mask before hold_signals, which the command gets back. */
 static sigset_t original_mask;
 static int holding;
+/* run_and_wait's child tells its parent why its exec failed on exec_pipe
+ * (closed by a successful exec): a status of 127 is also what a command
+ * that ran may exit with. */
+static int exec_pipe = -1, exec_error;
 
 void exec_command(const char *file, char *const argv[])
 {
@@ -159,6 +163,8 @@ void exec_command(const char *file, char *const argv[])
 	else
 		execvp(file, argv);
 	err = errno; /* before printing, which may change it */
+	if (exec_pipe >= 0) /* a pipe's few bytes: written whole, or the status alone tells */
+		(void)!write(exec_pipe, &err, sizeof(err));
 	warn("cannot run %s: %s", file, strerror(err));
 	exit(err == ENOENT || err == ENOTDIR ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
 }
@@ -317,18 +323,23 @@ int run_and_wait(char *const argv[], void (*before_exec)(const void *),
 {
 	struct sigaction sa = {.sa_handler = forward};
 	sigset_t old;
-	int status;
+	int status, told[2] = {-1, -1};
 
 	block_passed_on(&old);
+	if (pipe2(told, O_CLOEXEC | O_NONBLOCK) != 0)
+		told[0] = told[1] = -1;
 	child = fork();
 	if (child < 0)
 		die("cannot fork: %s", strerror(errno));
 	if (child == 0) {
+		exec_pipe = told[1];
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		if (before_exec)
 			before_exec(arg);
 		exec_command(argv[0], argv);
 	}
+	if (told[1] >= 0)
+		close(told[1]);
 	for (size_t i = 0; i < sizeof(passed_on) / sizeof(*passed_on); i++)
 		sigaction(passed_on[i], &sa, NULL);
 	signal(SIGINT, SIG_IGN);
@@ -345,7 +356,17 @@ int run_and_wait(char *const argv[], void (*before_exec)(const void *),
 	}
 	child = 0; /* reaped: its pid may be another's now */
 	stop_ticking();
+	exec_error = 0;
+	if (told[0] >= 0 && read(told[0], &exec_error, sizeof(exec_error)) != sizeof(exec_error))
+		exec_error = 0;
+	if (told[0] >= 0)
+		close(told[0]);
 	return status;
+}
+
+int command_never_ran(void)
+{
+	return exec_error;
 }
 
 void exit_like(int status)

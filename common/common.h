@@ -46,6 +46,11 @@ char *find_in_path_skipping_self(const char *name, const char *argv0);
 int run_and_wait(char *const argv[], void (*before_exec)(const void *),
 		 const void *arg);
 
+/* After run_and_wait: the error of the child's exec of the command, which
+ * then never ran (its status is 126 or 127, as a shell's), or 0.  Nothing
+ * is reported of a run that never was. */
+int command_never_ran(void);
+
 /* From now on, until the command runs (run_and_wait's forwarding, or
  * exec_command), the signals run_and_wait passes on, SIGINT and SIGQUIT
  * are held: one that comes while the launcher sets up (temporary

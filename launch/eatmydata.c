@@ -155,7 +155,8 @@ static noreturn void run_then_finish(char **argv, const struct options *opt)
 		sync_on_exit_finish();
 	if (dir) {
 		records_save_run(dir, status, monotonic_seconds() - start);
-		report_dir(dir, &report);
+		if (!command_never_ran())
+			report_dir(dir, &report);
 		records_remove(dir);
 	}
 	exit_like(status);

@@ -193,8 +193,13 @@ int main(int argc, char **argv)
 	status = run_and_wait(argv + first, before_exec, &opt);
 	device_sample_end();
 
-	/* 3. Report, then exit as the command did. */
+	/* 3. Report, then exit as the command did; a command that could not be
+	 * run (its error said) has no report. */
 	records_save_run(dir, status, monotonic_seconds() - start);
+	if (command_never_ran() && !opt.keep)
+		records_remove(dir);
+	if (command_never_ran())
+		exit_like(status);
 	if (opt.audit)
 		report_finish_audit(dir);
 	report_dir(dir, &opt.report);

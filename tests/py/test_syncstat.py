@@ -161,6 +161,24 @@ def test_the_command_keeps_its_status_and_output(tmp_path):
     assert r.stderr.startswith("syncstat: sh -c 'echo out; exit 3'\n  exit status 3")
 
 
+@pytest.mark.parametrize("tool", [[SYNCSTAT], [SYNCSTAT, "--json"], [EATMYDATA, "--stats"]])
+def test_a_command_that_never_ran_has_no_report(tmp_path, tool):
+    """`syncstat nosuchcmd` said it could not run it, then printed an empty
+    report of 0 calls; a command that ran and exited 127 (the control) keeps
+    its report."""
+    (tmp_path / "plain").write_text("not a program\n")
+    for cmd, status, why in [("nosuchcmd", 127, "No such file or directory"),
+                             (tmp_path / "plain", 126, "Permission denied")]:
+        r = subprocess.run([*tool, cmd], capture_output=True, text=True, timeout=60)
+        assert r.returncode == status, cmdline([*tool, cmd])
+        assert r.stderr == f"{Path(tool[0]).name}: cannot run {cmd}: {why}\n", r.stderr
+        assert r.stdout == ""
+    r = subprocess.run([*tool, "sh", "-c", "exit 127"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 127, r.stderr
+    assert "exit status 127" in r.stderr or '"exit_status": 127' in r.stderr, r.stderr
+
+
 def test_report_of_a_killed_run(scratch, tmp_path):
     keep = tmp_path / "kept"
     proc = subprocess.Popen([SYNCSTAT, "--keep", keep, "--", TESTS / "storm", "threads",
