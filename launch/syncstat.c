@@ -20,7 +20,7 @@ static const char usage[] =
 	"       syncstat report [--json[=FILE]] [--html=FILE] [--output=FILE] DIR\n"
 	"       syncstat compare [--max-calls-increase=N|P%] [--max-time-increase=T|P%]\n"
 	"                        [--group-files=GLOB]... [--skip-files=GLOB]...\n"
-	"                        [--output=FILE] OLD NEW\n"
+	"                        [--any-command] [--output=FILE] OLD NEW\n"
 	"Run COMMAND with real durability and report every durability call of\n"
 	"its process tree (fsync, fdatasync, syncfs, sync, sync_file_range,\n"
 	"msync, O_SYNC opens, pwritev2 with RWF_SYNC): per program and kind of\n"
@@ -47,12 +47,15 @@ static const char usage[] =
 	"  --group-files=GLOB compare: the files GLOB matches as one row named GLOB\n"
 	"                     ('/tmp/tmp.*': temporary names); '*' matches '/' too\n"
 	"  --skip-files=GLOB  compare: leave the files GLOB matches out\n"
+	"  --any-command      compare: runs of different commands too (refused\n"
+	"                     otherwise: the wrong baseline)\n"
 	"  -h, --help         show this help and exit\n"
 	"  -V, --version      show the version and exit\n"
 	"\n"
 	"Exit status: 125 for an error of syncstat itself, 126 if COMMAND cannot\n"
 	"be run, 127 if it is not found, else COMMAND's status; 'compare': 0 within\n"
-	"the limits, 1 past one, 125 if OLD or NEW cannot be read.\n";
+	"the limits, 1 past one, 125 if OLD or NEW cannot be read or ran another\n"
+	"command.\n";
 
 struct options {
 	struct seccomp_options seccomp;
@@ -73,6 +76,7 @@ static const struct option longopts[] = {
 	{"max-time-increase", required_argument, NULL, 'T'},
 	{"group-files", required_argument, NULL, 'G'},
 	{"skip-files", required_argument, NULL, 'S'},
+	{"any-command", no_argument, NULL, 'A'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -118,6 +122,9 @@ static int parse_options(int argc, char **argv, struct options *opt)
 			compare_add_pattern("--skip-files", optarg, opt->compare.skip,
 					    &opt->compare.nskip);
 			break;
+		case 'A':
+			opt->compare.any_command = 1;
+			break;
 		default:
 			common_option(c, argv, usage);
 		}
@@ -134,7 +141,7 @@ static void subcommand(int argc, char **argv, struct options *opt)
 	if (argc > 1 && strcmp(argv[1], "report") == 0) {
 		first = parse_options(argc - 1, argv + 1, opt) + 1;
 		if (first != argc - 1 || opt->keep || opt->audit || opt->compare.ngroup ||
-		    opt->compare.nskip)
+		    opt->compare.nskip || opt->compare.any_command)
 			die("usage: syncstat report [--json[=FILE]] [--html=FILE] [--output=FILE] DIR");
 		report_dir(argv[first], &opt->report);
 		exit(0);
@@ -145,7 +152,7 @@ static void subcommand(int argc, char **argv, struct options *opt)
 		    opt->report.json_file || opt->report.html)
 			die("usage: syncstat compare [--max-calls-increase=N|P%%] "
 			    "[--max-time-increase=T|P%%] [--group-files=GLOB]... "
-			    "[--skip-files=GLOB]... [--output=FILE] OLD NEW");
+			    "[--skip-files=GLOB]... [--any-command] [--output=FILE] OLD NEW");
 		opt->compare.output = opt->report.output;
 		exit(compare_runs(argv[first], argv[first + 1], &opt->compare));
 	}

@@ -39,6 +39,7 @@ struct table {
 	size_t n, cap;
 	struct keymap index;
 	struct side total[2];
+	char **command[2]; /* what each run ran */
 };
 
 static unsigned long long add_sat(unsigned long long a, unsigned long long b)
@@ -110,6 +111,7 @@ static void load_dir(struct table *t, const char *dir, int side)
 		die("%s: %s ran unobserved (%s): the run's durability calls are unknown", dir,
 		    report_one_line(run.unobserved[0]->path), report_one_line(run.unobserved[0]->site));
 	t->total[side] = (struct side){run.calls, run.total};
+	t->command[side] = run.argv;
 	for (size_t i = 0; i < run.by_kind.n; i++)
 		add_row(t, run.by_kind.g[i].kind, run.by_kind.g[i].key, side,
 			run.by_kind.g[i].count, run.by_kind.g[i].total);
@@ -151,6 +153,20 @@ static const struct json *array(const struct json *obj, const char *key)
 	if (!v || v->type != JSON_ARRAY)
 		bad(key);
 	return v;
+}
+
+/* The report's command, its strings copied out of the document. */
+static char **command(const struct json *doc)
+{
+	const struct json *a = array(doc, "command"), *arg;
+	char **argv = calloc(a->n + 1, sizeof(*argv));
+
+	if (!argv)
+		die("out of memory");
+	for (size_t i = 0; (arg = json_at(a, i)); i++)
+		if (arg->type != JSON_STRING || !(argv[i] = strdup(arg->s)))
+			bad("command");
+	return argv;
 }
 
 static int kind_named(const char *name)
@@ -195,6 +211,7 @@ static void load_json(struct table *t, const char *file, int side)
 		    report_one_line(string(json_at(unobserved, 0), "path")),
 		    report_one_line(string(json_at(unobserved, 0), "why")));
 	t->total[side] = (struct side){count(doc, "calls"), count(doc, "total_ns")};
+	t->command[side] = command(doc);
 	groups = array(doc, "groups");
 	for (i = 0; (g = json_at(groups, i)); i++)
 		add_row(t, kind_named(string(g, "kind")), string(g, "program"), side,
@@ -361,6 +378,32 @@ static const char *limit_text(const struct compare_limit *l, int ns)
 	return b;
 }
 
+static int same_command(char *const *a, char *const *b)
+{
+	for (; *a && *b; a++, b++)
+		if (strcmp(*a, *b) != 0)
+			return 0;
+	return !*a && !*b;
+}
+
+/* Two runs of different commands compared by mistake (the wrong baseline)
+ * would pass or fail on nothing: refused unless asked for. */
+static void check_commands(const struct table *t, const char *old, const char *new_)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (same_command(t->command[0], t->command[1]) || !(f = open_memstream(&text, &len)))
+		return;
+	fprintf(f, "\n  %s: ", report_one_line(old));
+	report_command_line(f, t->command[0]);
+	fprintf(f, "\n  %s: ", report_one_line(new_));
+	report_command_line(f, t->command[1]);
+	fclose(f);
+	die("not the same command (--any-command compares them anyway):%s", text);
+}
+
 int compare_runs(const char *old, const char *new_, const struct compare_options *opt)
 {
 	struct table t = {0};
@@ -370,6 +413,8 @@ int compare_runs(const char *old, const char *new_, const struct compare_options
 	patterns = opt;
 	load(&t, old, 0);
 	load(&t, new_, 1);
+	if (!opt->any_command)
+		check_commands(&t, old, new_);
 	if (t.n > 1)
 		qsort(t.r, t.n, sizeof(*t.r), by_growth);
 	if (opt->output && !(out = fopen(opt->output, "we")))

@@ -24,6 +24,7 @@ struct compare_options {
 	 * suffixes); --skip-files=GLOB: left out of the file rows. */
 	const char *group[COMPARE_PATTERNS], *skip[COMPARE_PATTERNS];
 	int ngroup, nskip;
+	int any_command; /* --any-command: runs of different commands compared */
 };
 
 /* Add GLOB to a list of --group-files or --skip-files; dies (125) naming

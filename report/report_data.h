@@ -110,6 +110,10 @@ const char *report_site_where(const struct run *run, const struct group *site);
 /* "12 ns", "3.4 us", "5.6 ms", "7.89 s"; lasts until the eighth call after. */
 const char *report_duration(unsigned long long ns);
 
+/* A command line as a shell would take it back: each argument bare when it
+ * is plain, else quoted (a newline in one never starts a line). */
+void report_command_line(FILE *out, char *const *argv);
+
 /* A name from the records on one line: control characters and backslash
  * escaped as in C.  The result lasts until the fourth call after. */
 const char *report_one_line(const char *name);

@@ -80,13 +80,19 @@ static void shell_word(FILE *out, const char *a)
 	fputc('\'', out);
 }
 
-static void summary(FILE *out, const struct run *run, int eaten)
+void report_command_line(FILE *out, char *const *argv)
 {
-	fprintf(out, "%s:", eaten ? "eatmydata --stats" : "syncstat");
-	for (char **a = run->argv; a && *a; a++) {
-		fputc(' ', out);
+	for (char *const *a = argv; a && *a; a++) {
+		if (a != argv)
+			fputc(' ', out);
 		shell_word(out, *a);
 	}
+}
+
+static void summary(FILE *out, const struct run *run, int eaten)
+{
+	fprintf(out, "%s: ", eaten ? "eatmydata --stats" : "syncstat");
+	report_command_line(out, run->argv);
 	fputc('\n', out);
 	if (run->status >= 0)
 		fprintf(out, "  exit status %d, wall time %.3f s\n", run->status,

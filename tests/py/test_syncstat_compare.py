@@ -16,14 +16,16 @@ ROWS = "".join(f"INSERT INTO t VALUES({i});" for i in range(40))
 
 
 def sqlite_run(tmp_path, sync):
-    """The same program and database path, synchronous=FULL or NORMAL."""
-    db = tmp_path / "db"
+    """The same command, database and script path (as a CI job runs its
+    tests before and after a change), synchronous=FULL or NORMAL."""
+    db, script = tmp_path / "db", tmp_path / "script.sql"
     for f in tmp_path.glob("db*"):
         f.unlink()
     keep, report = tmp_path / sync, tmp_path / f"{sync}.json"
-    sql = f"PRAGMA journal_mode=WAL; PRAGMA synchronous={sync}; CREATE TABLE t(x); {ROWS}"
+    script.write_text(f"PRAGMA journal_mode=WAL; PRAGMA synchronous={sync}; CREATE TABLE t(x); "
+                      f"{ROWS}\n")
     r = run([SYNCSTAT, "--keep", keep, "--json", "--output", report, "--",
-             require("sqlite3"), db, sql], events=EVENTS)
+             require("sqlite3"), db, f".read {script}"], events=EVENTS)
     return keep, report, r.syncs
 
 
@@ -143,3 +145,21 @@ def test_bad_input_is_125_with_a_message(runs, tmp_path):
     assert "expected a percentage" in bad(tmp_path, "--max-calls-increase=ten", good, good)
     assert "expected a percentage" in bad(tmp_path, "--max-time-increase=5", good, good)
     assert "usage: syncstat compare" in bad(tmp_path, good)
+
+
+def test_runs_of_different_commands_are_refused(runs, tmp_path):
+    """Two runs of different commands (the wrong baseline) passed silently;
+    they are refused naming both, unless --any-command asks for them."""
+    other = tmp_path / "other.json"
+    r = subprocess.run([SYNCSTAT, "--json", "--output", other, "--", "sh", "-c", "sync; true"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    for old in runs["NORMAL"][:2]:
+        r = compare(old, other)
+        assert r.returncode == 125 and r.stdout == "", r.why
+        assert r.stderr == ("syncstat: not the same command (--any-command compares them "
+                            f"anyway):\n  {old}: {require('sqlite3')} {runs['tmp'] / 'db'} "
+                            f"'.read {runs['tmp'] / 'script.sql'}'\n  {other}: sh -c "
+                            "'sync; true'\n"), r.why
+        r = compare("--any-command", old, other)
+        assert r.returncode == 0 and r.stdout.rstrip().endswith("PASS"), r.why
