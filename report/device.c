@@ -268,18 +268,30 @@ unsigned long long device_flush_ns(const struct disk *d)
 	return device_ns(d->delta[DEV_FLUSH_MS]);
 }
 
-/* The time the disk spent writing and flushing could account for at most
- * all of the tree's time in durability calls on it: the calls wait for the
- * writes they start and the flush that makes them durable.  More means
- * others used the disk too (the counters are device-wide). */
-double device_share(const struct disk *d)
+/* The time the disk spent writing and flushing, against the tree's time in
+ * durability calls on it: the calls wait for the writes they start and the
+ * flush that makes them durable, so the disk's time is at most all of the
+ * tree's -- when only the tree used it.  The counters are device-wide:
+ * what others did is in them too, so the share is an upper bound, and past
+ * 100% it bounds nothing (any share fits: others' writeback ran). */
+static double device_ratio(const struct disk *d)
 {
 	unsigned long long ms = add_sat(d->delta[DEV_WRITE_MS],
 					 d->fields < 17 ? 0 : d->delta[DEV_FLUSH_MS]);
-	double share;
 
 	if (d->total_ns == 0 || !d->from_start)
 		return -1;
-	share = 100.0 * (double)device_ns(ms) / (double)d->total_ns;
-	return share > 100 ? 100 : share;
+	return 100.0 * (double)device_ns(ms) / (double)d->total_ns;
+}
+
+double device_share(const struct disk *d)
+{
+	double share = device_ratio(d);
+
+	return share > 100 ? -1 : share;
+}
+
+int device_busier(const struct disk *d)
+{
+	return device_ratio(d) > 100;
 }

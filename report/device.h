@@ -78,9 +78,12 @@ void device_count(struct devices *ds, const struct emd_rec_slot *s);
 unsigned long long device_ns(unsigned long long ms);
 
 /* A disk's flush time in ns, and the share (0 to 100) of the tree's time
- * in calls on its files that its writes and flushes could account for; -1
- * if none. */
+ * in calls on its files that its writes and flushes could account for at
+ * most; -1 if none, or if the disk spent longer in writes and flushes than
+ * the tree in its calls (device_busier: others' work is in the counters,
+ * and no share can be told from them). */
 unsigned long long device_flush_ns(const struct disk *d);
 double device_share(const struct disk *d);
+int device_busier(const struct disk *d);
 
 #endif

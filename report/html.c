@@ -216,10 +216,10 @@ static void disk_row(FILE *out, const struct disk *d)
 		d->delta[DEV_WRITES], report_ms(d->delta[DEV_WRITE_MS]),
 		report_ms(d->delta[DEV_BUSY_MS]), d->calls, report_duration(d->total_ns));
 	if (share >= 0)
-		fprintf(out, "<span class=\"bar\" style=\"width:%.0fpx\"></span> %s%.0f%%",
-			share, share >= 100 ? "up to " : "", share);
+		fprintf(out, "<span class=\"bar\" style=\"width:%.0fpx\"></span> up to %.0f%%",
+			share, share);
 	else
-		fprintf(out, "n/a");
+		fprintf(out, device_busier(d) ? "cannot be told" : "n/a");
 	fprintf(out, "</td></tr>\n");
 }
 

@@ -284,10 +284,14 @@ const char *report_share(const struct disk *d)
 	static char b[200];
 	double share = device_share(d);
 
+	if (device_busier(d))
+		return "its share of that cannot be told: the device spent longer in writes and "
+		       "cache flushes than the tree in those calls, so others' work is in its "
+		       "counters";
 	if (share < 0)
 		return NULL;
-	snprintf(b, sizeof(b), "%s%.0f%% in the device (its writes and cache flushes), the rest "
-		 "in the kernel (journal commits, queueing)", share >= 100 ? "up to " : "", share);
+	snprintf(b, sizeof(b), "up to %.0f%% in the device (its writes and cache flushes), the rest "
+		 "in the kernel (journal commits, queueing)", share);
 	return b;
 }
 

@@ -150,8 +150,8 @@ def test_sys_hidden_leaves_the_attribution_unavailable(scratch, tmp_path):
     assert control["devices"]["available"]
 
 
-def kept(d, devices):
-    write_records(d, [slot(1000)])
+def kept(d, devices, latency=1000):
+    write_records(d, [slot(latency)])
     (d / "run").write_text("status 0\nwall 0.5\n")
     (d / "command").write_bytes(b"prog\0")
     (d / "devices").write_bytes(devices)
@@ -218,7 +218,7 @@ def test_counters_that_go_backwards_or_wrap_are_never_negative(tmp_path):
     # at 2^63 - 1.
     assert disk["flushes"] == 2 ** 63 - 1
     assert disk["flush_ns"] == 2 ** 63 - 1
-    assert disk["device_share_pct"] == 100.0
+    assert disk["device_share_pct"] is None
     assert report(d).returncode == 0
     assert report(d, "--html", tmp_path / "page.html").returncode == 0
 
@@ -320,3 +320,27 @@ def test_a_crafted_sys_does_not_hang_the_run(scratch, tmp_path, sysfs):
     assert data["calls"] == 3
     samples = (kept / "devices").read_text()
     assert "\ndisk " not in samples, samples
+
+
+@pytest.mark.parametrize("tree_ms,share", [(10, 40.0), (4, 100.0), (3, None)])
+def test_a_device_busier_than_the_tree_has_no_share(tmp_path, tree_ms, share):
+    """The disk's writes and flushes (2 + 2 ms here) against the tree's 10, 4
+    or 3 ms in durability calls: up to 40%, up to 100%, and then no share at
+    all -- the counters are device-wide, others' writeback is in them, and
+    "up to 100%" (what any writeback beside the run gave) bounds nothing."""
+    d = tmp_path / "r"
+    kept(d, GOOD, latency=tree_ms * 1000000)
+    data = json.loads(report(d, "--json").stderr)
+    jsonschema.validate(data, SCHEMA)
+    [disk] = data["devices"]["disks"]
+    assert disk["device_share_pct"] == share
+    text = report(d).stderr.decode()
+    if share is None:
+        assert "its share of that cannot be told: the device spent longer in writes and " \
+               "cache flushes than the tree in those calls" in text, text
+        assert "in the device (its writes" not in text
+    else:
+        assert f"up to {share:.0f}% in the device (its writes and cache flushes)" in text, text
+    html = tmp_path / "page.html"
+    assert report(d, "--html", html).returncode == 0
+    assert ("cannot be told" if share is None else f"up to {share:.0f}%") in html.read_text()
