@@ -423,6 +423,24 @@ def debs():
     return found
 
 
+def go_build(tmp_path_factory, src, name, cgo=False, strip=False):
+    """tests/go/SRC built as NAME: static (CGO_ENABLED=0) unless cgo, which
+    links it with the system's linker, dynamic; strip drops its symbols."""
+    go = tool("go")
+    if not go:
+        pytest.fail("go is not installed (.ci/run installs it)")
+    d = tmp_path_factory.mktemp(name)
+    exe = d / name
+    flags = ["-ldflags=" + " ".join((["-linkmode=external"] if cgo else []) +
+                                    (["-s", "-w"] if strip else []))]
+    subprocess.run([go, "build", *flags, "-o", exe,
+                    os.path.join(os.path.dirname(__file__), "..", "go", src)],
+                   check=True, timeout=600,
+                   env=dict(os.environ, CGO_ENABLED="1" if cgo else "0", GOCACHE=str(d / "cache"),
+                            GOPATH=str(d / "gopath"), GOFLAGS="-mod=mod"))
+    return exe
+
+
 @pytest.fixture(scope="session")
 def go_program(tmp_path_factory):
     """tests/go/fsync.go, built once for the session: a Go program that
