@@ -91,7 +91,8 @@ void report_command_line(FILE *out, char *const *argv)
 
 static void summary(FILE *out, const struct run *run, int eaten)
 {
-	fprintf(out, "%s: ", eaten ? "eatmydata --stats" : "syncstat");
+	fprintf(out, "%s:%s", eaten ? "eatmydata --stats" : "syncstat",
+		run->argv && *run->argv ? " " : "");
 	report_command_line(out, run->argv);
 	fputc('\n', out);
 	if (run->status >= 0)
