@@ -306,10 +306,33 @@ struct holders {
 	size_t n;
 };
 
-static int held_by_other(const struct holders *h, uint32_t node, uint32_t pid)
+/* Did durability call i picture node n as durable?  Its pictures come
+ * right before its record, under the journal's lock. */
+static int pictured_by(const struct run_model *m, uint32_t i, uint32_t n)
 {
+	const struct journal *j = m->j;
+	uint32_t pid = j->r[i].h.pid;
+
+	for (uint32_t k = i; k-- > 0 && j->r[k].h.pid == pid;) {
+		if (j->r[k].h.kind == CT_IMAGE && (j->r[k].h.flags & CT_F_DURABLE) && m->node[k] == n)
+			return 1;
+		if (j->r[k].h.kind != CT_IMAGE && j->r[k].h.kind != CT_DURING)
+			break;
+	}
+	return 0;
+}
+
+/* Is a file (node, or any with node 0) held by a process other than the
+ * one that made durability call i, and not pictured by that call?  Each
+ * picture is of the file as the page cache holds it, whoever wrote it. */
+static int held_by_other(const struct holders *h, const struct run_model *m, uint32_t node,
+			 uint32_t i)
+{
+	uint32_t pid = m->j->r[i].h.pid;
+
 	for (size_t k = 0; k < h->n; k++)
-		if ((!node || h->v[k].node == node) && h->v[k].pid != pid)
+		if ((!node || h->v[k].node == node) && h->v[k].pid != pid &&
+		    !pictured_by(m, i, h->v[k].node))
 			return 1;
 	return 0;
 }
@@ -330,20 +353,23 @@ static void hold(struct holders *h, const struct run_model *m, uint32_t i)
 }
 
 /* Does record i make a held file durable without a picture of it?  A sync
- * by a process that does not hold it (each holder pictures what it holds
- * at its own syncs); under a journaling model, a writeout of it. */
+ * by a process that did not picture it (each process pictures what it
+ * holds at its own syncs); under a journaling model, a writeout of it. */
 static int unpictured(const struct holders *h, const struct run_model *m, uint32_t i)
 {
 	const struct ct_record *r = &m->j->r[i].h;
 	int ok = !(r->flags & (CT_F_FAILED | CT_F_RANGE | CT_F_OUTSIDE));
 
 	if (r->kind == CT_SYNC && ok && m->node[i])
-		return held_by_other(h, m->node[i], r->pid);
+		return held_by_other(h, m, m->node[i], i);
 	if (r->kind == CT_SYNC_ALL && ok)
-		return held_by_other(h, 0, r->pid);
+		return held_by_other(h, m, 0, i);
 	if (m->model == MODEL_POSIX || !m->node[i])
 		return 0;
-	return r->kind == CT_WRITEOUT && held_by_other(h, m->node[i], 0);
+	for (size_t k = 0; r->kind == CT_WRITEOUT && k < h->n; k++)
+		if (h->v[k].node == m->node[i])
+			return 1;
+	return 0;
 }
 
 /* A hold whose release says the stream was never written through held

@@ -33,7 +33,8 @@ static char *after(const struct run *run, uint32_t rec)
 			   : h->kind == CT_SYNC_ALL
 				? (h->flags & CT_F_OUTSIDE ? "syncfs of another file system" : "sync")
 			   : h->kind == CT_CLAIM ? (h->ino ? "a write to a pipe or socket" : "output")
-			   : h->kind == CT_DURING ? (h->flags & CT_F_RANGE ? "during msync" : "during fsync")
+			   : h->kind == CT_DURING ? (h->flags & CT_F_RANGE ? "during msync" :
+						     h->ino ? "during fsync" : "during sync")
 			   : "a change";
 	char *text;
 	int r;

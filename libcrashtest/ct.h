@@ -129,6 +129,7 @@ int ct_made(int r, int dirfd, const char *path, enum ct_kind kind, const char *t
  * [addr, addr + len) of its bytes from off. */
 void ct_image_hold(int fd, FILE *stream, void *addr, size_t len, long long off);
 void ct_image_free_fd(int fd);
+void ct_image_closing(FILE *stream); /* before fclose frees its buffer */
 
 /* image.c: the process is about to exec (failed 0), or the exec failed (1):
  * what it holds is pictured and let go, or held again. */

@@ -31,8 +31,9 @@ static struct held {
 	int used;
 	uint64_t dev, ino;
 	int fd;               /* the stream's descriptor, or -1 for a mapping */
-	FILE *stream;
+	FILE *stream;         /* NULL once fclose let it go */
 	int std;              /* standard output or error, a shell's redirection */
+	int wrote;            /* the stream was written through before fclose */
 	int rfd;              /* read (stream) or O_PATH (mapping): ours */
 	uintptr_t start, end; /* the mapping, of the file's bytes from off */
 	long long off;
@@ -50,10 +51,11 @@ static struct held *find_held(uint64_t dev, uint64_t ino)
 	return NULL;
 }
 
-/* A stream glibc never wrote through has no buffer yet. */
+/* A stream glibc never wrote through has no buffer yet (fclose frees it:
+ * what it was is kept from just before). */
 static int unused(const struct held *e)
 {
-	return e->std && e->stream && !e->stream->_IO_write_base;
+	return e->std && !e->wrote && !(e->stream && e->stream->_IO_write_base);
 }
 
 static void mark(const struct held *e, enum ct_kind kind)
@@ -65,18 +67,20 @@ static void mark(const struct held *e, enum ct_kind kind)
 	ct_record(&h, NULL, 0);
 }
 
-/* Bytes [off, off + n) of e's file: from the mapping's memory, or read. */
-static ssize_t bytes(const struct held *e, char *buf, size_t n, long long off)
+/* Bytes [off, off + n) of e's file: from the mapping's memory, or read
+ * through rd. */
+static ssize_t bytes(const struct held *e, int rd, char *buf, size_t n, long long off)
 {
 	if (e->fd >= 0)
-		return pread64(e->rfd, buf, n, off);
+		return pread64(rd, buf, n, off);
 	memcpy(buf, (const char *)e->start + (off - e->off), n);
 	return (ssize_t)n;
 }
 
-/* An image of [off, off + n) of e's file, in records of CT_CHUNK bytes;
- * size: the file's size for an image of it whole, else -1. */
-static void image(struct held *e, long long off, long long n, long long size, int flags)
+/* An image of [off, off + n) of e's file (a stream's, read through rd), in
+ * records of CT_CHUNK bytes; size: the file's size for an image of it
+ * whole, else -1. */
+static void image(struct held *e, int rd, long long off, long long n, long long size, int flags)
 {
 	static char buf[CT_CHUNK]; /* under ct_lock */
 	struct ct_record h = {.kind = CT_IMAGE, .flags = (uint16_t)flags, .dev = e->dev,
@@ -84,7 +88,7 @@ static void image(struct held *e, long long off, long long n, long long size, in
 
 	do {
 		size_t want = n > CT_CHUNK ? CT_CHUNK : n > 0 ? (size_t)n : 0;
-		ssize_t got = want ? bytes(e, buf, want, off) : 0;
+		ssize_t got = want ? bytes(e, rd, buf, want, off) : 0;
 		struct iovec v = {buf, want};
 
 		if (got < 0 || (size_t)got != want) {
@@ -123,7 +127,7 @@ static int take_pages(struct held *e, int flags, uintptr_t lo, uintptr_t hi, lon
 		uint64_t h = valid ? page_hash((const char *)e->start + k * PAGE, valid) : 0;
 
 		if (h && h != e->hash[k]) {
-			image(e, at, (long long)valid, -1, flags);
+			image(e, -1, at, (long long)valid, -1, flags);
 			e->hash[k] = h;
 			n++;
 		}
@@ -131,31 +135,58 @@ static int take_pages(struct held *e, int flags, uintptr_t lo, uintptr_t hi, lon
 	return n;
 }
 
+/* A descriptor that reads e's file: ours, or, if the program closed it (a
+ * child that closes every descriptor before it execs), a new one from the
+ * stream's own, closed after (*temp); -1 if neither is the file now. */
+static int reader(const struct held *e, struct stat *st, int *temp)
+{
+	char link[64];
+
+	*temp = -1;
+	if (fstat(e->rfd, st) == 0 && st->st_dev == e->dev && st->st_ino == e->ino)
+		return e->rfd;
+	if (e->fd < 0)
+		return -1;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", e->fd);
+	*temp = (int)ct_sys(SYS_openat, AT_FDCWD, link, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (*temp >= 0 && fstat(*temp, st) == 0 && st->st_dev == e->dev && st->st_ino == e->ino)
+		return *temp;
+	return -1;
+}
+
 /* e's file as it is now: a stream's whole, a mapping's bytes within the
  * file (the range [lo, hi) of the mapping only, when hi > lo); how many
- * pictures it took. */
+ * pictures it took.  A durability call pictures a standard stream this
+ * process never wrote through too: another may have, and this call makes
+ * what the cache holds of it durable. */
 static int take(struct held *e, int flags, uintptr_t lo, uintptr_t hi)
 {
 	struct stat st;
 	long long from = e->off, n;
+	int temp, rd;
 
-	if (unused(e))
+	if (unused(e) && !(flags & CT_F_DURABLE))
 		return 0; /* nothing written past the library yet */
-	if (fstat(e->rfd, &st) != 0 || st.st_dev != e->dev || st.st_ino != e->ino) {
+	if ((rd = reader(e, &st, &temp)) < 0) {
 		ct_note(CT_UNKNOWN, NULL, "a file changed past the library cannot be read back");
-		return 0;
+		n = 0;
+	} else if (e->fd >= 0) {
+		image(e, rd, 0, st.st_size, st.st_size, flags);
+		n = 1;
+	} else if (e->hash) {
+		n = take_pages(e, flags, hi > lo ? lo : e->start, hi > lo ? hi : e->end, st.st_size);
+	} else {
+		if (hi > lo)
+			from = e->off + (long long)(lo - e->start);
+		n = (long long)((hi > lo ? hi : e->end) - (hi > lo ? lo : e->start));
+		if (from + n > st.st_size)
+			n = st.st_size > from ? st.st_size - from : 0;
+		image(e, -1, from, n, from == 0 && n == st.st_size && hi <= lo ? st.st_size : -1, flags);
+		n = 1;
 	}
-	if (e->fd >= 0)
-		return image(e, 0, st.st_size, st.st_size, flags), 1;
-	if (e->hash)
-		return take_pages(e, flags, hi > lo ? lo : e->start, hi > lo ? hi : e->end, st.st_size);
-	if (hi > lo)
-		from = e->off + (long long)(lo - e->start);
-	n = (long long)((hi > lo ? hi : e->end) - (hi > lo ? lo : e->start));
-	if (from + n > st.st_size)
-		n = st.st_size > from ? st.st_size - from : 0;
-	image(e, from, n, from == 0 && n == st.st_size && hi <= lo ? st.st_size : -1, flags);
-	return 1;
+	if (temp >= 0)
+		ct_sys(SYS_close, temp);
+	return (int)n;
 }
 
 /* A mapping's pages hashed as they are when it is first held. */
@@ -189,7 +220,7 @@ static struct held *slot(const struct stat *st)
 		ct_note(CT_UNKNOWN, st, "too many files changed past the library");
 		return NULL;
 	}
-	*e = (struct held){1, st->st_dev, st->st_ino, -1, NULL, 0, -1, 0, 0, 0, NULL, 0};
+	*e = (struct held){1, st->st_dev, st->st_ino, -1, NULL, 0, 0, -1, 0, 0, 0, NULL, 0};
 	__atomic_add_fetch(&nheld, 1, __ATOMIC_RELAXED);
 	e->used = first ? 2 : 1; /* 2: say so once filled in */
 	return e;
@@ -245,9 +276,13 @@ void ct_image_hold(int fd, FILE *stream, void *addr, size_t len, long long off)
  * its file any more. */
 static void drop(struct held *e)
 {
+	struct stat st;
+
 	if (e->rfd >= 0) {
 		take(e, 0, 0, 0);
-		close(e->rfd);
+		/* Not if the program closed it and the number is its own now. */
+		if (fstat(e->rfd, &st) == 0 && st.st_dev == e->dev && st.st_ino == e->ino)
+			close(e->rfd);
 	}
 	free(e->hash);
 	e->hash = NULL;
@@ -255,6 +290,24 @@ static void drop(struct held *e)
 	__atomic_sub_fetch(&nheld, 1, __ATOMIC_RELAXED);
 	if (!find_held(e->dev, e->ino))
 		mark(e, CT_FREE);
+}
+
+/* fclose(f) is about to free its buffer: whether it was written through
+ * is kept, and the stream is no longer looked at. */
+void ct_image_closing(FILE *f)
+{
+	int saved = errno;
+
+	if (!__atomic_load_n(&nheld, __ATOMIC_RELAXED) || !f)
+		return;
+	ct_lock();
+	for (int i = 0; i < HELD; i++)
+		if (held[i].used && held[i].stream == f) {
+			held[i].wrote |= f->_IO_write_base != NULL;
+			held[i].stream = NULL;
+		}
+	ct_unlock();
+	errno = saved;
 }
 
 void ct_image_free_fd(int fd)

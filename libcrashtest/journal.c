@@ -199,6 +199,37 @@ int ct_active(void)
 	return run.on;
 }
 
+/* Is standard output or error a regular file under the copy?  Told from
+ * the environment and /proc alone, before the run is read. */
+static int std_in_copy(void)
+{
+	const char *root = getenv(CT_ENV_ROOT);
+	size_t n = root ? strlen(root) : 0;
+	char path[PATH_MAX];
+	struct stat st;
+
+	for (int fd = STDOUT_FILENO; n && fd <= STDERR_FILENO; fd++)
+		if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    ct_fd_path(fd, path, sizeof(path)) == 0 && !strncmp(path, root, n) &&
+		    (path[n] == '/' || path[n] == '\0'))
+			return 1;
+	return 0;
+}
+
+/* From the process's start: its standard output or error may be a file of
+ * the copy that a shell opened and that it writes through stdio, whose
+ * writes no wrapper sees (seq > data), even if it makes no call the library
+ * wraps.  Any other process reads the run at its first call, as before (no
+ * descriptor of the library's from its start). */
+__attribute__((constructor)) static void at_start(void)
+{
+	int saved = errno;
+
+	if (std_in_copy())
+		ct_active();
+	errno = saved;
+}
+
 int ct_writes_are_points(void)
 {
 	return run.writes;

@@ -124,8 +124,10 @@ PL_EXPORT FILE *fdopen(int fd, const char *mode)
 /* The stream's last picture is taken once fclose has flushed it. */
 PL_EXPORT int fclose(FILE *f)
 {
-	int fd = f ? fileno(f) : -1, r = REAL(fclose)(f);
+	int fd = f ? fileno(f) : -1, r;
 
+	ct_image_closing(f);
+	r = REAL(fclose)(f);
 	ct_image_free_fd(fd);
 	return r;
 }
