@@ -236,6 +236,7 @@ static void verdict_of(struct run *run, const struct options *o, const struct bu
 		       struct state_result *r)
 {
 	const struct checked *c = checked_before(run, h, p->output, err);
+	size_t known = p->unknown.n;
 
 	if (c) {
 		r->v = c->v;
@@ -247,8 +248,13 @@ static void verdict_of(struct run *run, const struct options *o, const struct bu
 		return;
 	}
 	state_build(b, run->fd, "work");
-	check(run, o, p->number, r);
+	if (p->unknown.n > known)
+		r->v = UNKNOWN; /* not built as the journal says: no checker runs in it */
+	else
+		check(run, o, p->number, r);
 	remove_tree_at(run->fd, "work");
+	if (r->v == UNKNOWN)
+		return;
 	p->checked++;
 	remember(run, h, p, err, r);
 }
@@ -271,7 +277,11 @@ static int one_state(struct run *run, const struct options *o, const struct poin
 	state_hash(&b, h);
 	r->status = -1;
 	r->v = UNCHECKED;
-	if ((fresh = !seen_before(seen, &p->distinct, h)) && o->check)
+	/* At an unknown point, the states are not what a crash would leave:
+	 * no checker runs in them. */
+	if ((fresh = !seen_before(seen, &p->distinct, h)) && o->check && p->unknown.n)
+		r->v = UNKNOWN;
+	else if (fresh && o->check)
 		verdict_of(run, o, &b, h, err, p, r);
 	listing_free(&l);
 	tree_undo(&run->t, run->base_mark);
@@ -289,14 +299,17 @@ static void drop_result(struct state_result *r)
 	free(r->lost);
 }
 
-/* The point's verdict: failed if a state failed; else unknown if the run
- * was not all seen up to it; else ok once checked. */
+/* The point's verdict: unknown if the run was not all seen up to it (or a
+ * state could not be built), never failed then; else failed if a state
+ * failed; else ok once checked. */
 static enum verdict verdict(const struct point_result *p, const struct options *o)
 {
+	if (p->unknown.n)
+		return UNKNOWN;
 	for (size_t i = 0; i < p->ns; i++)
 		if (p->s[i].v == FAILED)
 			return FAILED;
-	return p->unknown.n ? UNKNOWN : o->check ? OK : UNCHECKED;
+	return o->check ? OK : UNCHECKED;
 }
 
 /* What the point is; its states, described, and what each lost. */

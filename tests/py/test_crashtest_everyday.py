@@ -2,7 +2,8 @@
 """crashtest on everyday commands: coreutils writing through stdio to a
 standard output a shell redirected into the copy (glibc's writes pass the
 preload: the library holds the file from the program's start and pictures
-it), with the verdicts a write(2) program and the static build get."""
+it), with the verdicts a write(2) program and the static build get; an
+unknown point, never failed."""
 import shutil
 import subprocess
 
@@ -113,3 +114,20 @@ def test_a_sync_by_a_child_with_the_same_stdout_pictures_it(tmp_path, shell):
                                    FIRST_THREE)
     assert status == 1 and points[-1] == ("end", "failed"), points
 
+
+def test_an_unknown_point_is_never_failed(numbers):
+    """The static printf with no supervisor (--seccomp=off): its writes are
+    past the journal, and the states were built without them and checked
+    -- the checker failed in them, and the point counted as failed.  Now no
+    checker runs in a state that is not what a crash would leave: the
+    point is unknown, its states unchecked (exit 2).  Control: followed by
+    the supervisor, the same checker fails the states it should."""
+    script = f"{LINES_STATIC} printf 1000 > d.tmp && mv d.tmp d"
+    code, report = crash_report("--seccomp=off", f"--check={COUNT}", numbers, "--", "sh", "-c",
+                                script)
+    assert code == 2 and report.verdicts() == [("end", "unknown")], report.verdicts()
+    assert {(s["verdict"], s["check_status"]) for s in report.points[0]["states"]} == \
+        {("unknown", None)}, report.points[0]["states"]
+    assert report["totals"]["checked"] == 0 and report["totals"]["failed"] == 0, report["totals"]
+    code, report = crash_report(f"--check={COUNT}", numbers, "--", "sh", "-c", script)
+    assert code == 1 and report.verdicts() == [("end", "failed")], report.verdicts()
