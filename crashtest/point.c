@@ -181,7 +181,8 @@ static void check(const struct run *run, const struct options *o, long number,
 	close(out);
 	status = wait_for(pid);
 	power_off(pid);
-	stop_if_caught();
+	if (run_caught())
+		return; /* killed by crashtest: no verdict, and the point is dropped */
 	r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	r->v = r->status == 0 ? OK : FAILED;
 	r->output = read_output(run);
@@ -253,7 +254,7 @@ static void verdict_of(struct run *run, const struct options *o, const struct bu
 	else
 		check(run, o, p->number, r);
 	remove_tree_at(run->fd, "work");
-	if (r->v == UNKNOWN)
+	if (r->v == UNKNOWN || run_caught())
 		return;
 	p->checked++;
 	remember(run, h, p, err, r);
@@ -349,8 +350,10 @@ void run_point(struct run *run, const struct options *o, long number, struct poi
 	err = number ? run->j.r[rec].h.err : run->err_size;
 	prefix(run, CT_OUT, "output", p->output);
 	prefix(run, CT_ERR, "errors", err);
+	/* A signal to crashtest: the states not built are dropped, and so is
+	 * the point (main's loop). */
 	for (size_t i = 0; i < ps.ns; i++)
-		if (one_state(run, o, &ps, i, p, &seen, err))
+		if (!run_caught() && one_state(run, o, &ps, i, p, &seen, err))
 			p->s[p->ns++] = p->s[i];
 		else
 			drop_result(&p->s[i]);

@@ -8,9 +8,11 @@
 #include "crashtest/report_json.h"
 #include "crashtest/text.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 static const char *const verdict_name[] = {"ok", "FAILED", "unknown", "unchecked"};
 
@@ -18,6 +20,23 @@ static struct {
 	struct report_head h;
 	size_t points, states, distinct, checked, count[4];
 } r;
+
+int command_failed(const struct command_end *c)
+{
+	return !c->stopped_at && !c->interrupted &&
+	       (WIFSIGNALED(c->status) || (WIFEXITED(c->status) && WEXITSTATUS(c->status)));
+}
+
+const char *signal_name(int sig, char *buf, size_t size)
+{
+	const char *abbrev = sigabbrev_np(sig);
+
+	if (abbrev)
+		snprintf(buf, size, "SIG%s", abbrev);
+	else
+		snprintf(buf, size, "signal %d", sig);
+	return buf;
+}
 
 static const char *plural(size_t n, const char *one, const char *many)
 {
@@ -67,6 +86,18 @@ static void state_text(const struct state_result *s)
 	}
 }
 
+/* With --first-failure: how many failed states of the point are not shown. */
+static void more_failed(const struct point_result *p)
+{
+	size_t failed = 0;
+
+	for (size_t i = 0; i < p->ns; i++)
+		failed += p->s[i].v == FAILED;
+	if (failed > 1)
+		printf("  and %zu more state%s failed (not shown: --first-failure)\n", failed - 1,
+		       plural(failed - 1, "", "s"));
+}
+
 static void point_text(const struct point_result *p)
 {
 	if (p->number) {
@@ -86,9 +117,11 @@ static void point_text(const struct point_result *p)
 	printf(": %s\n", verdict_name[p->v]);
 	for (size_t i = 0; i < p->unknown.n; i++)
 		shown("  unknown: %s\n", p->unknown.v[i]);
-	for (size_t i = 0; i < p->ns; i++)
-		if (p->s[i].v == FAILED)
+	for (size_t i = 0, before = 0; i < p->ns; i++)
+		if (p->s[i].v == FAILED && (!r.h.first_failure || !before++))
 			state_text(&p->s[i]);
+	if (r.h.first_failure)
+		more_failed(p);
 }
 
 void report_point(const struct point_result *p)
@@ -105,25 +138,62 @@ void report_point(const struct point_result *p)
 	fflush(stdout);
 }
 
-int report_end(double seconds)
+/* How the command ended, in words. */
+static void command_text(const struct command_end *c)
 {
-	size_t checked = r.checked;
+	char name[32];
 
+	printf("command: ");
+	if (c->interrupted)
+		printf("stopped by %s to crashtest before it ended\n",
+		       signal_name(c->interrupted, name, sizeof(name)));
+	else if (c->stopped_at)
+		printf("stopped at point %ld (--at)\n", c->stopped_at);
+	else if (WIFSIGNALED(c->status))
+		printf("killed by %s%s", signal_name(WTERMSIG(c->status), name, sizeof(name)),
+		       WCOREDUMP(c->status) ? " (core dumped)" : "");
+	else
+		printf("exit status %d", WEXITSTATUS(c->status));
+	if (!c->interrupted && !c->stopped_at)
+		printf("%s\n", command_failed(c) ? ": it failed on its own (crashtest exits 4)" : "");
+}
+
+/* An interrupted run says so, last. */
+static void interrupted_text(const struct report_tail *t)
+{
+	char name[32];
+
+	printf("interrupted by %s ", signal_name(t->interrupted, name, sizeof(name)));
+	if (r.h.end.interrupted)
+		printf("while the command ran: no point was built\n");
+	else if (!t->planned)
+		printf("before any point was built\n");
+	else
+		printf("after %zu of %zu points: the others were not built\n", r.points, t->planned);
+}
+
+int report_end(const struct report_tail *t)
+{
 	if (r.h.json) {
-		json_end(r.points, r.states, r.distinct, checked, r.count, seconds);
+		json_end(r.points, r.states, r.distinct, r.checked, r.count, t);
 	} else {
 		for (size_t i = 0; r.h.unexplored && i < r.h.unexplored->n; i++)
 			shown("not explored: %s\n", r.h.unexplored->v[i]);
+		command_text(&r.h.end);
 		printf("%zu point%s, %zu state%s (%zu distinct, %zu checked): %zu failed, "
 		       "%zu unknown, %zu ok, %zu unchecked, %.1f s\n", r.points,
 		       plural(r.points, "", "s"), r.states, plural(r.states, "", "s"), r.distinct,
-		       checked, r.count[FAILED], r.count[UNKNOWN], r.count[OK], r.count[UNCHECKED],
-		       seconds);
+		       r.checked, r.count[FAILED], r.count[UNKNOWN], r.count[OK], r.count[UNCHECKED],
+		       t->seconds);
 		if (r.count[UNCHECKED])
 			printf("nothing was checked: give --check=CMD, a command that tells whether "
 			       "the directory is as it should be\n");
+		if (t->interrupted)
+			interrupted_text(t);
 	}
-	return r.count[FAILED] ? 1 : r.count[UNKNOWN] ? 2 : r.count[UNCHECKED] ? 3 : 0;
+	fflush(stdout);
+	return command_failed(&r.h.end) ? 4 : r.count[FAILED] ? 1 : r.count[UNKNOWN] ? 2 :
+	       r.count[UNCHECKED] ? 3 : 0;
 }
 
 void point_result_free(struct point_result *p)

@@ -44,20 +44,46 @@ struct point_result {
 	size_t ns;
 };
 
+/* How the command ended: its wait status, unless crashtest stopped it --
+ * at the point --at asked for, or because crashtest itself was
+ * interrupted before the command ended. */
+struct command_end {
+	int status;        /* the command's wait status, if none of these */
+	long stopped_at;   /* --at's point, where the library stopped the tree */
+	int interrupted;   /* the signal crashtest caught while it ran */
+};
+
+/* Did the command fail on its own: a status other than 0, or a signal
+ * crashtest did not send? */
+int command_failed(const struct command_end *c);
+
 struct report_head {
 	char **command;
 	const char *dir, *model;
 	int writes, json;
+	int first_failure; /* text: only the first failed state of a point */
 	const unsigned long long *seed; /* of --random and of the states' sample */
 	size_t bound;
 	struct problems *unexplored;
+	struct command_end end;
+};
+
+/* How the report ends: the time it took, and if a signal interrupted the
+ * run, which, and how many points it was to build. */
+struct report_tail {
+	double seconds;
+	int interrupted;
+	size_t planned;
 };
 
 void report_start(const struct report_head *h);
 void report_point(const struct point_result *p);
-/* The summary; crashtest's exit status (0 ok, 1 a check failed, 2 a state
- * unknown, 3 nothing checked). */
-int report_end(double seconds);
+/* The summary; crashtest's exit status (4 the command failed on its own,
+ * else 1 a check failed, 2 a point unknown, 3 nothing checked, 0 ok). */
+int report_end(const struct report_tail *t);
+
+/* "SIGSEGV", or "signal N" for one with no name, into buf. */
+const char *signal_name(int sig, char *buf, size_t size);
 
 void point_result_free(struct point_result *p);
 

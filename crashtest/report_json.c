@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #define SCHEMA "eatmydata.crashtest/1" /* doc/crashtest.schema.json */
 #define SCHEMA_VERSION 1
@@ -46,6 +47,24 @@ static void maybe(const char *key, int present, long long v)
 		jw_null(&w, key);
 }
 
+/* How the command ended: its exit status or the signal that killed it,
+ * or the point where --at stopped it (each null when not so). */
+static void command_status(const struct command_end *c)
+{
+	int own = !c->stopped_at && !c->interrupted;
+	char name[32];
+
+	jw_object(&w, "command_status");
+	maybe("exit", own && WIFEXITED(c->status), WEXITSTATUS(c->status));
+	if (own && WIFSIGNALED(c->status))
+		jw_string(&w, "signal", signal_name(WTERMSIG(c->status), name, sizeof(name)));
+	else
+		jw_null(&w, "signal");
+	maybe("stopped_at_point", c->stopped_at != 0, c->stopped_at);
+	jw_bool(&w, "failed", command_failed(c));
+	jw_end(&w);
+}
+
 void json_start(const struct report_head *h)
 {
 	jw_start(&w, stdout, 1);
@@ -62,6 +81,7 @@ void json_start(const struct report_head *h)
 	maybe("seed", h->seed != NULL, h->seed ? (long long)*h->seed : 0);
 	jw_count(&w, "states_bound", h->bound);
 	texts("unexplored", h->unexplored);
+	command_status(&h->end);
 	jw_array(&w, "points");
 }
 
@@ -115,8 +135,10 @@ void json_point(const struct point_result *p)
 }
 
 void json_end(size_t npoints, size_t states, size_t distinct, size_t checked,
-	      const size_t count[4], double seconds)
+	      const size_t count[4], const struct report_tail *tail)
 {
+	char name[32];
+
 	jw_end(&w); /* the points */
 	jw_object(&w, "totals");
 	jw_count(&w, "points", npoints);
@@ -125,8 +147,12 @@ void json_end(size_t npoints, size_t states, size_t distinct, size_t checked,
 	jw_count(&w, "checked", checked);
 	for (int v = 0; v < 4; v++)
 		jw_count(&w, verdict_name[v], count[v]);
-	jw_real(&w, "seconds", seconds, 17);
+	jw_real(&w, "seconds", tail->seconds, 17);
 	jw_end(&w);
+	if (tail->interrupted)
+		jw_string(&w, "interrupted", signal_name(tail->interrupted, name, sizeof(name)));
+	else
+		jw_null(&w, "interrupted");
 	if (jw_finish(&w) != 0)
 		die("cannot write the report: %s", strerror(errno));
 }

@@ -10,6 +10,6 @@
 void json_start(const struct report_head *h);
 void json_point(const struct point_result *p);
 void json_end(size_t points, size_t states, size_t distinct, size_t checked,
-	      const size_t count[4], double seconds);
+	      const size_t count[4], const struct report_tail *tail);
 
 #endif

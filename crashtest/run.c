@@ -135,7 +135,12 @@ void catch_signals(void)
 			sigaction(sigs[i], &sa, NULL); /* no SA_RESTART: waits return */
 }
 
-void stop_if_caught(void)
+int run_caught(void)
+{
+	return caught;
+}
+
+void die_of_caught(void)
 {
 	int sig = caught;
 
@@ -335,13 +340,15 @@ void run_command(struct run *run, const struct options *o, long at)
 	close(out);
 	close(err);
 	run->status = wait_for(pid);
+	if (caught && WIFSIGNALED(run->status) && WTERMSIG(run->status) == SIGKILL)
+		run->caught = caught;
 	if (!run->unreached && supervisor_died() &&
 	    !(run->unreached = strdup("crashtest's supervisor died while the command ran: the "
 				      "calls it follows failed from then on")))
 		die("out of memory");
 	power_off(pid);
-	stop_if_caught();
-	hook_at_end();
+	if (!caught)
+		hook_at_end();
 }
 
 /* A regular file of the run directory, opened as untrusted input: no link

@@ -20,7 +20,7 @@
 struct options {
 	long at, max, random;
 	unsigned long long seed;
-	int each, json, writes, seeded, classes;
+	int each, json, writes, seeded, classes, first_failure;
 	size_t states;
 	enum model model;
 	const char *check, *dir, *preload, *seccomp;
@@ -51,6 +51,7 @@ struct run {
 	struct ct_counters count;
 	uint64_t out_size, err_size; /* what the command printed in all */
 	int status;          /* the command's wait status */
+	int caught;          /* the signal to crashtest that stopped it, or 0 */
 	char *unreached;     /* why the library cannot enter COMMAND, or NULL */
 	struct checked *checked;
 	size_t nchecked, capchecked;
@@ -85,7 +86,14 @@ void power_off(pid_t group);
 
 /* Wait for pid, killing it if crashtest catches a signal meanwhile. */
 int wait_for(pid_t pid);
-void stop_if_caught(void);
 void catch_signals(void);
+
+/* The signal crashtest caught (SIGINT, SIGTERM, SIGHUP), or 0: the run
+ * stops at the next point and its report ends saying so. */
+int run_caught(void);
+
+/* Once the report is out: the tree killed, the run directory removed, and
+ * crashtest dies of the signal it caught (if it caught one). */
+void die_of_caught(void);
 
 #endif

@@ -23,7 +23,7 @@ _eatmydata_tools()
     [[ $1 == eatmydata ]] && opts+=' --only= --sync-on-exit --stats --seccomp= --no-io-uring --on-behalf='
     [[ $1 == syncstat ]] && opts+=' --output= --json --html= --keep= --audit'
     [[ $1 == crashtest ]] &&
-        opts+=' --at= --each --max= --random= --seed= --writes --model= --states= --check= --json'
+        opts+=' --at= --each --max= --random= --seed= --writes --model= --states= --check= --json --first-failure'
     if [[ $1 == syncstat ]]; then
         case $prev in
             --output | -o | --keep | -k | --html) _filedir; return ;;

@@ -43,6 +43,7 @@ static const char usage[] =
 	"                   verdict (CRASHTEST_OUTPUT names a file holding what\n"
 	"                   COMMAND printed up to the crash point)\n"
 	"      --json       the report in JSON\n"
+	"      --first-failure  under a failed point, its first failed state only\n"
 	"      --seccomp=S  auto (default): a program the library cannot enter\n"
 	"                   (static, Go) is followed by a seccomp supervisor; off:\n"
 	"                   it is not, and the run is unknown\n"
@@ -50,10 +51,12 @@ static const char usage[] =
 	"  -V, --version    show the version and exit\n"
 	"\n"
 	"Without --at, --each or --random, the crash is at the end of COMMAND.\n"
-	"Exit status: 0 if every state was checked ok, 1 if a check failed, 2 if\n"
-	"some state was unknown (and none failed), 3 if nothing was checked (no\n"
-	"--check), 125 for an error of crashtest itself, 126 or 127 if COMMAND\n"
-	"could not be run or found.\n";
+	"Exit status: 4 if COMMAND failed on its own (an exit status other than 0,\n"
+	"a signal); else 0 if every state was checked ok, 1 if a check failed, 2 if\n"
+	"some point was unknown (and none failed), 3 if nothing was checked (no\n"
+	"--check); 125 for an error of crashtest itself, 126 or 127 if COMMAND\n"
+	"could not be run or found.  Interrupted (SIGINT, SIGTERM, SIGHUP), it\n"
+	"ends its report with what it built, then dies of the signal.\n";
 
 static enum model parse_model(const char *arg)
 {
@@ -133,6 +136,7 @@ static void parse(int argc, char **argv, struct options *o)
 		{"writes", no_argument, 0, 'w'},       {"model", required_argument, 0, 'M'},
 		{"states", required_argument, 0, 'n'}, {"classes", required_argument, 0, 'C'},
 		{"json", no_argument, 0, 'j'},         {"seccomp", required_argument, 0, 'S'},
+		{"first-failure", no_argument, 0, 'F'},
 		{"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
 		{0, 0, 0, 0},
 	};
@@ -149,6 +153,8 @@ static void parse(int argc, char **argv, struct options *o)
 			o->classes = parse_classes(optarg);
 		else if (c == 'j')
 			o->json = 1;
+		else if (c == 'F')
+			o->first_failure = 1;
 		else if (c == 'S' && (!strcmp(optarg, "auto") || !strcmp(optarg, "off")))
 			o->seccomp = optarg;
 		else if (c == 'S')
@@ -195,7 +201,7 @@ static int by_number(const void *a, const void *b)
 /* The crash points to build, of the n the run passed, ascending. */
 static long *choose(const struct options *o, long n, long *count)
 {
-	long k = o->at ? (o->at <= n) : o->each ? (o->max && o->max < n ? o->max : n) :
+	long k = o->at ? 1 : o->each ? (o->max && o->max < n ? o->max : n) :
 		 o->random < n ? o->random : n;
 	long *v = calloc((size_t)k + 1, sizeof(*v)), got = 0;
 	unsigned long long state = o->seed;
@@ -248,33 +254,75 @@ static void exit_if_not_run(struct run *run)
 	exit(WEXITSTATUS(s));
 }
 
-static void points(struct run *run, const struct options *o, double start)
+/* How the command ended (report.h). */
+static struct command_end command_end(const struct run *run, const struct options *o)
+{
+	struct command_end c = {.status = run->status, .interrupted = run->caught};
+
+	if (!c.interrupted && o->at && WIFSIGNALED(run->status) && WTERMSIG(run->status) == SIGKILL &&
+	    run->count.points >= (uint64_t)o->at)
+		c.stopped_at = o->at;
+	return c;
+}
+
+/* --at=N past the run's last point built nothing but the end: an error. */
+static void check_at(const struct run *run, const struct options *o)
+{
+	char how[64], name[32];
+
+	if (!o->at || o->at <= (long)run->m.npoints)
+		return;
+	if (WIFSIGNALED(run->status))
+		snprintf(how, sizeof(how), "was killed by %s",
+			 signal_name(WTERMSIG(run->status), name, sizeof(name)));
+	else
+		snprintf(how, sizeof(how), "exited with status %d", WEXITSTATUS(run->status));
+	run_show_errors(run);
+	die("--at=%ld: the command passed %u crash point%s, then %s (try --each)", o->at,
+	    run->m.npoints, run->m.npoints == 1 ? "" : "s", how);
+}
+
+/* The points asked for, then the end; a signal stops them (how many were
+ * to be built, in *planned). */
+static void points(struct run *run, const struct options *o, double start, size_t *planned)
 {
 	long n = 0, *at = choose(o, (long)run->m.npoints, &n);
 	struct point_result p;
 	size_t states = 0;
+	long total = n + !o->at;
 
-	for (long i = 0; i < n; i++) {
-		run_point(run, o, at[i], &p);
-		report_point(&p);
-		states += p.built;
+	*planned = (size_t)total;
+	for (long i = 0; i < total && !run_caught(); i++) {
+		run_point(run, o, i < n ? at[i] : 0, &p);
+		if (!run_caught()) {
+			report_point(&p);
+			states += p.built;
+		}
 		point_result_free(&p);
-		progress(i + 1, n + !o->at, states, start);
+		progress(i + 1, total, states, start);
 	}
-	if (!o->at || !n) {
-		run_point(run, o, 0, &p);
-		report_point(&p);
-		point_result_free(&p);
-		progress(n + 1, n + 1, states, start);
-	}
+	if (run_caught() && isatty(2))
+		fprintf(stderr, "\r%*s\r", 70, "");
 	free(at);
+}
+
+/* After the command ran (unless a signal stopped it): its journal read,
+ * and what could not go on. */
+static void analyse(struct run *run, const struct options *o)
+{
+	if (run_caught())
+		return;
+	run_analyse(run, o);
+	exit_if_not_run(run);
+	check_at(run, o);
 }
 
 int main(int argc, char **argv)
 {
 	struct options o = {.states = 64, .classes = CLASS_ALL, .seccomp = "auto"};
-	struct run run = {.fd = -1};
+	struct run run = {.fd = -1, .j.fd = -1};
 	double start = monotonic_seconds();
+	struct report_tail tail = {0};
 	int status;
 
 	tool_name = "crashtest";
@@ -290,14 +338,18 @@ int main(int argc, char **argv)
 	o.preload = preload_entry("libcrashtest.so");
 	run_prepare(&run, &o);
 	run_command(&run, &o, o.at);
-	run_analyse(&run, &o);
-	exit_if_not_run(&run);
+	analyse(&run, &o);
 	run_show_errors(&run);
 	report_start(&(struct report_head){o.cmd, o.dir, model_names[o.model], o.writes, o.json,
-					   &o.seed, o.states, &run.m.unexplored});
-	points(&run, &o, start);
-	status = report_end(monotonic_seconds() - start);
+					   o.first_failure, &o.seed, o.states, &run.m.unexplored,
+					   command_end(&run, &o)});
+	if (!run_caught())
+		points(&run, &o, start, &tail.planned);
+	tail.seconds = monotonic_seconds() - start;
+	tail.interrupted = run_caught();
+	status = report_end(&tail);
 	run_free(&run);
 	run_remove();
+	die_of_caught();
 	return status;
 }

@@ -381,7 +381,7 @@ print('done')
 def test_a_file_size_limit_neither_kills_nor_hides(old):
     """ulimit -f 8: the command's own writes fit (the native control
     prints 'done'), but the journal outgrows the limit: SIGXFSZ must not
-    kill the command (it printed 'done'), and records it
+    kill the command (it exits 0, having printed 'done'), and records it
     could not take make the state unknown (not checked)."""
     (old / "data").write_bytes(bytes(7500))
 
@@ -395,6 +395,8 @@ def test_a_file_size_limit_neither_kills_nor_hides(old):
            old, "--", PYTHON, "-c", FSIZE]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60, preexec_fn=limit)
     report = Report(json.loads(r.stdout))
+    assert report["command_status"] == {"exit": 0, "signal": None, "stopped_at_point": None,
+                                        "failed": False}, report
     assert report.points[0]["output_bytes"] == len("done\n"), report
     assert r.returncode == 2 and report.points[0]["verdict"] == "unknown", report
     assert report.points[0]["states"][0]["check_status"] is None, report
