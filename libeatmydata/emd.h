@@ -149,10 +149,12 @@ void emd_rec_counted(int kind, int fd, const void *site);
 int emd_under_own_filter(void);
 
 /* site.c: a call site's text, module build id and address into slot s;
- * record.c: the MODULE record of the module at pc, the first time. */
+ * record.c: the MODULE record of the module whose file is `path` (as
+ * emd_map_path names the file mapped at an address), the first time. */
 struct emd_rec_slot;
 void emd_site(const void *pc, struct emd_rec_slot *s);
-void emd_rec_module(const void *pc, const struct emd_rec_slot *call);
+void emd_rec_module(const char *path, const struct emd_rec_slot *call);
+void emd_map_path(const void *addr, char *out, size_t size);
 
 /* `fd` names the file, or for msync (fd -1) the mapping at `addr` does. */
 static inline void emd_rec_start(struct emd_rec *rec, int kind, int fd,

@@ -291,8 +291,8 @@ static int path_at(const struct emd_map *m, void *arg)
 }
 
 /* The file mapped at addr, from /proc/self/maps ("-" if none): msync names
- * no descriptor. */
-static void map_path(const void *addr, char *out, size_t size)
+ * no descriptor, and a call site's module is named by its file. */
+void emd_map_path(const void *addr, char *out, size_t size)
 {
 	struct map_query q = {(unsigned long)addr, out, size};
 	int fd = (int)emd_syscall(SYS_openat, AT_FDCWD, (long)"/proc/self/maps",
@@ -409,7 +409,7 @@ void emd_rec_claim(struct emd_rec *rec, int kind, int fd, const void *addr,
 	s->kind = kind;
 	this_process(s);
 	if (fd < 0 && addr)
-		map_path(addr, s->path, sizeof(s->path));
+		emd_map_path(addr, s->path, sizeof(s->path));
 	else
 		fd_path(fd, &s->file, s->path, sizeof(s->path));
 	emd_site(site, s);
@@ -421,8 +421,9 @@ void emd_rec_claim(struct emd_rec *rec, int kind, int fd, const void *addr,
 }
 
 /* The module that holds a call site, named by the file /proc/self/maps
- * shows at pc (the file, not a link to it), with the call's build id. */
-void emd_rec_module(const void *pc, const struct emd_rec_slot *call)
+ * shows at its pc (`path`: the file, not a link to it), with the call's
+ * build id. */
+void emd_rec_module(const char *path, const struct emd_rec_slot *call)
 {
 	struct emd_rec_header *h = __atomic_load_n(&rec_file, __ATOMIC_ACQUIRE);
 	struct emd_rec_slot *s = claim_slot(h);
@@ -432,7 +433,7 @@ void emd_rec_module(const void *pc, const struct emd_rec_slot *call)
 		return;
 	s->kind = EMD_K_MODULE;
 	this_process(s);
-	map_path(pc, s->path, sizeof(s->path));
+	snprintf(s->path, sizeof(s->path), "%s", path);
 	end = strchr(call->site, '+');
 	snprintf(s->site, sizeof(s->site), "%.*s", end ? (int)(end - call->site) : 0, call->site);
 	memcpy(s->build_id, call->build_id, sizeof(s->build_id));

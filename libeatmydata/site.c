@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* site.c -- a call site as the report can name it later: "module+0xoffset
- * symbol" (dladdr), the module's GNU build id and the address in its ELF
- * as linked, from the program headers ld.so keeps (dl_iterate_phdr); and,
- * once per module and process image, a MODULE record of the module's path,
- * so that syncstat report finds its debug information after the run, the
- * program stripped or gone (record.h).
+ * symbol" (the module named by its file, the symbol by dladdr), the
+ * module's GNU build id and the address in its ELF as linked, from the
+ * program headers ld.so keeps (dl_iterate_phdr); and, once per module and
+ * process image, a MODULE record of the module's path, so that syncstat
+ * report finds its debug information after the run, the program stripped
+ * or gone (record.h).
  *
  * Called while a record is claimed: no allocation, no lock of ours; a
  * per-thread cache keeps dl_iterate_phdr (which takes ld.so's lock) off
@@ -81,39 +82,75 @@ static void build_id(const struct module *m, struct emd_rec_slot *s)
 	}
 }
 
-/* Modules a MODULE record was written for in this process image, by load
- * bias; a race or a full table costs a second record, never a lost one. */
+/* Modules seen in this process image, by load bias, each with its file's
+ * name as /proc/self/maps shows it.  Not dladdr's: for the program itself
+ * it gives argv[0], the memory that PostgreSQL, sshd and nginx overwrite
+ * with their process titles ("postgres: checkpointer"); a module is named
+ * by its file.  The thread that claims an entry writes the module's
+ * record; one that finds it claimed but not yet named reads the maps
+ * itself; a full table costs a read of the maps per new call site, and a
+ * second record, never a lost one. */
 #define MODULES 64
-static uintptr_t recorded[MODULES];
+#define MODULE_NAME 48
+static struct seen {
+	uintptr_t bias; /* + 1; 0: free */
+	int named;
+	char name[MODULE_NAME];
+} seen[MODULES];
 
-static int first_sight(uintptr_t bias)
+/* The name of the file mapped at pc, and its path. */
+static void file_name(const void *pc, char name[MODULE_NAME], char *path, size_t path_size)
+{
+	const char *base;
+
+	emd_map_path(pc, path, path_size);
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	memcpy(name, base, strnlen(base, MODULE_NAME - 1));
+	name[strnlen(base, MODULE_NAME - 1)] = '\0';
+}
+
+/* The name of the module at pc (load bias `bias`) into name; 1 if this
+ * thread is the first to see it in this process image (path then set). */
+static int module_name(const void *pc, uintptr_t bias, char name[MODULE_NAME], char *path,
+		       size_t path_size)
 {
 	for (int i = 0; i < MODULES; i++) {
-		uintptr_t was = __atomic_load_n(&recorded[i], __ATOMIC_RELAXED);
+		uintptr_t was = __atomic_load_n(&seen[i].bias, __ATOMIC_ACQUIRE);
 
-		if (was == bias + 1)
+		if (was == bias + 1 && __atomic_load_n(&seen[i].named, __ATOMIC_ACQUIRE)) {
+			memcpy(name, seen[i].name, MODULE_NAME);
 			return 0;
-		if (was == 0 && __atomic_compare_exchange_n(&recorded[i], &was, bias + 1, 0,
-							    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		}
+		if (was == bias + 1) { /* being named by another thread */
+			file_name(pc, name, path, path_size);
+			return 0;
+		}
+		if (was == 0 && __atomic_compare_exchange_n(&seen[i].bias, &was, bias + 1, 0,
+							    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			file_name(pc, name, path, path_size);
+			memcpy(seen[i].name, name, sizeof(seen[i].name));
+			__atomic_store_n(&seen[i].named, 1, __ATOMIC_RELEASE);
 			return 1;
+		}
 	}
+	file_name(pc, name, path, path_size);
 	return 1;
 }
 
-/* The text dladdr gives, as the report shows it without debug information. */
-static void site_text(const void *pc, char *out, size_t size)
+/* "module+0xoffset symbol", as the report shows it without debug
+ * information: the offset from the module's first mapping (dladdr's
+ * base), the nearest exported symbol. */
+static void site_text(const void *pc, const char *module, char *out, size_t size)
 {
 	Dl_info info;
-	const char *lib;
 
-	if (dladdr(pc, &info) && info.dli_fname) {
-		lib = strrchr(info.dli_fname, '/');
-		snprintf(out, size, "%s+%#lx%s%s", lib ? lib + 1 : info.dli_fname,
+	if (dladdr(pc, &info) && info.dli_fbase)
+		snprintf(out, size, "%s+%#lx%s%s", module,
 			 (unsigned long)((const char *)pc - (const char *)info.dli_fbase),
 			 info.dli_sname ? " " : "", info.dli_sname ? info.dli_sname : "");
-	} else {
+	else
 		snprintf(out, size, "%p", pc);
-	}
 }
 
 #define CACHED 8
@@ -129,6 +166,8 @@ static __thread unsigned cache_next;
 void emd_site(const void *pc, struct emd_rec_slot *s)
 {
 	struct module m = {.pc = (uintptr_t)pc};
+	char name[MODULE_NAME], path[sizeof(s->path)];
+	int first;
 
 	for (int i = 0; i < CACHED; i++)
 		if (cache[i].pc == pc) {
@@ -138,12 +177,15 @@ void emd_site(const void *pc, struct emd_rec_slot *s)
 			s->site_addr = cache[i].addr;
 			return;
 		}
-	site_text(pc, s->site, sizeof(s->site));
 	if (dl_iterate_phdr(holding, &m)) {
+		first = module_name(pc, m.bias, name, path, sizeof(path));
+		site_text(pc, name, s->site, sizeof(s->site));
 		build_id(&m, s);
 		s->site_addr = m.pc - m.bias;
-		if (first_sight(m.bias))
-			emd_rec_module(pc, s);
+		if (first)
+			emd_rec_module(path, s);
+	} else {
+		snprintf(s->site, sizeof(s->site), "%p", pc);
 	}
 	cache_next = (cache_next + 1) % CACHED;
 	cache[cache_next].pc = pc;
