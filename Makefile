@@ -216,7 +216,7 @@ $(B)/tests/json: tests/c/json.c common/json.c common/json_parse.c
 
 # The supervisor's symbol reading, its allocations counted: site.c is
 # #included by the test, which links what site.c calls of shared/.
-$(B)/tests/symbols: tests/c/symbols.c seccomp/site.c shared/maps.c
+$(B)/tests/symbols: tests/c/symbols.c seccomp/site.c seccomp/cfi.c seccomp/pclntab.c shared/maps.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) $(CLI_INC) -o $@ tests/c/symbols.c shared/maps.c -lpthread
 

@@ -10,6 +10,7 @@
  * cut short past a few KiB. */
 struct emd_map {
 	unsigned long lo, hi, offset, inode;
+	unsigned long long dev; /* the file's device (makedev) */
 	const char *path;
 	char perms[5]; /* "rw-p" */
 };

@@ -4,56 +4,74 @@
  *
  * The notification gives the address of the system call instruction, in
  * a wrapper (glibc's fsync, Go's syscall.Syscall6) that says little.
- * While the caller waits, /proc/TID/syscall gives its stack pointer; the
- * words above it that are return addresses into the same module (each
- * just after a call instruction) are its callers, innermost first.  The
- * module's symbol table (.symtab) names them; the first that is not the
- * C library's or the Go runtime's own plumbing is the site.  A stripped
- * module, or a stack that shows no caller, leaves the system call's own
- * address, and the site says why.
+ * While the caller waits, /proc/TID/syscall gives its stack pointer; from
+ * the two, the stack is unwound a frame at a time with the module's own
+ * tables: a C module's .eh_frame (cfi.c), a Go module's .gopclntab
+ * (pclntab.c), never by taking words of the stack that look like return
+ * addresses (a stale one, left by a call returned since, named the C
+ * library's _IO_file_xsputn for an open that main made).  The module's
+ * symbol table (.symtab, or Go's) names each frame's function; the first
+ * that is not the C library's or the Go runtime's own plumbing is the
+ * site, with its return address.  Where a frame cannot be unwound from
+ * what is known (a frame found from a register the walk does not know, no
+ * table, a caller in a module not read) or named, the site is the system
+ * call's own address and says why.
  *
- * One module's symbols are kept per worker thread (read once per module
- * and worker, freed when the worker leaves); the stack is read on every
- * call (two system calls: a pread of the thread's /proc file, kept open,
- * and process_vm_readv).  A module is known again by its file: device,
- * inode, size, modification and birth time (statx of the mapping's
- * /proc/PID/map_files link, one system call), so that a module on another
- * file system with the same inode number, or a file rewritten or replaced
- * since, is read again.
+ * The rules of a frame are kept per module and address (ROWS), so that a
+ * call made again from the same place costs a walk of a few frames in
+ * memory; the stack is read on every call (two system calls: a pread of
+ * the thread's /proc file, kept open, and process_vm_readv; one more where
+ * a frame is beyond what that read).
+ *
+ * One module's tables are kept per worker thread (read once per module
+ * and worker, freed when the worker leaves).  A module is known again by
+ * its file: device, inode, size, modification and birth time (statx), so
+ * that a module on another file system with the same inode number, or a
+ * file rewritten or replaced since, is read again.  The file is the
+ * mapping's own: its /proc/PID/map_files link, which only a process with
+ * CAP_SYS_ADMIN may follow, else the path the maps give, looked up in the
+ * caller's root and taken only if it is the device and inode mapped; so an
+ * ordinary user's run is named as root's is.
  *
  * The module is the tree's, untrusted: its headers may claim anything.
- * What is kept of one is bounded (MAX_FUNCS functions, MAX_NAMES bytes of
- * names or of .gopclntab), and a symbol table is read a piece at a time,
- * never past MAX_ENTRIES entries: at most about 44 MiB per module, two
- * modules per worker.  A module past a bound is not named: its site says
- * "too many symbols".
+ * What is kept of one is bounded (MAX_FUNCS functions and unwind entries,
+ * MAX_NAMES bytes of names, of .gopclntab or of .eh_frame), and a symbol
+ * table is read a piece at a time, never past MAX_ENTRIES entries: at most
+ * about 120 MiB per module, two modules per worker.  A module past a bound
+ * is not named: its site says "too many symbols".
  */
 #define _GNU_SOURCE 1
 #include "common/common.h"
 #include "supervisor.h"
 #include "maps.h"
+#include "unwind.h"
 
 #include <elf.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define STACK_WORDS 256 /* 2 KiB above the stack pointer */
-#define MAX_FUNCS (1u << 19) /* 12 MiB of struct sym */
-#define MAX_NAMES (32u << 20) /* a string table, or a whole .gopclntab */
+#define STACK_BYTES 2048 /* read above the stack pointer at a time */
+#define MAX_FRAMES 32 /* walked before the site is said not found */
+#define MAX_FUNCS (1u << 19) /* 12 MiB of struct sym, or of unwind entries */
+#define MAX_NAMES (32u << 20) /* a string table, a .gopclntab, an .eh_frame */
 #define MAX_ENTRIES (1u << 22) /* symbols looked at (96 MiB of .symtab read) */
 #define SYMTAB_PIECE 2048 /* symbols read at a time: 48 KiB */
+#define ROWS 64 /* frames' rules kept per module */
 
 struct sym {
 	unsigned long lo, hi;
 	unsigned name;
+	unsigned char plumbing; /* it or a name at its address is (plumbing()) */
 };
 
 /* What says a module's file is the one read: statx's view of it. */
@@ -62,15 +80,28 @@ struct module_key {
 	long long mtime, btime; /* nanoseconds; btime 0 where unknown */
 };
 
-/* A module's functions, sorted, with their names: the two modules seen
- * last, per worker (the one of the system call, and the program's), `mod`
- * the one in use. */
+/* The rules of a frame at an address of the module, once worked out. */
+struct row {
+	unsigned long pc; /* + 1; 0: none kept */
+	const char *why;
+	struct unwind_row rules;
+};
+
+/* A module's functions, sorted, with their names, and its unwind tables:
+ * the two modules seen last, per worker (the one of the system call, and
+ * the program's), `mod` the one in use. */
 static __thread struct symbols {
 	struct module_key key;
 	struct sym *syms;
 	size_t n, cap;
-	char *names, *blob; /* blob: what `names` points into, if not itself */
+	char *names; /* a string table, or in pclntab */
 	size_t names_len;
+	uint8_t *pclntab, *eh_frame;
+	struct pcln pcln;
+	struct cfi cfi;
+	int go, has_cfi;
+	unsigned long go_text; /* runtime.text's address, if the symbols say */
+	struct row rows[ROWS];
 	int loaded, exec; /* exec: ET_EXEC (no load bias) */
 	int too_many; /* past a bound: not named */
 } mods[2], *mod;
@@ -79,7 +110,9 @@ static int by_lo(const void *a, const void *b)
 {
 	const struct sym *x = a, *y = b;
 
-	return x->lo < y->lo ? -1 : x->lo > y->lo;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->hi < y->hi ? -1 : x->hi > y->hi; /* of aliases, the largest last */
 }
 
 /* size bytes at offset of the file, allocated; NULL if it cannot be (more
@@ -114,56 +147,48 @@ static int add_function(unsigned long lo, unsigned long hi, unsigned name)
 		}
 		mod->syms = more;
 	}
-	mod->syms[mod->n++] = (struct sym){lo, hi, name};
+	mod->syms[mod->n++] = (struct sym){lo, hi, name, 0};
 	return 1;
 }
 
-/* What was kept of the module, freed: none of it is named. */
+/* What was kept of the module, freed: none of it is named or unwound. */
 static void forget(struct symbols *m)
 {
 	free(m->syms);
-	free(m->blob ? m->blob : m->names);
+	if (!m->pclntab || m->names < (char *)m->pclntab ||
+	    m->names >= (char *)m->pclntab + m->pcln.len)
+		free(m->names);
+	free(m->pclntab);
+	free(m->eh_frame);
+	free(m->cfi.fdes);
 	m->syms = NULL;
-	m->names = m->blob = NULL;
+	m->names = NULL;
+	m->pclntab = m->eh_frame = NULL;
+	m->cfi = (struct cfi){0};
 	m->n = m->cap = m->names_len = 0;
+	m->go = m->has_cfi = 0;
+	m->go_text = 0;
+	memset(m->rows, 0, sizeof(m->rows));
 }
 
-/* Go's own table of functions (.gopclntab, Go 1.18 and later: kept when
- * the symbol table is stripped): its header, then the function table of
- * {entry, offset of the function's record} pairs of 32-bit offsets from
- * the text's start (in the header, or since Go 1.21 .text's address), each
- * record starting with its entry and the offset of its name. */
-struct pcln_header {
-	uint32_t magic;
-	uint8_t pad[2], min_lc, ptr_size;
-	uint64_t nfunc, nfiles, text_start, funcname_off, cu_off, filetab_off, pctab_off, pcln_off;
-};
-
-static void parse_gopclntab(char *t, size_t len, uint64_t text)
+/* The functions of Go's own table (kept when the symbol table is
+ * stripped), named in its table of names. */
+static void go_functions(void)
 {
-	struct pcln_header h;
-	uint32_t pair[2], rec[2];
+	const struct pcln *p = &mod->pcln;
+	uint64_t entry, next;
+	uint32_t name;
 
-	if (len < sizeof(h))
-		return;
-	memcpy(&h, t, sizeof(h));
-	if (h.text_start) /* else set when the program runs: .text's address */
-		text = h.text_start;
-	/* nfunc pairs and the entry after the last: (nfunc + 1) pairs. */
-	if ((h.magic != 0xfffffff0 && h.magic != 0xfffffff1) || h.ptr_size != 8 ||
-	    h.funcname_off >= len || h.pcln_off >= len ||
-	    h.nfunc >= (len - h.pcln_off) / sizeof(pair))
-		return;
-	mod->blob = t;
-	mod->names = t + h.funcname_off;
-	mod->names_len = len - h.funcname_off;
-	for (uint64_t i = 0; i < h.nfunc; i++) {
-		memcpy(pair, t + h.pcln_off + i * sizeof(pair), sizeof(pair));
-		memcpy(rec, t + h.pcln_off + (i + 1) * sizeof(pair), sizeof(rec[0]));
-		if (h.pcln_off + (uint64_t)pair[1] + sizeof(rec) > len)
-			continue;
-		memcpy(&rec[1], t + h.pcln_off + pair[1] + 4, sizeof(rec[1]));
-		if (rec[1] < mod->names_len && !add_function(text + pair[0], text + rec[0], rec[1]))
+	mod->names = (char *)mod->pclntab + p->funcname_off;
+	mod->names_len = p->len - p->funcname_off;
+	for (uint64_t i = 0; i < p->nfunc; i++) {
+		uint32_t at[3];
+
+		memcpy(at, p->t + p->pcln_off + i * 8, sizeof(at)); /* entry, record, next entry */
+		entry = p->text + at[0];
+		next = p->text + at[2];
+		if (pcln_function(p, entry, &entry, &name) == 0 && name < mod->names_len &&
+		    !add_function(entry, next, name))
 			return;
 	}
 }
@@ -186,15 +211,61 @@ static const Elf64_Shdr *section(int fd, const Elf64_Ehdr *eh, const Elf64_Shdr 
 	return found;
 }
 
-static void read_gopclntab(int fd, const Elf64_Ehdr *eh, const Elf64_Shdr *sh)
+/* Go's runtime.text in a module without symbols, from the runtime's
+ * table of the module (runtime.firstmoduledata, in section s): its
+ * .gopclntab's address, then its table of names' (the header's offset on),
+ * and 18 words further its lowest address and its text's (the same). */
+static unsigned long moduledata_text(int fd, const Elf64_Shdr *s, unsigned long pcln,
+				     unsigned long names)
 {
-	const Elf64_Shdr *t = section(fd, eh, sh, ".gopclntab"), *text = section(fd, eh, sh, ".text");
-	char *blob = t ? slurp(fd, t->sh_offset, t->sh_size) : NULL;
+	unsigned long *w = s && s->sh_type == SHT_PROGBITS ? slurp(fd, s->sh_offset, s->sh_size) : NULL,
+		      text = 0;
 
-	if (blob)
-		parse_gopclntab(blob, t->sh_size, text ? text->sh_addr : 0);
-	if (!mod->blob)
-		free(blob);
+	for (size_t i = 0; w && i + 23 < s->sh_size / sizeof(*w) && !text; i++)
+		if (w[i] == pcln && w[i + 1] == names && w[i + 20] == w[i + 22])
+			text = w[i + 22];
+	free(w);
+	return text;
+}
+
+/* Where Go's table counts from: runtime.text, from the symbols or the
+ * runtime's table of the module, else .text's start. */
+static unsigned long go_text(int fd, const Elf64_Ehdr *eh, const Elf64_Shdr *sh,
+			     const Elf64_Shdr *t)
+{
+	const Elf64_Shdr *text = section(fd, eh, sh, ".text");
+	unsigned long names = t->sh_addr + mod->pcln.funcname_off, at;
+
+	if (mod->go_text)
+		return mod->go_text;
+	if ((at = moduledata_text(fd, section(fd, eh, sh, ".go.module"), t->sh_addr, names)) ||
+	    (at = moduledata_text(fd, section(fd, eh, sh, ".noptrdata"), t->sh_addr, names)))
+		return at;
+	return text ? text->sh_addr : 0;
+}
+
+/* Go's table and the .eh_frame, kept to unwind by. */
+static void read_unwind_tables(int fd, const Elf64_Ehdr *eh, const Elf64_Shdr *sh)
+{
+	const Elf64_Shdr *t = section(fd, eh, sh, ".gopclntab");
+	const Elf64_Shdr *e = section(fd, eh, sh, ".eh_frame");
+
+	if (t && (mod->pclntab = slurp(fd, t->sh_offset, t->sh_size)) &&
+	    pcln_open(&mod->pcln, mod->pclntab, t->sh_size, 0) == 0)
+		mod->go = pcln_open(&mod->pcln, mod->pclntab, t->sh_size, go_text(fd, eh, sh, t)) == 0;
+	if (e && e->sh_type == SHT_PROGBITS && (mod->eh_frame = slurp(fd, e->sh_offset, e->sh_size))) {
+		mod->cfi = (struct cfi){mod->eh_frame, e->sh_size, e->sh_addr, NULL, 0};
+		mod->has_cfi = cfi_index(&mod->cfi, MAX_FUNCS) == 0;
+	}
+}
+
+/* Go's runtime.text: where the offsets of its table count from, which is
+ * not .text's start where an external linker put C code before Go's. */
+static int is_go_text(const Elf64_Sym *y)
+{
+	return ELF64_ST_TYPE(y->st_info) == STT_FUNC && y->st_size == 0 && y->st_name < mod->names_len &&
+	       mod->names_len - y->st_name > sizeof("runtime.text") &&
+	       !memcmp(mod->names + y->st_name, "runtime.text", sizeof("runtime.text"));
 }
 
 /* The FUNC symbols of symbol table s, its names in `names` (the section
@@ -220,7 +291,9 @@ static void read_symtab(int fd, const Elf64_Shdr *s, const Elf64_Shdr *names)
 		if (got < (ssize_t)sizeof(*piece))
 			break; /* the file ends before the table does */
 		for (ssize_t k = 0; k < got / (ssize_t)sizeof(*piece); k++)
-			if (ELF64_ST_TYPE(piece[k].st_info) == STT_FUNC && piece[k].st_value &&
+			if (is_go_text(&piece[k]))
+				mod->go_text = piece[k].st_value;
+			else if (ELF64_ST_TYPE(piece[k].st_info) == STT_FUNC && piece[k].st_value &&
 			    piece[k].st_name < mod->names_len &&
 			    !add_function(piece[k].st_value, piece[k].st_value + piece[k].st_size,
 					  piece[k].st_name))
@@ -229,8 +302,36 @@ static void read_symtab(int fd, const Elf64_Shdr *s, const Elf64_Shdr *names)
 	free(piece);
 }
 
+static int plumbing(const char *f);
+
+/* The name of symbol i, or NULL if the table does not end it. */
+static const char *name_of(size_t i)
+{
+	unsigned at = mod->syms[i].name;
+
+	return at < mod->names_len && memchr(mod->names + at, 0, mod->names_len - at)
+		       ? mod->names + at : NULL;
+}
+
+/* A function is plumbing if any of its names at its address is (glibc's
+ * open64 is also __libc_open64). */
+static void mark_plumbing(void)
+{
+	size_t i, j, k;
+	int any;
+
+	for (i = 0; i < mod->n; i = j) {
+		any = 0;
+		for (j = i; j < mod->n && mod->syms[j].lo == mod->syms[i].lo; j++)
+			any |= name_of(j) && plumbing(name_of(j));
+		for (k = i; k < j; k++)
+			mod->syms[k].plumbing = (unsigned char)any;
+	}
+}
+
 /* The FUNC symbols of the 64-bit ELF file at fd, from its .symtab (the
- * first: there is one), or Go's .gopclntab without one. */
+ * first: there is one), or Go's .gopclntab without one; and its tables to
+ * unwind by. */
 static void read_symbols(int fd)
 {
 	Elf64_Ehdr eh;
@@ -246,14 +347,18 @@ static void read_symbols(int fd)
 		;
 	if (i < eh.e_shnum && sh[i].sh_link < eh.e_shnum)
 		read_symtab(fd, &sh[i], &sh[sh[i].sh_link]);
-	if (!mod->n && !mod->too_many) {
-		forget(mod);
-		read_gopclntab(fd, &eh, sh);
+	if (!mod->too_many)
+		read_unwind_tables(fd, &eh, sh);
+	if (!mod->n && mod->go && !mod->too_many) {
+		free(mod->names); /* a symbol table's that held no function */
+		go_functions();
 	}
-	if (!mod->n || mod->too_many)
+	if (!mod->n || mod->too_many) {
 		forget(mod);
-	else
+	} else {
 		qsort(mod->syms, mod->n, sizeof(*mod->syms), by_lo);
+		mark_plumbing();
+	}
 	free(sh);
 }
 
@@ -326,7 +431,7 @@ static void load(int fd, const struct module_key *k)
 }
 
 /* The function holding vaddr, or NULL. */
-static const char *function_at(unsigned long vaddr)
+static const struct sym *function_at(unsigned long vaddr)
 {
 	size_t lo = 0, hi = mod->n;
 
@@ -338,21 +443,24 @@ static const char *function_at(unsigned long vaddr)
 		else
 			hi = mid;
 	}
-	if (!lo || vaddr >= mod->syms[lo - 1].hi || !memchr(mod->names + mod->syms[lo - 1].name, 0,
-							    mod->names_len - mod->syms[lo - 1].name))
+	if (!lo || vaddr >= mod->syms[lo - 1].hi || !name_of(lo - 1))
 		return NULL;
-	return mod->names + mod->syms[lo - 1].name;
+	return &mod->syms[lo - 1];
 }
 
-/* Plumbing, not the program: the C library's wrappers and internals, the
- * Go runtime and standard library's system call layers. */
+/* Plumbing, not the program: the C library's wrappers and internals
+ * (names C reserves to the implementation: __x, _X), the Go runtime and
+ * standard library's system call layers. */
 static int plumbing(const char *f)
 {
-	static const char *const prefixes[] = {"__", "runtime.", "syscall.", "internal/", "os.",
+	static const char *const prefixes[] = {"__", "runtime.", "runtime/", "syscall.", "internal/", "os.",
 					       "io.", "bufio.", "golang.org/x/sys/"};
 	static const char *const wrappers[] = {"fsync", "fdatasync", "syncfs", "sync", "msync",
-					       "sync_file_range", "syscall", "pwritev2"};
+					       "sync_file_range", "syscall", "pwritev2",
+					       "new_do_write" /* glibc's stdio, static */};
 
+	if (f[0] == '_' && f[1] >= 'A' && f[1] <= 'Z')
+		return 1;
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(*prefixes); i++)
 		if (!strncmp(f, prefixes[i], strlen(prefixes[i])))
 			return 1;
@@ -367,16 +475,26 @@ struct module_query {
 	struct site_module *m;
 };
 
+/* m named by the mapping e of its file. */
+static void found(struct site_module *m, const struct emd_map *e)
+{
+	const char *base = strrchr(e->path, '/');
+
+	m->inode = e->inode;
+	m->dev = e->dev;
+	snprintf(m->name, sizeof(m->name), "%s", base ? base + 1 : e->path);
+	snprintf(m->file, sizeof(m->file), "%lx-%lx", e->lo, e->hi);
+	if (strlen(e->path) < sizeof(m->path) && e->path[0] == '/')
+		memcpy(m->path, e->path, strlen(e->path) + 1);
+}
+
 static int module_at(const struct emd_map *e, void *arg)
 {
 	struct module_query *q = arg;
-	const char *base = strrchr(e->path, '/');
 
 	if (q->ip < e->lo || q->ip >= e->hi || !e->inode)
 		return 0;
-	q->m->inode = e->inode;
-	snprintf(q->m->name, sizeof(q->m->name), "%s", base ? base + 1 : e->path);
-	snprintf(q->m->file, sizeof(q->m->file), "%lx-%lx", e->lo, e->hi);
+	found(q->m, e);
 	return 1;
 }
 
@@ -384,7 +502,7 @@ static int module_extent(const struct emd_map *e, void *arg)
 {
 	struct site_module *m = arg;
 
-	if (e->inode != m->inode)
+	if (e->inode != m->inode || e->dev != m->dev)
 		return 0;
 	if (e->offset == 0 && (!m->base || e->lo < m->base))
 		m->base = e->lo;
@@ -395,60 +513,58 @@ static int module_extent(const struct emd_map *e, void *arg)
 	return 0;
 }
 
-/* The program's own module, by the inode of /proc/PID/exe. */
+/* The program's own module, by the device and inode of /proc/PID/exe. */
 static int program_at(const struct emd_map *e, void *arg)
 {
 	struct site_module *m = arg;
-	const char *base = strrchr(e->path, '/');
 
-	if (e->inode != m->inode)
+	if (e->inode != m->inode || e->dev != m->dev)
 		return 0;
-	snprintf(m->name, sizeof(m->name), "%s", base ? base + 1 : e->path);
-	snprintf(m->file, sizeof(m->file), "%lx-%lx", e->lo, e->hi);
+	found(m, e);
 	return 1;
 }
 
-/* m's file, from its mapping: taken once, when the module is found (the
- * caller keeps m while the process runs the same image). */
-static void key_module(pid_t pid, struct site_module *m)
+/* The maps' path of m in the caller's root, opened O_PATH, if it is still
+ * the file mapped (its device and inode); -1 if not. */
+static int mapped_path(pid_t pid, const struct site_module *m)
 {
-	char path[96];
-	struct module_key k;
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+			       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+	char root_path[64];
+	struct stat st;
+	int root, fd;
 
-	_Static_assert(sizeof(m->key) == sizeof(k), "site_module's key is a module_key");
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%s", pid, m->file);
-	m->keyed = m->inode && key_of(AT_FDCWD, path, 0, &k) == 0 && k.ino == m->inode;
-	if (m->keyed)
-		memcpy(m->key, &k, sizeof(k));
+	if (!m->path[0])
+		return -1;
+	snprintf(root_path, sizeof(root_path), "/proc/%d/root", pid);
+	if ((root = open(root_path, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -1;
+	fd = (int)syscall(SYS_openat2, root, m->path, &how, sizeof(how));
+	close(root);
+	if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_ino != m->inode ||
+			st.st_dev != m->dev)) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
 }
 
-void site_module(pid_t pid, unsigned long ip, struct site_module *m, struct site_module *prog)
+/* The module's file, opened with flags (O_RDONLY, O_PATH): its mapping's
+ * link in map_files, which only CAP_SYS_ADMIN may follow, else its path in
+ * the maps (mapped_path); -1 if neither. */
+static int open_module(pid_t pid, const struct site_module *m, int flags)
 {
-	struct module_query q = {ip, m};
-	char exe[64];
-	struct stat st;
-	int fd;
+	char path[96];
+	int fd, file;
 
-	memset(m, 0, sizeof(*m));
-	memset(prog, 0, sizeof(*prog));
-	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
-	if ((fd = open_proc(pid, "maps")) < 0)
-		return;
-	if (emd_maps_each(fd, module_at, &q) && lseek(fd, 0, SEEK_SET) == 0)
-		emd_maps_each(fd, module_extent, m);
-	/* A call from a library (libc's wrapper): its caller may be the
-	 * program's. */
-	if (m->inode && stat(exe, &st) == 0 && st.st_ino != m->inode) {
-		prog->inode = st.st_ino;
-		if (lseek(fd, 0, SEEK_SET) == 0 && emd_maps_each(fd, program_at, prog) &&
-		    lseek(fd, 0, SEEK_SET) == 0)
-			emd_maps_each(fd, module_extent, prog);
-		else
-			prog->inode = 0;
-	}
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%s", pid, m->file);
+	if ((fd = open(path, flags | O_CLOEXEC)) >= 0 || (fd = mapped_path(pid, m)) < 0 ||
+	    flags == O_PATH)
+		return fd;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	file = open(path, flags | O_CLOEXEC);
 	close(fd);
-	key_module(pid, m);
-	key_module(pid, prog);
+	return file;
 }
 
 /* The caller's stack pointer, while it waits in the system call, from
@@ -500,76 +616,252 @@ static unsigned long stack_pointer(pid_t tid)
 	return sp;
 }
 
-/* The first return address above sp into the module that lands in a
- * function of the program (not at a function's start: a stored function
- * pointer), as "function (module+0xADDR)". */
-static int first_caller(pid_t tid, const struct site_module *m, struct emd_rec_slot *s)
-{
-	unsigned long stack[STACK_WORDS], sp = stack_pointer(tid), bias = mod->exec ? 0 : m->base;
-	struct iovec local = {stack, sizeof(stack)}, remote = {(void *)sp, sizeof(stack)};
-	ssize_t got = sp ? process_vm_readv(tid, &local, 1, &remote, 1, 0) : -1;
-	const char *f;
-
-	for (ssize_t i = 0; i < got / (ssize_t)sizeof(*stack); i++) {
-		unsigned long w = stack[i];
-
-		if (w <= m->lo || w >= m->hi || w - bias == 0)
-			continue;
-		f = function_at(w - bias - 1);
-		if (!f || function_at(w - bias) != f || plumbing(f))
-			continue;
-		s->site_addr = w - bias;
-		snprintf(s->site, sizeof(s->site), "%.40s (%.16s+%#lx)", f, m->name, w - bias);
-		return 1;
-	}
-	return 0;
-}
-
-/* The symbols of module m, loaded (or kept): 1, 0 if it has none, -1 if it
- * has too many (mod is then m's). */
-static int symbols_of(pid_t pid, const struct site_module *m)
+/* m's file, from its mapping: taken once, when the module is found (the
+ * caller keeps m while the process runs the same image). */
+static void key_module(pid_t pid, struct site_module *m)
 {
 	char path[96];
+	struct module_key k;
+	int fd;
+
+	_Static_assert(sizeof(m->key) == sizeof(k), "site_module's key is a module_key");
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%s", pid, m->file);
+	m->keyed = m->inode && key_of(AT_FDCWD, path, 0, &k) == 0 && k.ino == m->inode;
+	if (!m->keyed && m->inode && (fd = mapped_path(pid, m)) >= 0) {
+		m->keyed = key_of(fd, "", AT_EMPTY_PATH, &k) == 0;
+		close(fd);
+	}
+	if (m->keyed)
+		memcpy(m->key, &k, sizeof(k));
+}
+
+/* Whether m is ET_EXEC, from its ELF header in the caller's memory (its
+ * first mapping): its addresses as linked are then its own, whether its
+ * file can be read or not. */
+static void elf_type(pid_t pid, struct site_module *m)
+{
+	Elf64_Ehdr eh;
+
+	m->exec = m->base && read_theirs(pid, m->base, &eh, sizeof(eh), 0) == 0 &&
+		  !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_type == ET_EXEC;
+}
+
+void site_module(pid_t pid, unsigned long ip, struct site_module *m, struct site_module *prog)
+{
+	struct module_query q = {ip, m};
+	char exe[64];
+	struct stat st;
+	int fd;
+
+	memset(m, 0, sizeof(*m));
+	memset(prog, 0, sizeof(*prog));
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+	if ((fd = open_proc(pid, "maps")) < 0)
+		return;
+	if (emd_maps_each(fd, module_at, &q) && lseek(fd, 0, SEEK_SET) == 0)
+		emd_maps_each(fd, module_extent, m);
+	/* A call from a library (libc's wrapper): its caller may be the
+	 * program's. */
+	if (m->inode && stat(exe, &st) == 0 && (st.st_ino != m->inode || st.st_dev != m->dev)) {
+		prog->inode = st.st_ino;
+		prog->dev = st.st_dev;
+		if (lseek(fd, 0, SEEK_SET) == 0 && emd_maps_each(fd, program_at, prog) &&
+		    lseek(fd, 0, SEEK_SET) == 0)
+			emd_maps_each(fd, module_extent, prog);
+		else
+			prog->inode = 0;
+	}
+	close(fd);
+	key_module(pid, m);
+	key_module(pid, prog);
+	elf_type(pid, m);
+	elf_type(pid, prog);
+}
+
+/* The tables of module m, loaded (or kept), mod then m's: 1, or 0 if it
+ * has no symbols (its unwind tables may be there), -1 if too many; -2 if
+ * its file could not be read (mod is then not m's). */
+static int symbols_of(pid_t pid, const struct site_module *m)
+{
 	struct module_key k, opened;
 	int fd;
 
 	if (!m->keyed)
-		return 0; /* the maps changed */
+		return -2; /* its file was not found */
 	memcpy(&k, m->key, sizeof(k));
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%s", pid, m->file);
 	for (int i = 0; i < 2; i++)
 		if (mods[i].loaded && same_key(&mods[i].key, &k)) {
 			mod = &mods[i];
 			return mod->n ? 1 : -mod->too_many;
 		}
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
+	if ((fd = open_module(pid, m, O_RDONLY)) < 0)
+		return -2;
 	if (key_of(fd, "", AT_EMPTY_PATH, &opened) == 0 && same_key(&opened, &k))
 		load(fd, &k);
 	close(fd);
 	if (!mod || !same_key(&mod->key, &k)) /* replaced between the two */
-		return 0;
+		return -2;
 	return mod->n ? 1 : -mod->too_many;
+}
+
+/* A walk up the caller's stack: the registers it knows (the stack and
+ * frame pointers, the address), the modules a frame may be in (the system
+ * call's, the program's), and the stack as read. */
+struct walk {
+	pid_t pid, tid;
+	const struct site_module *in[2];
+	unsigned long sp, bp, pc;
+	int bp_known, caller; /* caller: pc is a return address */
+	unsigned long lo;     /* the stack read: `have` bytes from lo */
+	size_t have;
+	unsigned char bytes[STACK_BYTES];
+};
+
+/* The word at addr of the caller's stack: 0, or -1 if it cannot be read. */
+static int stack_word(struct walk *w, unsigned long addr, unsigned long *out)
+{
+	struct iovec local = {w->bytes, sizeof(w->bytes)}, remote = {(void *)addr, sizeof(w->bytes)};
+	ssize_t got;
+
+	if (addr < w->lo || addr - w->lo > w->have || w->have - (addr - w->lo) < sizeof(*out)) {
+		got = process_vm_readv(w->tid, &local, 1, &remote, 1, 0);
+		w->lo = addr;
+		w->have = got > 0 ? (size_t)got : 0;
+		if (w->have < sizeof(*out))
+			return -1;
+	}
+	memcpy(out, w->bytes + (addr - w->lo), sizeof(*out));
+	return 0;
+}
+
+/* The rules of mod's frame at vaddr, kept per address: from Go's table
+ * for a Go function, else from the .eh_frame. */
+static const char *rules_at(unsigned long vaddr, struct unwind_row *r)
+{
+	struct row *k = &mod->rows[(vaddr ^ vaddr >> 6) % ROWS];
+	uint64_t entry;
+	uint32_t name;
+
+	if (k->pc != vaddr + 1) {
+		k->pc = vaddr + 1;
+		if (mod->go && pcln_function(&mod->pcln, vaddr, &entry, &name) == 0)
+			k->why = pcln_row(&mod->pcln, vaddr, &k->rules);
+		else if (mod->has_cfi)
+			k->why = cfi_row(&mod->cfi, vaddr, &k->rules);
+		else
+			k->why = "no unwind table";
+	}
+	*r = k->rules;
+	return k->why;
+}
+
+/* One frame up, by the rules at the walk's address in mod (bias: its load
+ * bias): NULL, or why not. */
+static const char *step(struct walk *w, unsigned long bias)
+{
+	struct unwind_row r;
+	unsigned long cfa, ra;
+	const char *why = rules_at(w->pc - bias - (unsigned long)w->caller, &r);
+
+	if (why)
+		return why;
+	if (r.cfa_reg == UNWIND_SP)
+		cfa = w->sp + (unsigned long)r.cfa_off;
+	else if (r.cfa_reg == UNWIND_BP && w->bp_known)
+		cfa = w->bp + (unsigned long)r.cfa_off;
+	else
+		return r.cfa_reg == UNWIND_BP ? "frame pointer unknown" : "frame by an expression";
+	if (cfa <= w->sp)
+		return "frame below its callee's"; /* a loop, else */
+	if (r.ra.how != UNWIND_AT || stack_word(w, cfa + (unsigned long)r.ra.off, &ra) != 0)
+		return "no return address";
+	if (r.bp.how == UNWIND_AT)
+		w->bp_known = stack_word(w, cfa + (unsigned long)r.bp.off, &w->bp) == 0;
+	else if (r.bp.how == UNWIND_UNKNOWN)
+		w->bp_known = 0;
+	w->sp = cfa;
+	w->pc = ra;
+	w->caller = 1;
+	return NULL;
+}
+
+/* The module of the walk holding pc, its tables loaded (mod), and what
+ * symbols_of said of it; NULL if none of the walk's holds pc. */
+static const struct site_module *enter(struct walk *w, int *named)
+{
+	for (int i = 0; i < 2; i++)
+		if (w->in[i] && w->pc >= w->in[i]->lo && w->pc < w->in[i]->hi) {
+			*named = symbols_of(w->pid, w->in[i]);
+			return w->in[i];
+		}
+	return NULL;
+}
+
+/* The first frame of the program's own, named into s: NULL, or why it was
+ * not found (*unwinding set if the walk stopped on the way up).  A library
+ * without symbols is walked through (the program's frames are further
+ * up); the program without them names nothing. */
+static const char *walk(struct walk *w, struct emd_rec_slot *s, int *unwinding)
+{
+	const struct site_module *m;
+	const struct sym *f = NULL;
+	const char *why;
+	unsigned long bias;
+	int named;
+
+	for (int i = 0; i < MAX_FRAMES; i++) {
+		*unwinding = 1;
+		if (!(m = enter(w, &named)))
+			return "in a module not read";
+		*unwinding = 0;
+		if (named == -2 || named == -1)
+			return named == -1 ? "too many symbols" : "module's file not found";
+		if (!named && (m != w->in[0] || !w->in[1]))
+			return "no symbols";
+		*unwinding = 1;
+		bias = mod->exec ? 0 : m->base;
+		if (named && !(f = function_at(w->pc - bias - (unsigned long)w->caller)))
+			return "in no function";
+		if (named && !f->plumbing) {
+			s->site_addr = w->pc - bias;
+			snprintf(s->site, sizeof(s->site), "%.40s (%.16s+%#lx)", mod->names + f->name,
+				 m->name, w->pc - bias);
+			return NULL;
+		}
+		if ((why = step(w, bias)))
+			return why;
+	}
+	return "too many frames";
 }
 
 void site_name(const struct call *c, const struct site_module *m,
 	       const struct site_module *prog, struct emd_rec_slot *s)
 {
-	static const char *const why[] = {"too many symbols", "no symbols", "no caller found"};
+	static __thread struct walk w;
 	unsigned long ip = (unsigned long)c->req->data.instruction_pointer, addr;
-	int named;
+	const char *why;
+	char tail[56], at[20];
+	int unwinding = 1;
+	size_t n;
 
 	if (!m->inode) {
 		snprintf(s->site, sizeof(s->site), "? (system call outside any file: the vDSO)");
 		return;
 	}
-	if (symbols_of(s->pid, m) > 0 && first_caller(c->req->pid, m, s))
+	w = (struct walk){.pid = s->pid, .tid = c->req->pid, .in = {m, prog->inode ? prog : NULL},
+			  .sp = stack_pointer(c->req->pid), .pc = ip};
+	why = w.sp ? walk(&w, s, &unwinding) : "no stack pointer";
+	if (!why)
 		return;
-	if (prog->inode && symbols_of(s->pid, prog) > 0 && first_caller(c->req->pid, prog, s))
-		return;
-	named = symbols_of(s->pid, m);
-	addr = ip - (named > 0 && mod->exec ? 0 : m->base);
+	addr = ip - (m->exec ? 0 : m->base);
 	s->site_addr = addr;
-	snprintf(s->site, sizeof(s->site), "%.24s+%#lx (system call: %s)", m->name, addr,
-		 why[named + 1]);
+	/* The reason whole (each is short), the module's name cut to fit */
+	snprintf(tail, sizeof(tail), " (system call: %s%s)", unwinding ? "not unwound: " : "", why);
+	snprintf(at, sizeof(at), "+%#lx", addr);
+	n = strnlen(m->name, sizeof(m->name));
+	if (n > sizeof(s->site) - 1 - strlen(tail) - strlen(at))
+		n = sizeof(s->site) - 1 - strlen(tail) - strlen(at); /* >= 5: sizes below */
+	memcpy(s->site, m->name, n);
+	memcpy(s->site + n, at, strlen(at));
+	memcpy(s->site + n + strlen(at), tail, strlen(tail) + 1);
 }

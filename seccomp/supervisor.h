@@ -216,13 +216,16 @@ extern const struct policy crash_policy; /* crash.c: crashtest's */
 
 /* site.c: the module that holds a call's system call instruction, and
  * the program's own if that is another (from the caller's maps: extent,
- * load bias, name); the call site, the function of the program that
+ * load bias, name, file); the call site, the function of the program that
  * asked, into s->site (s->pid set). */
 struct site_module {
 	unsigned long inode, lo, hi, base;
+	unsigned long long dev;
 	char name[48], file[40];
+	char path[256];   /* the maps' path of its file, "" if too long */
 	long long key[5]; /* its file as site.c knows a module's (statx), */
 	int keyed;        /* taken when the module was found */
+	int exec;         /* ET_EXEC: its addresses are not moved (no bias) */
 };
 void site_module(pid_t pid, unsigned long ip, struct site_module *m, struct site_module *prog);
 void site_name(const struct call *c, const struct site_module *m,

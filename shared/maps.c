@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* A line's fields; 0 if it is not one of the kernel's. */
@@ -28,6 +29,8 @@ static int parse(char *line, struct emd_map *m)
 			memcpy(m->perms, p, strnlen(p, 4));
 		if (field == 1)
 			m->offset = strtoul(p, NULL, 16);
+		if (field == 2) /* "major:minor", in hex */
+			m->dev = makedev(strtoul(p, &end, 16), *end == ':' ? strtoul(end + 1, NULL, 16) : 0);
 		if (field == 3)
 			m->inode = strtoul(p, NULL, 10);
 		while (*p && *p != ' ')

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* symbols.c -- the supervisor's reading of a module's symbols
- * (seccomp/site.c, built into this program with its allocations counted),
+ * and unwind tables (seccomp/site.c, cfi.c and pclntab.c, built into this
+ * program with their allocations counted),
  * for tests/py/test_syncstat_site_symbols.py.
  * Usage: symbols FILE...: each FILE's symbols read by a thread of its own,
  * which then leaves, as a supervisor's worker does; for each, a line
@@ -60,9 +61,18 @@ static void counted_free(void *p)
 #define realloc counted_realloc
 #define free counted_free
 #include "../../seccomp/site.c"
+#include "../../seccomp/cfi.c"
+#include "../../seccomp/pclntab.c"
 #undef malloc
 #undef realloc
 #undef free
+
+/* No caller's memory is read here. */
+int read_theirs(pid_t pid, unsigned long addr, void *out, size_t size, int string)
+{
+	(void)pid, (void)addr, (void)out, (void)size, (void)string;
+	return -1;
+}
 
 int open_proc(pid_t pid, const char *name)
 {
