@@ -205,8 +205,10 @@ static int fde_at(const struct cfi *c, size_t at, struct cfi_fde *f, struct cie 
 	*next = k.end;
 	if (id == 0 || id > id_at)
 		return 0; /* a CIE, or a pointer before the section */
-	if (*cie_seen != id_at - id && read_cie(c, id_at - id, e) != 0)
+	if (*cie_seen != id_at - id && read_cie(c, id_at - id, e) != 0) {
+		*cie_seen = (size_t)-1; /* e is not that CIE's any more */
 		return 0;
+	}
 	*cie_seen = id_at - id;
 	f->at = at;
 	return read_fde(&k, e, f, &insns) == 0 && f->hi > f->lo;

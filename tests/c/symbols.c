@@ -5,7 +5,9 @@
  * for tests/py/test_syncstat_site_symbols.py.
  * Usage: symbols FILE...: each FILE's symbols read by a thread of its own,
  * which then leaves, as a supervisor's worker does; for each, a line
- * "FILE: N functions, too many T, peak B" (B: the most bytes allocated at
+ * "FILE: N functions, too many T, rows R, peak B" (R: the frames' rules
+ * had at three addresses of each unwind entry, two of each Go function;
+ * B: the most bytes allocated at
  * once while reading it), then "live L" (bytes still allocated once every
  * thread left: 0, or something leaked). */
 #define _GNU_SOURCE 1
@@ -84,10 +86,30 @@ int open_proc(pid_t pid, const char *name)
 
 struct job {
 	const char *file;
-	size_t n;
+	size_t n, rows;
 	int too_many;
 	size_t peak;
 };
+
+/* The rules at the first, a middle and the last address of each unwind
+ * entry and each function of the module read: how many were had (the
+ * readers of the tables walked over whatever the file holds). */
+static size_t rows(void)
+{
+	struct unwind_row r;
+	size_t had = 0;
+
+	for (size_t i = 0; mod->has_cfi && i < mod->cfi.n; i++) {
+		const struct cfi_fde *f = &mod->cfi.fdes[i];
+
+		had += !cfi_row(&mod->cfi, f->lo, &r) + !cfi_row(&mod->cfi, f->lo + (f->hi - f->lo) / 2, &r) +
+		       !cfi_row(&mod->cfi, f->hi - 1, &r);
+	}
+	for (size_t i = 0; mod->go && i < mod->n; i++)
+		had += !pcln_row(&mod->pcln, mod->syms[i].lo, &r) +
+		       !pcln_row(&mod->pcln, mod->syms[i].hi - 1, &r);
+	return had;
+}
 
 static void *read_one(void *arg)
 {
@@ -103,6 +125,7 @@ static void *read_one(void *arg)
 	load(fd, &k);
 	close(fd);
 	j->n = mod->n;
+	j->rows = rows();
 	j->too_many = mod->too_many;
 	j->peak = peak;
 	return NULL;
@@ -111,12 +134,13 @@ static void *read_one(void *arg)
 int main(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
-		struct job j = {argv[i], 0, 0, 0};
+		struct job j = {argv[i], 0, 0, 0, 0};
 		pthread_t t;
 
 		if (pthread_create(&t, NULL, read_one, &j) != 0 || pthread_join(t, NULL) != 0)
 			return 2;
-		printf("%s: %zu functions, too many %d, peak %zu\n", j.file, j.n, j.too_many, j.peak);
+		printf("%s: %zu functions, too many %d, rows %zu, peak %zu\n", j.file, j.n, j.too_many,
+		       j.rows, j.peak);
 	}
 	printf("live %zu\n", live);
 	return 0;

@@ -3,9 +3,13 @@
 of their module found by the build id recorded at run time: a program built
 with -g; a stripped copy, named only once its debug file is installed under
 /usr/lib/debug/.build-id (after the run: the report reads the kept
-records); a forged module path (a FIFO) is never opened."""
+records); a forged module path (a FIFO) is never opened.  And the unwind
+tables the supervisor walks a static program's stack with, crafted: the
+calls are counted and named or said why not, and the supervisor lives on
+(here because this file runs under ASan and UBSan in CI too)."""
 import json
 import os
+import random
 import re
 import shutil
 import struct
@@ -15,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cmdline, require
+from conftest import TESTS, cmdline, require
 from helpers import HEADER, REC_VERSION, SYNCSTAT
 
 SOURCE = r'''
@@ -137,3 +141,72 @@ def test_a_module_others_can_write_is_not_read(program, tmp_path):
     program.chmod(0o777)
     syncstat("report", f"--json={tmp_path}/open.json", keep)
     assert sites(tmp_path / "open.json")[0]["function"] is None
+
+
+# The supervisor's unwind tables, crafted: a static program's .eh_frame with
+# bytes changed at random (lengths, CIE pointers, encodings, instructions:
+# an advance past the table, remembered states past its bound), and a
+# .gopclntab of random function records added to it, which makes it a Go
+# module to the supervisor (frame sizes, flags, tables of values past the
+# section).
+DRIVER = TESTS / "fsyncthen-static"
+N = 3
+
+
+def section(elf, name):
+    """(file offset, size) of section `name` of elf."""
+    for line in subprocess.run(["readelf", "-SW", elf], capture_output=True, text=True,
+                               check=True).stdout.splitlines():
+        f = line.replace("[ ", "[").split()
+        if len(f) > 5 and f[1] == name:
+            return int(f[4], 16), int(f[5], 16)
+    raise AssertionError(f"{elf}: no {name}")
+
+
+def hostile_unwind(how, seed, tmp_path):
+    """DRIVER with its unwind tables made hostile, at tmp_path/hostile: 4,
+    8, 16 or 32 bytes of its .eh_frame changed (more, and the first length
+    changed ends the table); or a .gopclntab added whose function table
+    covers the program's text in order, each record, frame size table and
+    flag random."""
+    rng = random.Random(seed)
+    out = tmp_path / "hostile"
+    if how == "eh_frame":
+        data = bytearray(DRIVER.read_bytes())
+        off, size = section(DRIVER, ".eh_frame")
+        for _ in range(4 << seed):
+            data[off + rng.randrange(size)] = rng.choice([0, 0x0a, 0x0b, 0x0f, 0x40, 0x7f, 0xff,
+                                                          rng.randrange(256)])
+        out.write_bytes(bytes(data))
+    else:
+        nfunc, size = 512, 1 << 16
+        entries = sorted(rng.sample(range(0x80000), nfunc + 1))
+        head = struct.pack("<IBBBB8Q", 0xFFFFFFF1, 0, 0, 1, 8, nfunc, 0, 0x401000, 72, 0, 0, 72,
+                           72)
+        table = b"".join(struct.pack("<II", e, rng.randrange(size)) for e in entries)
+        table += bytes(rng.randrange(256) for _ in range(size))
+        (tmp_path / "pcln").write_bytes(head + table)
+        subprocess.run([require("objcopy"), "--add-section",
+                        f".gopclntab={tmp_path / 'pcln'}", DRIVER, out], check=True)
+    out.chmod(0o755)
+    return out
+
+
+@pytest.mark.parametrize("how", ["eh_frame", "gopclntab"])
+@pytest.mark.parametrize("seed", range(4))
+def test_hostile_unwind_tables(how, seed, tmp_path):
+    """Each crafted program fsyncs as natively under syncstat, its sites
+    named or said why not; a sound program after it in the same tree (the
+    same supervisor) is named: the supervisor read the tables within their
+    bounds and lives on."""
+    prog = hostile_unwind(how, seed, tmp_path)
+    native = subprocess.run([prog, tmp_path / "f", str(N)], capture_output=True, timeout=60)
+    assert native.returncode == 0, "native control: the crafted program runs"
+    out = tmp_path / "r.json"
+    cmd = [SYNCSTAT, f"--json={out}", "-o", "/dev/null", "--", DRIVER, tmp_path / "f", "0",
+           "run", prog, str(N), "run", DRIVER, str(N)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, cmdline(cmd) + r.stderr
+    got = {s["site"]: s["count"] for s in json.loads(out.read_text())["sites"]}
+    assert sum(got.values()) == 2 * N, cmdline(cmd) + json.dumps(got)
+    assert got.get(next((s for s in got if s.startswith("ask_here (")), ""), 0) >= N, got
