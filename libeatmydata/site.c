@@ -138,19 +138,18 @@ static int module_name(const void *pc, uintptr_t bias, char name[MODULE_NAME], c
 	return 1;
 }
 
-/* "module+0xoffset symbol", as the report shows it without debug
- * information: the offset from the module's first mapping (dladdr's
- * base), the nearest exported symbol. */
-static void site_text(const void *pc, const char *module, char *out, size_t size)
+/* "module+0xaddress symbol", as the report shows it without debug
+ * information: the address as linked (the load bias taken off: what the
+ * supervisor says of a static program, what objdump and addr2line take),
+ * not dladdr's offset from the first mapping, which differs for a program
+ * not built position-independent; the nearest exported symbol. */
+static void site_text(const void *pc, uintptr_t bias, const char *module, char *out, size_t size)
 {
 	Dl_info info;
+	int named = dladdr(pc, &info) && info.dli_sname;
 
-	if (dladdr(pc, &info) && info.dli_fbase)
-		snprintf(out, size, "%s+%#lx%s%s", module,
-			 (unsigned long)((const char *)pc - (const char *)info.dli_fbase),
-			 info.dli_sname ? " " : "", info.dli_sname ? info.dli_sname : "");
-	else
-		snprintf(out, size, "%p", pc);
+	snprintf(out, size, "%s+%#lx%s%s", module, (unsigned long)((uintptr_t)pc - bias),
+		 named ? " " : "", named ? info.dli_sname : "");
 }
 
 #define CACHED 8
@@ -179,7 +178,7 @@ void emd_site(const void *pc, struct emd_rec_slot *s)
 		}
 	if (dl_iterate_phdr(holding, &m)) {
 		first = module_name(pc, m.bias, name, path, sizeof(path));
-		site_text(pc, name, s->site, sizeof(s->site));
+		site_text(pc, m.bias, name, s->site, sizeof(s->site));
 		build_id(&m, s);
 		s->site_addr = m.pc - m.bias;
 		if (first)

@@ -29,11 +29,11 @@ STRACE_FRAME = re.compile(r"^ > (\S+?)\((\S*?)\) \[0x([0-9a-f]+)\]$")
 PLUMBING = ("libc.so.6", "libeatmydata.so")
 
 
-def strace_stacks(path):
+def strace_stacks(path, lines=None):
     """[(call, [(module's file name, function, address)])] from strace -k's
     output at path: each call with its stack, printed when it returns (a
     call's line, or its "<... call resumed>"); a signal's stack has no
-    call (None)."""
+    call (None).  With `lines`, a list, each call's line is put there."""
     stacks = []
     for line in Path(path).read_text().splitlines():
         frame = STRACE_FRAME.match(line)
@@ -42,6 +42,8 @@ def strace_stacks(path):
         elif "<unfinished ...>" not in line:
             m = re.match(r"^\d+ +(?:<\.\.\. )?(\w+)(?:\(| resumed>)", line)
             stacks.append((m[1] if m else None, []))
+            if lines is not None:
+                lines.append(line)
     return stacks
 
 
@@ -124,7 +126,8 @@ def test_postgres_sites_are_its_own_file_and_addresses(shared_lib, pg_dir):
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd="/tmp")
     assert r.returncode == 0, cmdline(cmd) + r.stderr
     ours = syncstat_sites(d / "r.json")
-    kernel = strace_sites(d / "strace", ("fsync", "fdatasync", "sync_file_range"))
+    kernel = collections.Counter({(m, linked(bin_dir / m, a)): n for (m, a), n in strace_sites(
+        d / "strace", ("fsync", "fdatasync", "sync_file_range")).items()})
     assert {m for m, _ in ours} == {"postgres"}, ours
     assert ours == kernel and sum(ours.values()) > 20, (ours, kernel)
 
@@ -247,6 +250,36 @@ def test_static_c_sites_are_the_kernels(c_programs, tmp_path):
     kernel = program_frames(stacks, prog, {"openat": "open_it", "fsync": "save_it"})
     assert sorted(n for _, n, _ in kernel) == ["open_it", "save_it"], kernel
     assert {f"{n} ({prog.name}+{a:#x})" for _, n, a in kernel} == set(sites), (cmd, sites, kernel)
+
+
+@pytest.mark.parametrize("pie", ["-pie", "-no-pie"])
+def test_dynamic_c_sites_are_the_kernels(pie, tmp_path):
+    """The same program, dynamic (the library names its sites): the O_SYNC
+    open, the write on it and the fsync each at the function and address
+    as linked that strace -k finds first above the C library (and the
+    library's wrapper) -- for a program not built position-independent
+    too, whose addresses dladdr counted from its first mapping."""
+    (tmp_path / "sites.c").write_text(C_SOURCE)
+    prog = tmp_path / "sites"
+    subprocess.run([require("gcc"), "-O2", "-g", pie, "-o", prog, tmp_path / "sites.c"],
+                   check=True)
+    full = [require("strace"), "-f", "-k", "-o", tmp_path / "strace", "-e",
+            "trace=openat,write,fsync", SYNCSTAT, f"--json={tmp_path}/r.json", "-o",
+            tmp_path / "r.txt", "--", prog, tmp_path / "f"]
+    r = subprocess.run(full, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, cmdline(full) + r.stderr
+    lines = []
+    stacks = strace_stacks(tmp_path / "strace", lines)
+    kernel = collections.Counter()
+    for line, (call, frames) in zip(lines, stacks):
+        mine = [f for f in frames if f[0] not in PLUMBING]
+        if call and mine and mine[0][0] == prog.name and (
+                "O_SYNC" in line or re.search(r"^\d+ +(write|fsync)\(3\b", line)):
+            kernel[(call, mine[0][1].split("+")[0], linked(prog, mine[0][2]))] += 1
+    assert sorted(n for _, n, _ in kernel) == ["main", "open_it", "save_it"], kernel
+    ours = syncstat_sites(tmp_path / "r.json")
+    assert ours == collections.Counter({(prog.name, a): 1 for _, _, a in kernel}), \
+        (cmdline(full), ours, kernel)
 
 
 def test_go_site_is_the_kernels(go_commit, tmp_path):
