@@ -401,7 +401,7 @@ const char *cfi_row(const struct cfi *c, uint64_t pc, struct unwind_row *row)
 	size_t id_at, insns;
 
 	if (!f)
-		return "no unwind entry";
+		return NO_ENTRY;
 	if (!entry(c, f->at, &k, &id, &id_at) || read_cie(c, id_at - id, &e) != 0)
 		return "unwind entry not read";
 	if (e.signal)

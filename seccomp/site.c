@@ -749,7 +749,7 @@ static const char *rules_at(unsigned long vaddr, struct unwind_row *r)
 		else if (mod->has_cfi)
 			k->why = cfi_row(&mod->cfi, vaddr, &k->rules);
 		else
-			k->why = "no unwind table";
+			k->why = NO_TABLE;
 	}
 	*r = k->rules;
 	return k->why;
@@ -834,6 +834,41 @@ static const char *walk(struct walk *w, struct emd_rec_slot *s, int *unwinding)
 	return "too many frames";
 }
 
+/* Where a module has no table to unwind by (musl's C library is built
+ * without one), a guess, said to be one: the first word on the stack from
+ * where the walk stopped that is an address just past the start of a
+ * function of the program's own (a return address, or a stale one: hence
+ * the guess); 1 if one was found, named into s. */
+static int guess(struct walk *w, const char *why, struct emd_rec_slot *s)
+{
+	const struct site_module *m;
+	const struct sym *f;
+	unsigned long word, bias, from = w->sp;
+	char text[128];
+	size_t n;
+	int named;
+
+	for (unsigned long at = from; at - from < STACK_BYTES; at += sizeof(word)) {
+		if (stack_word(w, at, &word) != 0)
+			return 0;
+		w->pc = word;
+		if (!(m = enter(w, &named)) || named <= 0)
+			continue;
+		bias = mod->exec ? 0 : m->base;
+		if (word - bias == 0 || !(f = function_at(word - bias - 1)) || f->plumbing ||
+		    function_at(word - bias) != f)
+			continue;
+		s->site_addr = word - bias;
+		snprintf(text, sizeof(text), "%.30s? (%.16s+%#lx, a guess: %s)", mod->names + f->name,
+			 m->name, word - bias, why);
+		n = strnlen(text, sizeof(s->site) - 1); /* whole but for the longest */
+		memcpy(s->site, text, n);
+		s->site[n] = '\0';
+		return 1;
+	}
+	return 0;
+}
+
 void site_name(const struct call *c, const struct site_module *m,
 	       const struct site_module *prog, struct emd_rec_slot *s)
 {
@@ -851,7 +886,8 @@ void site_name(const struct call *c, const struct site_module *m,
 	w = (struct walk){.pid = s->pid, .tid = c->req->pid, .in = {m, prog->inode ? prog : NULL},
 			  .sp = stack_pointer(c->req->pid), .pc = ip};
 	why = w.sp ? walk(&w, s, &unwinding) : "no stack pointer";
-	if (!why)
+	if (!why || (unwinding && (!strcmp(why, NO_TABLE) || !strcmp(why, NO_ENTRY)) &&
+		     guess(&w, why, s)))
 		return;
 	addr = ip - (m->exec ? 0 : m->base);
 	s->site_addr = addr;

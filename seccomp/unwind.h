@@ -48,6 +48,10 @@ struct cfi {
 	size_t n;
 };
 
+/* The reasons a frame has no rules that leave only a guess (site.c). */
+#define NO_TABLE "no unwind table"
+#define NO_ENTRY "no unwind entry"
+
 /* Index the section's FDEs (at most max of them); 0, or -1 when the index
  * cannot be had (memory, past max). */
 int cfi_index(struct cfi *c, size_t max);
