@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, cmdline, require, tool
+from conftest import cmdline, go_build, require
 from helpers import SYNCSTAT
 
 STRACE_FRAME = re.compile(r"^ > (\S+?)\((\S*?)\) \[0x([0-9a-f]+)\]$")
@@ -196,23 +196,10 @@ def c_programs(tmp_path_factory):
     return progs
 
 
-def go_built(tmp_path_factory, src):
-    """tests/go/src, built static, in a directory all may read."""
-    go = tool("go")
-    if not go:
-        pytest.fail("go is not installed (.ci/run installs it)")
-    d = tmp_path_factory.mktemp("sites-go")
-    exe = d / Path(src).stem
-    subprocess.run([go, "build", "-o", exe, ROOT / "tests" / "go" / src], check=True, timeout=600,
-                   env=dict(os.environ, CGO_ENABLED="0", GOCACHE=str(d / "cache"),
-                            GOPATH=str(d / "gopath"), GOFLAGS="-mod=mod"))
-    d.chmod(0o755)
-    return exe
-
-
 @pytest.fixture(scope="module")
 def go_commit(tmp_path_factory):
-    return go_built(tmp_path_factory, "commit.go")
+    """tests/go/commit.go, static."""
+    return go_build(tmp_path_factory, "commit.go", "commit")
 
 
 def traced(cmd, d):
@@ -282,6 +269,7 @@ def test_dynamic_c_sites_are_the_kernels(pie, tmp_path):
         (cmdline(full), ours, kernel)
 
 
+@pytest.mark.go
 def test_go_site_is_the_kernels(go_commit, tmp_path):
     """A Go program fsyncs from main.commit right after a deeper call left
     its return addresses on the stack: the site is main.commit at the
