@@ -150,7 +150,7 @@ static uint32_t commit_reach(const struct sweep *s, uint32_t n, int data, uint32
 {
 	const struct run_model *m = s->m;
 
-	if (m->t->node[n].type == NODE_DIR && m->model == MODEL_EXT4_ORDERED)
+	if (m->t->node[n].type == NODE_DIR && model_is_ext4(m->model))
 		return at + 1; /* ext4_sync_file: a forced commit */
 	return data ? s->last_data[n] : s->last_sync[n];
 }

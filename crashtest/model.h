@@ -18,8 +18,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum model { MODEL_POSIX, MODEL_EXT4_ORDERED, MODEL_XFS, NMODELS };
+/* ext4-noauto_da_alloc is ext4-ordered without auto_da_alloc's rule: a
+ * mount option, and the control that says which verdicts hold only by it. */
+enum model { MODEL_POSIX, MODEL_EXT4_ORDERED, MODEL_XFS, MODEL_EXT4_NOADA, NMODELS };
 extern const char *const model_names[NMODELS];
+
+static inline int model_is_ext4(enum model m)
+{
+	return m == MODEL_EXT4_ORDERED || m == MODEL_EXT4_NOADA;
+}
+
+/* The unit of persistence, every model's: a disk writes a sector (512
+ * bytes, the smallest logical block) as it was at one moment of its write
+ * history, or not at all; a write tears only at a sector's edge. */
+#define SECTOR 512
 
 #define NEVER UINT32_MAX
 
@@ -28,7 +40,9 @@ enum {
 	R_CHANGE = 1,  /* changes the tree: a write, a name... */
 	R_META = 2,    /* journaled metadata: names, truncations (ext4, xfs) */
 	R_APPEND = 4,  /* a write past the file's end */
-	R_PAGE = 16,   /* a write of more than one page: it may tear */
+	R_ADA = 8,     /* a rename over an existing name: ext4's auto_da_alloc
+	                * starts writing the renamed file's data back */
+	R_TORN = 16,   /* a write over more than one sector: it may tear */
 };
 
 struct run_model {
@@ -95,7 +109,8 @@ enum {
 	CLASS_ALONE = 16,   /* one alone */
 	CLASS_TORN = 32,    /* a write of several pages kept in part */
 	CLASS_JOURNAL = 64, /* each prefix of the journal's metadata */
-	CLASS_ALL = 127
+	CLASS_PAIR = 128,   /* posix: two writes kept, the rest lost */
+	CLASS_ALL = 255
 };
 
 /* The states of the crash point right after record `rec` (NEVER: before

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-const char *const model_names[NMODELS] = {"posix", "ext4-ordered", "xfs"};
+const char *const model_names[NMODELS] = {"posix", "ext4-ordered", "xfs", "ext4-noauto_da_alloc"};
 
 /* inode -> node, open addressing. */
 struct inodes {
@@ -122,8 +122,8 @@ static void data_record(struct resolving *r, uint32_t i, const struct rec *x)
 		m->flags[i] |= R_META;
 	if (x->h.kind == CT_WRITE && x->h.off >= 0 && (int64_t)end > x->h.size)
 		m->flags[i] |= R_APPEND;
-	if (x->h.kind == CT_WRITE && x->h.len > 0 && (end - 1) / 4096 > (uint64_t)x->h.off / 4096)
-		m->flags[i] |= R_PAGE;
+	if (x->h.kind == CT_WRITE && x->h.len > 0 && (end - 1) / SECTOR > (uint64_t)x->h.off / SECTOR)
+		m->flags[i] |= R_TORN;
 	add_data(m->t, n, i);
 }
 
@@ -175,6 +175,9 @@ static void renamed(struct resolving *r, uint32_t i, const struct rec *x)
 		return model_unknown_at(m, i, "an entry the run did not see made was renamed");
 	m->other[i] = x->h.off ? file_of(r, x->h.dev, (uint64_t)x->h.off) : 0;
 	m->flags[i] |= R_CHANGE | R_META;
+	/* ext4_rename: the target existed (new.inode), not an exchange. */
+	if (x->h.off && !(x->h.flags & CT_F_EXCHANGE) && m->t->node[m->node[i]].type == NODE_FILE)
+		m->flags[i] |= R_ADA;
 	m->maker[i] = tree_get(&r->entries, m->dir[i], x->name);
 	tree_set(&r->entries, m->dir[i], x->name, x->h.flags & CT_F_EXCHANGE ? i + 1 : 0);
 	tree_set(&r->entries, m->dir2[i], x->name2, i + 1);

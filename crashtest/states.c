@@ -4,38 +4,20 @@
  *
  * The subsets built: none of U (all lost), all of U (what the page cache
  * held), each prefix of U, U without one change, one change alone, a write
- * of several pages kept in part (after the changes before it), and, for a
- * journaling file system, each prefix of its uncommitted metadata with and
- * without the unsynced data.  Each subset is closed under what the model
- * says cannot happen apart: a name is removed or moved only after it was
- * made; a journal commits its metadata in order, and a write past a file's
- * end lands with the metadata before it.  Past `bound` subsets, a seeded
- * sample is built, always with all lost and all kept.
+ * of several sectors kept in part (after the changes before it), under
+ * posix each pair of writes alone, and, for a journaling file system, each
+ * prefix of its uncommitted metadata with and without the unsynced data.
+ * Each subset is closed under what cannot happen apart (closure.c).  Past
+ * `bound` subsets, a seeded sample is built, always with all lost and all
+ * kept.
  */
 #define _GNU_SOURCE 1
-#include "crashtest/model.h"
+#include "crashtest/states.h"
 #include "common/common.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* One subset to build: its class and its parameters. */
-struct candidate {
-	int class;
-	uint32_t a;   /* a change's place in U, or a prefix's length */
-	uint64_t b;   /* torn: bytes kept; journal: with data */
-};
-
-struct building {
-	const struct run_model *m;
-	struct point_states *ps;
-	struct candidate *c;
-	size_t nc, capc;
-	int classes;
-	uint32_t *meta; /* places in U of the uncommitted metadata */
-	size_t nmeta;
-};
 
 static void candidate(struct building *b, int class, uint32_t a, uint64_t x)
 {
@@ -47,22 +29,76 @@ static void candidate(struct building *b, int class, uint32_t a, uint64_t x)
 	b->c[b->nc++] = (struct candidate){class, a, x};
 }
 
-/* The cuts of a torn write at page boundaries: at most three of them. */
+/* The cuts of a torn write at sector boundaries: at most three of them. */
 static void torn_candidates(struct building *b, uint32_t u)
 {
 	const struct rec *r = &b->m->j->r[b->ps->u[u]];
-	uint64_t first = ((uint64_t)r->h.off / 4096 + 1) * 4096 - (uint64_t)r->h.off;
-	uint64_t pages = ((uint64_t)r->h.off + r->h.len - 1) / 4096 - (uint64_t)r->h.off / 4096;
-	uint64_t picks[3] = {first, first + (pages - 1) / 2 * 4096, first + (pages - 1) * 4096};
+	uint64_t first = ((uint64_t)r->h.off / SECTOR + 1) * SECTOR - (uint64_t)r->h.off;
+	uint64_t cuts = ((uint64_t)r->h.off + r->h.len - 1) / SECTOR - (uint64_t)r->h.off / SECTOR;
+	uint64_t picks[3] = {first, first + (cuts - 1) / 2 * SECTOR, first + (cuts - 1) * SECTOR};
 
 	for (int k = 0; k < 3; k++)
 		if (picks[k] < r->h.len && (k == 0 || picks[k] != picks[k - 1]))
 			candidate(b, CLASS_TORN, u, picks[k]);
 }
 
-static void enumerate(struct building *b, int classes)
+static uint64_t next_random(uint64_t *state)
 {
-	size_t nu = b->ps->nu;
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static int by_value(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* posix: each pair of unsynced writes kept, the rest lost (LazyFS's
+ * torn-seq), in what room the bound leaves; past it, pairs drawn with the
+ * seed.  Returns how many pairs there are in all. */
+static uint64_t pair_candidates(struct building *b, size_t bound, uint64_t seed)
+{
+	uint32_t *w = malloc((b->ps->nu + 1) * sizeof(*w)), nw = 0;
+	uint64_t pairs, room = bound > b->nc ? bound - b->nc : 0, *pick, n = 0;
+	uint64_t state = seed ^ b->ps->rec ^ 0x70616972ULL;
+
+	if (!w)
+		die("out of memory");
+	for (uint32_t u = 0; u < b->ps->nu; u++)
+		if (b->m->j->r[b->ps->u[u]].h.kind == CT_WRITE)
+			w[nw++] = u;
+	pairs = (uint64_t)nw * (nw ? nw - 1 : 0) / 2;
+	if (!(pick = malloc((room < pairs ? room : pairs) * sizeof(*pick) + 1)))
+		die("out of memory");
+	for (uint32_t i = 0; pairs <= room && i < nw; i++)
+		for (uint32_t j = i + 1; j < nw; j++)
+			pick[n++] = (uint64_t)i * nw + j;
+	for (; pairs > room && n < room; n++) {
+		uint64_t i = next_random(&state) % nw, j = next_random(&state) % (nw - 1);
+
+		j += j >= i;
+		pick[n] = i < j ? i * nw + j : j * nw + i;
+	}
+	qsort(pick, n, sizeof(*pick), by_value);
+	for (uint64_t k = 0; k < n; k++)
+		if (!k || pick[k] != pick[k - 1])
+			candidate(b, CLASS_PAIR, w[pick[k] / nw], w[pick[k] % nw]);
+	free(pick);
+	free(w);
+	return pairs;
+}
+
+/* Every candidate the classes asked for; how many the model allows in all
+ * (the pairs not drawn too). */
+static size_t enumerate(struct building *b, int classes, size_t bound, uint64_t seed)
+{
+	size_t nu = b->ps->nu, before;
+	uint64_t pairs = 0;
 
 	b->classes = classes;
 	candidate(b, CLASS_LOST, 0, 0);
@@ -75,28 +111,16 @@ static void enumerate(struct building *b, int classes)
 	for (uint32_t u = 0; nu > 1 && u < nu; u++)
 		candidate(b, CLASS_ALONE, u, 0);
 	for (uint32_t u = 0; (classes & CLASS_TORN) && u < nu; u++)
-		if (b->m->flags[b->ps->u[u]] & R_PAGE)
+		if (b->m->flags[b->ps->u[u]] & R_TORN)
 			torn_candidates(b, u);
 	for (uint32_t k = 0; b->m->model != MODEL_POSIX && k <= b->nmeta; k++) {
 		candidate(b, CLASS_JOURNAL, k, 0);
 		candidate(b, CLASS_JOURNAL, k, 1);
 	}
-}
-
-/* The place of record rec in U, or -1. */
-static long place(const struct point_states *ps, uint32_t rec)
-{
-	size_t lo = 0, hi = ps->nu;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (ps->u[mid] < rec)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < ps->nu && ps->u[lo] == rec ? (long)lo : -1;
+	before = b->nc;
+	if (b->m->model == MODEL_POSIX && (classes & CLASS_PAIR))
+		pairs = pair_candidates(b, bound, seed);
+	return before + (size_t)pairs;
 }
 
 /* The subset of candidate c, before its closure. */
@@ -107,7 +131,8 @@ static void subset(const struct building *b, const struct candidate *c, struct s
 	for (size_t u = 0; u < nu; u++) {
 		int in = c->class == CLASS_KEPT || (c->class == CLASS_PREFIX && u < c->a) ||
 			 (c->class == CLASS_OMIT && u != c->a) || (c->class == CLASS_ALONE && u == c->a) ||
-			 (c->class == CLASS_TORN && u < c->a);
+			 (c->class == CLASS_TORN && u < c->a) ||
+			 (c->class == CLASS_PAIR && (u == c->a || u == c->b));
 
 		s->in[u] = (uint8_t)in;
 	}
@@ -126,47 +151,6 @@ static void subset(const struct building *b, const struct candidate *c, struct s
 			    (u < cut || !(b->m->flags[b->ps->u[u]] & R_APPEND)))
 				s->in[u] = 1;
 	}
-}
-
-/* A journal commits its metadata in order: a metadata change kept keeps
- * those before it, and a write past a file's end (allocated, its size
- * updated, in some later commit) keeps the metadata before it. */
-static void in_order(const struct building *b, struct state *s)
-{
-	const struct run_model *m = b->m;
-	const struct point_states *ps = b->ps;
-	long meta = -1, append = -1;
-
-	for (size_t u = 0; u < ps->nu; u++) {
-		if (s->in[u] && (m->flags[ps->u[u]] & R_META))
-			meta = (long)u;
-		if (s->in[u] && (m->flags[ps->u[u]] & R_APPEND))
-			append = (long)u;
-	}
-	for (size_t k = 0; k < b->nmeta; k++)
-		if ((long)b->meta[k] <= meta || (long)b->meta[k] < append)
-			s->in[b->meta[k]] = 1;
-}
-
-/* A name is removed or moved only after the change that made it. */
-static void makers(const struct building *b, struct state *s)
-{
-	const struct run_model *m = b->m;
-	const struct point_states *ps = b->ps;
-
-	for (size_t u = ps->nu; u-- > 0;) {
-		long p = s->in[u] && m->maker[ps->u[u]] ? place(ps, m->maker[ps->u[u]] - 1) : -1;
-
-		if (p >= 0)
-			s->in[p] = 1;
-	}
-}
-
-static void closure(const struct building *b, struct state *s)
-{
-	if (b->m->model != MODEL_POSIX)
-		in_order(b, s);
-	makers(b, s);
 }
 
 static size_t kept(const struct state *s, size_t nu)
@@ -212,6 +196,9 @@ static char *describe(const struct building *b, const struct candidate *c, const
 	else if (c->class == CLASS_TORN)
 		r = asprintf(&what, "the %u unsynced changes before it kept, then %s torn after %llu bytes",
 			     c->a, ch, (unsigned long long)c->b);
+	else if (c->class == CLASS_PAIR)
+		r = asprintf(&what, "of %zu unsynced changes, only two kept: %s, and %s", nu, ch,
+			     b->m->text[b->ps->u[c->b]] ? b->m->text[b->ps->u[c->b]] : "?");
 	else if (c->class == CLASS_JOURNAL)
 		r = asprintf(&what, "the journal committed %s%s, %s the unsynced data (%zu of %zu "
 			     "changes kept)", c->a ? "up to: " : "no unsynced metadata",
@@ -220,15 +207,6 @@ static char *describe(const struct building *b, const struct candidate *c, const
 	if (r < 0)
 		die("out of memory");
 	return what;
-}
-
-static uint64_t next_random(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
 }
 
 static int by_order(const void *x, const void *y)
@@ -264,7 +242,6 @@ static void sample(struct building *b, size_t bound, uint64_t seed)
 		b->c[i] = b->c[j];
 		b->c[j] = t;
 	}
-	b->ps->cut = b->nc > bound;
 	if (b->nc > bound)
 		b->nc = bound;
 	if (b->nc)
@@ -308,9 +285,10 @@ void model_states(const struct run_model *m, uint32_t rec, size_t bound, uint64_
 
 	*ps = (struct point_states){.rec = rec};
 	unsynced(&b);
-	enumerate(&b, classes);
-	ps->candidates = b.nc;
+	closure_prepare(&b);
+	ps->candidates = enumerate(&b, classes, bound, seed);
 	sample(&b, bound, seed);
+	ps->cut = ps->candidates > b.nc;
 	if (!(ps->s = calloc(b.nc ? b.nc : 1, sizeof(*ps->s))))
 		die("out of memory");
 	for (size_t i = 0; i < b.nc; i++) {
@@ -320,7 +298,7 @@ void model_states(const struct run_model *m, uint32_t rec, size_t bound, uint64_
 			die("out of memory");
 		s->torn = NEVER;
 		subset(&b, &b.c[i], s);
-		closure(&b, s);
+		closure(&b, b.c[i].class, s);
 		if (seen(ps, s)) {
 			free(s->in);
 			continue;
@@ -330,6 +308,7 @@ void model_states(const struct run_model *m, uint32_t rec, size_t bound, uint64_
 	}
 	free(b.c);
 	free(b.meta);
+	closure_free(&b);
 }
 
 void point_states_free(struct point_states *ps)
@@ -353,7 +332,7 @@ int state_has(const struct run_model *m, const struct point_states *ps, const st
 		return 0;
 	if (m->durable_at[rec] <= ps->rec)
 		return 1;
-	if ((p = place(ps, rec)) < 0 || !s->in[p])
+	if ((p = state_place(ps, rec)) < 0 || !s->in[p])
 		return 0;
 	if (s->torn == rec)
 		*keep = s->keep;

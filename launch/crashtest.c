@@ -71,7 +71,7 @@ static enum model parse_model(const char *arg)
 static int parse_classes(const char *arg)
 {
 	static const char *const names[] = {"lost", "kept", "prefix", "omit", "alone", "torn",
-					    "journal"};
+					    "journal", "pair"};
 	char *copy = strdup(arg), *save = NULL;
 	int classes = 0;
 

@@ -12,14 +12,14 @@ from conftest import TESTS
 from helpers import CRASH, CRASHTEST, CRASHY, PYTHON, REPLACED, SQL, crash_report
 
 crashtest = crash_report
-CLASSES = ["lost", "kept", "prefix", "omit", "alone", "torn", "journal"]
+CLASSES = ["lost", "kept", "prefix", "omit", "alone", "torn", "journal", "pair"]
 
 
 @pytest.fixture
 def files(tmp_path):
     d = tmp_path / "dir"
     d.mkdir()
-    for name in "abcdxy":
+    for name in "abcdexy":
         (d / name).write_text("0")
     (d / "t").write_bytes(b"0" * 8192)
     return d
@@ -39,6 +39,57 @@ def test_each_kind_of_state_catches_what_no_other_does(files, kind):
     others = ",".join(c for c in CLASSES if c != kind)
     status, rest = crashtest(f"--classes={others}", *args)
     assert status == 0, rest.failed()
+
+
+@pytest.mark.parametrize("model", ["posix", "ext4-ordered", "xfs"])
+def test_two_appends_to_one_sector_land_in_order(tmp_path, model):
+    """Two processes append a record each to one log ("rec 1", then "rec
+    11": 13 bytes of one sector) and fsync it.  At the second write, a state
+    keeping it and not the first -- six zero bytes, then "rec 11" -- is no
+    disk's (a sector is written as it was at one moment of its history) and
+    is not built.  Control: the first record padded to 512 bytes puts the
+    second in the next sector, where a crash can keep it alone."""
+    d = tmp_path / "dir"
+    d.mkdir()
+    (d / "log").write_bytes(b"")
+    args = ["--each", "--writes", f"--model={model}",
+            f"--check={PYTHON} {CRASH / 'appenders_check.py'}", d, "--", PYTHON,
+            CRASH / "appenders.py"]
+    status, report = crashtest(*args)
+    assert status == 0, report.failed()
+    status, report = crashtest(*args, "512")
+    assert status == 1, report.verdicts()
+    assert {s["what"] for _, s in report.failed()} == {
+        "all 2 unsynced changes kept but: write log [0, +512)"}, report.failed()
+
+
+# Replace by rename, no fsync, then syncfs: the claim between the two.
+SYNCFS = ("import ctypes, os\n"
+          "fd = os.open('data.tmp', os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)\n"
+          "os.write(fd, b'expected\\n'); os.close(fd)\n"
+          "os.rename('data.tmp', 'data')\n"
+          "print('renamed', flush=True)\n"
+          "ctypes.CDLL(None).syncfs(os.open('.', os.O_RDONLY))\n")
+
+
+@pytest.mark.parametrize("model,status", [("ext4-ordered", 0), ("ext4-noauto_da_alloc", 1),
+                                          ("xfs", 1), ("posix", 1)])
+@pytest.mark.parametrize("program", ["bad", "syncfs"])
+def test_auto_da_alloc_replaces_by_rename_whole(old, model, status, program):
+    """ext4's auto_da_alloc (on by default): a rename over an existing file
+    starts writing the renamed file's data back before the rename's
+    transaction begins (ext4_rename calls ext4_alloc_da_blocks), so a commit
+    that holds the rename holds the data: replacing a file by rename with no
+    fsync is atomic there -- the old contents or the new, never an empty
+    file -- though not durable.  With noauto_da_alloc, on xfs and under
+    posix: an empty file at some point."""
+    command = [CRASHY, "bad", "data", "expected"] if program == "bad" else [PYTHON, "-c", SYNCFS]
+    got, report = crashtest("--each", "--writes", f"--model={model}",
+                            "--check=grep -qx -e old -e expected data", old, "--", *command)
+    assert got == status, report.verdicts()
+    if status:
+        assert {s["what"].rsplit(" [", 1)[0] for _, s in report.failed()} == {
+            "all 3 unsynced changes kept but: write data.tmp"}, report.failed()
 
 
 def test_writes_are_crash_points(old):

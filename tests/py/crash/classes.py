@@ -18,8 +18,8 @@ def make(name):
 
 
 case = sys.argv[1]
-if case in ("lost", "kept", "prefix", "omit", "alone"):
-    for name in "abcd":
+if case in ("lost", "kept", "prefix", "omit", "alone", "pair"):
+    for name in "abcde":
         write(name, b"1")
 elif case == "torn":
     write("t", b"1" * 8192)

@@ -14,13 +14,14 @@ def get(name):
 
 
 case = sys.argv[1]
-ones = "".join(n for n in "abcd" if get(n) == b"1")
+ones = "".join(n for n in "abcde" if get(n) == b"1")
 bad = {
     "lost": ones == "",            # all lost
-    "kept": ones == "abcd",        # all kept
-    "prefix": ones == "ab",        # the first two: a prefix only
-    "omit": ones == "bcd",         # all but the first
+    "kept": ones == "abcde",       # all kept
+    "prefix": ones == "abc",       # the first three: a prefix only
+    "omit": ones == "bcde",        # all but the first
     "alone": ones == "b",          # the second alone
+    "pair": ones == "ac",          # the first and the third alone
     "torn": get("t") not in (b"0" * 8192, b"1" * 8192),
     "journal": (get("A") is not None and get("B") is None and get("C") is None
                 and get("x") == b"1" and get("y") == b"1"),
