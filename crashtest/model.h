@@ -64,6 +64,8 @@ struct run_model {
 	struct problems unknown;   /* for the whole run */
 	struct problems unknown_at; /* from unknown_from on */
 	struct problems unexplored; /* what no state represents */
+	int view; /* another model's view of the same resolution: it owns its
+	           * durable_at and unknowns only */
 };
 
 /* Resolve the journal against the tree of the base: `work_ino[i]` is the
@@ -72,6 +74,12 @@ struct run_model {
 void model_resolve(struct run_model *m, const struct journal *j, struct tree *t, uint64_t dev,
 		   const uint64_t *work_ino, const uint32_t *base_node, size_t nbase);
 void model_durability(struct run_model *m, enum model model);
+
+/* Another model's view of resolution m (after model_name_changes, before
+ * model_durability), freed by model_free; model_view_unknowns copies m's
+ * run-wide unknowns found since. */
+void model_view(struct run_model *v, const struct run_model *m);
+void model_view_unknowns(struct run_model *v, const struct run_model *m);
 
 /* Files changed past the library made durable with no picture of them:
  * the points after are unknown. */

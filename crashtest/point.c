@@ -262,18 +262,19 @@ static void verdict_of(struct run *run, const struct options *o, const struct bu
 
 /* State s of the point: built, checked, its result in p (unless it is one
  * already there). */
-static int one_state(struct run *run, const struct options *o, const struct point_states *ps,
-		     size_t i, struct point_result *p, uint64_t (**seen)[2], uint64_t err)
+static int one_state(struct run *run, const struct options *o, const struct run_model *m,
+		     const struct point_states *ps, size_t i, struct point_result *p,
+		     uint64_t (**seen)[2], uint64_t err)
 {
 	struct listing l;
 	uint64_t h[2];
-	struct built b = {.m = &run->m, .ps = ps, .s = &ps->s[i], .t = &run->t, .l = &l,
+	struct built b = {.m = m, .ps = ps, .s = &ps->s[i], .t = &run->t, .l = &l,
 			  .base = &run->base, .why = &p->unknown};
 	struct state_result *r = &p->s[i];
 	int fresh;
 
 	p->built++;
-	state_names(&run->m, ps, b.s, &run->t);
+	state_names(m, ps, b.s, &run->t);
 	tree_list(&run->t, &l);
 	state_hash(&b, h);
 	r->status = -1;
@@ -314,12 +315,12 @@ static enum verdict verdict(const struct point_result *p, const struct options *
 }
 
 /* What the point is; its states, described, and what each lost. */
-static void describe(struct run *run, const struct options *o, uint32_t rec,
-		     struct point_states *ps, struct point_result *p)
+static void describe(struct run *run, const struct options *o, const struct run_model *m,
+		     uint32_t rec, struct point_states *ps, struct point_result *p)
 {
 	if (p->number)
 		p->after = after(run, rec);
-	model_states(&run->m, rec, o->states, o->seed, o->classes, ps);
+	model_states(m, rec, o->states, o->seed, o->classes, ps);
 	if (!(p->s = calloc(ps->ns ? ps->ns : 1, sizeof(*p->s))))
 		die("out of memory");
 	for (size_t i = 0; i < ps->ns; i++) {
@@ -329,9 +330,10 @@ static void describe(struct run *run, const struct options *o, uint32_t rec,
 	}
 }
 
-void run_point(struct run *run, const struct options *o, long number, struct point_result *p)
+void run_point(struct run *run, const struct options *o, size_t k, long number,
+	       struct point_result *p)
 {
-	struct run_model *m = &run->m;
+	const struct run_model *m = run_view(run, k);
 	uint32_t rec = number ? m->point_rec[number - 1] : run->j.n ? (uint32_t)run->j.n - 1 : NEVER;
 	uint64_t (*seen)[2] = NULL, err;
 	struct point_states ps;
@@ -343,7 +345,7 @@ void run_point(struct run *run, const struct options *o, long number, struct poi
 		problem(&p->unknown, "%s", m->unknown.v[i]);
 	for (size_t i = 0; rec != NEVER && m->unknown_from <= rec && i < m->unknown_at.n; i++)
 		problem(&p->unknown, "%s", m->unknown_at.v[i]);
-	describe(run, o, rec, &ps, p);
+	describe(run, o, m, rec, &ps, p);
 	p->unsynced = ps.nu;
 	p->allowed = ps.candidates;
 	p->cut = ps.cut;
@@ -353,7 +355,7 @@ void run_point(struct run *run, const struct options *o, long number, struct poi
 	/* A signal to crashtest: the states not built are dropped, and so is
 	 * the point (main's loop). */
 	for (size_t i = 0; i < ps.ns; i++)
-		if (!run_caught() && one_state(run, o, &ps, i, p, &seen, err))
+		if (!run_caught() && one_state(run, o, m, &ps, i, p, &seen, err))
 			p->s[p->ns++] = p->s[i];
 		else
 			drop_result(&p->s[i]);

@@ -16,9 +16,12 @@
 
 static const char *const verdict_name[] = {"ok", "FAILED", "unknown", "unchecked"};
 
+#define MODELS 8 /* at most, of report_head.shown */
+
 static struct {
 	struct report_head h;
 	size_t points, states, distinct, checked, count[4];
+	size_t by_model[MODELS][4];
 } r;
 
 int command_failed(const struct command_end *c)
@@ -56,18 +59,30 @@ void report_start(const struct report_head *h)
 {
 	r.h = *h;
 	if (h->json)
-		return json_start(h);
-	printf("crashtest: %s model, crash points after durability calls and claims%s; "
-	       "at most %zu states each; seed %llu\n", h->model,
+		return json_start(&r.h);
+	printf("crashtest: ");
+	for (size_t k = 0; k < h->shown; k++)
+		printf("%s%s", k ? k + 1 == h->shown ? " and " : ", " : "", h->models[k]);
+	printf(" model%s, crash points after durability calls and claims%s; "
+	       "at most %zu states each; seed %llu\n", h->shown > 1 ? "s" : "",
 	       h->writes ? " and every change" : "", h->bound, *h->seed);
+}
+
+/* Does ext4-ordered's ok at this point hold only by auto_da_alloc's rule? */
+static int only_by_ada(const struct point_result *p)
+{
+	return r.h.ext4 >= 0 && r.h.noada >= 0 && p[r.h.ext4].v == OK && p[r.h.noada].v == FAILED;
 }
 
 /* A state that failed or is unknown: what it was, what it lost, what the
  * checker printed (indented). */
-static void state_text(const struct state_result *s)
+static void state_text(const char *model, long point, const struct state_result *s)
 {
-	shown("  state: %s\n", s->what);
-	if (s->checked_before)
+	printf("  %s%s", model ? model : "", model ? ": " : "");
+	shown("state: %s\n", s->what);
+	if (s->checked_before && s->same_as == point)
+		printf("    (as under a model before: the same files and output)\n");
+	else if (s->checked_before)
 		printf("    (as at point %ld: the same files and output)\n", s->same_as);
 	for (int k = 0; k < 3 && s->changes[k]; k++)
 		shown(k ? ", %s" : "    lost: %s", s->changes[k]);
@@ -98,41 +113,94 @@ static void more_failed(const struct point_result *p)
 		       plural(failed - 1, "", "s"));
 }
 
-static void point_text(const struct point_result *p)
+/* "point N after CALL (...)": what every model's result of it shares. */
+static void point_head(const struct point_result *p)
 {
 	if (p->number) {
 		printf("point %ld %s", p->number, strncmp(p->after, "during ", 7) ? "after " : "");
 		shown("%s", p->after);
 	} else
 		printf("end");
-	printf(" (%ld durability call%s, %ld change%s before): %zu state%s", p->syncs,
-	       plural((size_t)p->syncs, "", "s"), p->changes, plural((size_t)p->changes, "", "s"),
-	       p->distinct, plural(p->distinct, "", "s"));
+	printf(" (%ld durability call%s, %ld change%s before): ", p->syncs,
+	       plural((size_t)p->syncs, "", "s"), p->changes, plural((size_t)p->changes, "", "s"));
+}
+
+static void states_text(const struct point_result *p)
+{
+	printf("%zu state%s", p->distinct, plural(p->distinct, "", "s"));
 	if (p->built > p->distinct)
 		printf(" (%zu alike)", p->built - p->distinct);
 	if (p->v != UNCHECKED && p->distinct > p->checked)
-		printf(", %zu seen at earlier points", p->distinct - p->checked);
+		printf(", %zu seen %s", p->distinct - p->checked,
+		       r.h.shown > 1 ? "before" : "at earlier points");
 	if (p->cut)
 		printf(", %zu of %zu the model allows", p->built, p->allowed);
-	printf(": %s\n", verdict_name[p->v]);
-	for (size_t i = 0; i < p->unknown.n; i++)
-		shown("  unknown: %s\n", p->unknown.v[i]);
+}
+
+/* Under the point: why it is unknown, the states that failed. */
+static void details(const char *model, const struct point_result *p)
+{
+	for (size_t i = 0; i < p->unknown.n; i++) {
+		printf("  %s%s", model ? model : "", model ? ": " : "");
+		shown("unknown: %s\n", p->unknown.v[i]);
+	}
 	for (size_t i = 0, before = 0; i < p->ns; i++)
 		if (p->s[i].v == FAILED && (!r.h.first_failure || !before++))
-			state_text(&p->s[i]);
+			state_text(model, p->number, &p->s[i]);
 	if (r.h.first_failure)
 		more_failed(p);
+}
+
+/* ext4-ordered ok only by auto_da_alloc: the first state that fails
+ * without it. */
+static void without_ada(const struct point_result *p)
+{
+	const struct point_result *n = &p[r.h.noada];
+
+	for (size_t i = 0; i < n->ns; i++)
+		if (n->s[i].v == FAILED) {
+			state_text("with noauto_da_alloc", n->number, &n->s[i]);
+			return;
+		}
+}
+
+static void point_text(const struct point_result *p)
+{
+	point_head(p);
+	for (size_t k = 0; k < r.h.shown; k++) {
+		if (r.h.shown > 1)
+			printf("%s%s %s (", k ? ", " : "", r.h.models[k], verdict_name[p[k].v]);
+		states_text(&p[k]);
+		if (r.h.shown == 1)
+			printf(": %s", verdict_name[p[k].v]);
+		if ((long)k == r.h.ext4 && only_by_ada(p))
+			printf("%s on ext4 with auto_da_alloc; with noauto_da_alloc: FAILED",
+			       r.h.shown > 1 ? ";" : "");
+		if (r.h.shown > 1)
+			printf(")");
+	}
+	printf("\n");
+	for (size_t k = 0; k < r.h.shown; k++)
+		details(r.h.shown > 1 ? r.h.models[k] : NULL, &p[k]);
+	if (only_by_ada(p))
+		without_ada(p);
 }
 
 void report_point(const struct point_result *p)
 {
 	r.points++;
-	r.states += p->built;
-	r.distinct += p->distinct;
-	r.checked += p->checked;
-	r.count[p->v]++;
+	for (size_t k = 0; k < r.h.shown; k++) {
+		r.states += p[k].built;
+		r.distinct += p[k].distinct;
+		r.checked += p[k].checked;
+		r.count[p[k].v]++;
+		if (k < MODELS)
+			r.by_model[k][p[k].v]++;
+	}
 	if (r.h.json)
-		json_point(p);
+		for (size_t k = 0; k < r.h.shown; k++)
+			json_point(&p[k], r.h.shown > 1 ? r.h.models[k] : NULL,
+				   (long)k == r.h.ext4 && only_by_ada(p));
 	else
 		point_text(p);
 	fflush(stdout);
@@ -175,7 +243,7 @@ static void interrupted_text(const struct report_tail *t)
 int report_end(const struct report_tail *t)
 {
 	if (r.h.json) {
-		json_end(r.points, r.states, r.distinct, r.checked, r.count, t);
+		json_end(r.points, r.states, r.distinct, r.checked, r.count, r.by_model, t);
 	} else {
 		for (size_t i = 0; r.h.unexplored && i < r.h.unexplored->n; i++)
 			shown("not explored: %s\n", r.h.unexplored->v[i]);
@@ -185,6 +253,10 @@ int report_end(const struct report_tail *t)
 		       plural(r.points, "", "s"), r.states, plural(r.states, "", "s"), r.distinct,
 		       r.checked, r.count[FAILED], r.count[UNKNOWN], r.count[OK], r.count[UNCHECKED],
 		       t->seconds);
+		for (size_t k = 0; r.h.shown > 1 && k < r.h.shown && k < MODELS; k++)
+			printf("%s%s: %zu failed, %zu unknown, %zu ok%s", k ? "; " : "", r.h.models[k],
+			       r.by_model[k][FAILED], r.by_model[k][UNKNOWN], r.by_model[k][OK],
+			       k + 1 == r.h.shown ? "\n" : "");
 		if (r.count[UNCHECKED])
 			printf("nothing was checked: give --check=CMD, a command that tells whether "
 			       "the directory is as it should be\n");

@@ -59,7 +59,13 @@ int command_failed(const struct command_end *c);
 
 struct report_head {
 	char **command;
-	const char *dir, *model;
+	const char *dir, *model; /* model: its name, or "all" */
+	/* Each point's results come one per model: the first `shown` are
+	 * reported, the one at `noada` (-1: none) is ext4-noauto_da_alloc,
+	 * the control of ext4-ordered's (at `ext4`, -1: none). */
+	const char *const *models;
+	size_t shown;
+	long ext4, noada;
 	int writes, json;
 	int first_failure; /* text: only the first failed state of a point */
 	const unsigned long long *seed; /* of --random and of the states' sample */
@@ -77,6 +83,7 @@ struct report_tail {
 };
 
 void report_start(const struct report_head *h);
+/* A crash point's results, one per model (report_head.models). */
 void report_point(const struct point_result *p);
 /* The summary; crashtest's exit status (4 the command failed on its own,
  * else 1 a check failed, 2 a point unknown, 3 nothing checked, 0 ok). */

@@ -20,6 +20,7 @@
 #define SCHEMA_VERSION 1
 
 static struct jw w;
+static const struct report_head *heads;
 static const char *const verdict_name[] = {"ok", "failed", "unknown", "unchecked"};
 
 static void text(const char *key, const char *s)
@@ -67,6 +68,7 @@ static void command_status(const struct command_end *c)
 
 void json_start(const struct report_head *h)
 {
+	heads = h;
 	jw_start(&w, stdout, 1);
 	jw_object(&w, NULL);
 	jw_string(&w, "schema", SCHEMA);
@@ -77,6 +79,10 @@ void json_start(const struct report_head *h)
 	jw_end(&w);
 	text("dir", h->dir);
 	jw_string(&w, "model", h->model);
+	jw_array(&w, "models");
+	for (size_t k = 0; k < h->shown; k++)
+		jw_string(&w, NULL, h->models[k]);
+	jw_end(&w);
 	jw_bool(&w, "writes_are_points", h->writes);
 	maybe("seed", h->seed != NULL, h->seed ? (long long)*h->seed : 0);
 	jw_count(&w, "states_bound", h->bound);
@@ -108,9 +114,13 @@ static void state_json(const struct state_result *s)
 	jw_end(&w);
 }
 
-void json_point(const struct point_result *p)
+void json_point(const struct point_result *p, const char *model, int only_by_ada)
 {
 	jw_object(&w, NULL);
+	if (model)
+		jw_string(&w, "model", model);
+	else
+		jw_null(&w, "model");
 	maybe("point", p->number != 0, p->number);
 	if (p->number)
 		text("after", p->after);
@@ -126,6 +136,7 @@ void json_point(const struct point_result *p)
 	jw_count(&w, "states_checked", p->checked);
 	jw_bool(&w, "cut", p->cut);
 	jw_string(&w, "verdict", verdict_name[p->v]);
+	jw_bool(&w, "ok_only_with_auto_da_alloc", only_by_ada);
 	texts("unknown", &p->unknown);
 	jw_array(&w, "states");
 	for (size_t i = 0; i < p->ns; i++)
@@ -134,8 +145,21 @@ void json_point(const struct point_result *p)
 	jw_end(&w);
 }
 
+/* Each model's verdicts, if the report has several. */
+static void by_models(const size_t (*by_model)[4])
+{
+	jw_object(&w, "by_model");
+	for (size_t k = 0; heads && k < heads->shown && heads->shown > 1; k++) {
+		jw_object(&w, heads->models[k]);
+		for (int v = 0; v < 4; v++)
+			jw_count(&w, verdict_name[v], by_model[k][v]);
+		jw_end(&w);
+	}
+	jw_end(&w);
+}
+
 void json_end(size_t npoints, size_t states, size_t distinct, size_t checked,
-	      const size_t count[4], const struct report_tail *tail)
+	      const size_t count[4], const size_t (*by_model)[4], const struct report_tail *tail)
 {
 	char name[32];
 
@@ -148,6 +172,7 @@ void json_end(size_t npoints, size_t states, size_t distinct, size_t checked,
 	for (int v = 0; v < 4; v++)
 		jw_count(&w, verdict_name[v], count[v]);
 	jw_real(&w, "seconds", tail->seconds, 17);
+	by_models(by_model);
 	jw_end(&w);
 	if (tail->interrupted)
 		jw_string(&w, "interrupted", signal_name(tail->interrupted, name, sizeof(name)));

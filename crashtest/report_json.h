@@ -8,8 +8,10 @@
 #include "crashtest/report.h"
 
 void json_start(const struct report_head *h);
-void json_point(const struct point_result *p);
+/* A point's result under one model (named if the report has several); ok
+ * under ext4-ordered only by auto_da_alloc's rule. */
+void json_point(const struct point_result *p, const char *model, int only_by_ada);
 void json_end(size_t points, size_t states, size_t distinct, size_t checked,
-	      const size_t count[4], const struct report_tail *tail);
+	      const size_t count[4], const size_t (*by_model)[4], const struct report_tail *tail);
 
 #endif

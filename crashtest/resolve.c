@@ -249,8 +249,31 @@ void model_resolve(struct run_model *m, const struct journal *j, struct tree *t,
 	free(r.inodes.s);
 }
 
+void model_view_unknowns(struct run_model *v, const struct run_model *m)
+{
+	for (size_t i = 0; i < m->unknown.n; i++)
+		problem(&v->unknown, "%s", m->unknown.v[i]);
+}
+
+void model_view(struct run_model *v, const struct run_model *m)
+{
+	*v = *m;
+	v->view = 1;
+	v->durable_at = table(m->j->n, sizeof(uint32_t));
+	v->unknown = v->unknown_at = (struct problems){0};
+	model_view_unknowns(v, m);
+	for (size_t i = 0; i < m->unknown_at.n; i++)
+		problem(&v->unknown_at, "%s", m->unknown_at.v[i]);
+}
+
 void model_free(struct run_model *m)
 {
+	if (m->view) {
+		free(m->durable_at);
+		problems_free(&m->unknown);
+		problems_free(&m->unknown_at);
+		return;
+	}
 	free(m->node);
 	free(m->dir);
 	free(m->dir2);

@@ -228,11 +228,33 @@ static void make_work(struct run *run)
 	run->dev = st.st_dev;
 }
 
+struct run_model *run_view(struct run *run, size_t k)
+{
+	return k ? &run->alt[k] : &run->m;
+}
+
+/* The models asked for, and the control of auto_da_alloc's rule. */
+static void choose_models(struct run *run, const struct options *o)
+{
+	static const enum model all[] = {MODEL_POSIX, MODEL_EXT4_ORDERED, MODEL_XFS};
+	int ext4 = 0;
+
+	run->shown = o->all_models ? 3 : 1;
+	for (size_t k = 0; k < run->shown; k++) {
+		run->models[k] = o->all_models ? all[k] : o->model;
+		ext4 |= run->models[k] == MODEL_EXT4_ORDERED;
+	}
+	run->nmodels = run->shown;
+	if (ext4)
+		run->models[run->nmodels++] = MODEL_EXT4_NOADA;
+}
+
 void run_prepare(struct run *run, const struct options *o)
 {
 	static const struct ct_counters zero;
 	int fd;
 
+	choose_models(run, o);
 	private_tmpdir("crashtest", run->dir, sizeof(run->dir));
 	current_run = run->dir;
 	if ((run->fd = open(run->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
@@ -436,7 +458,7 @@ static void unexplored(struct run *run)
 				m->file[i] ? m->file[i] : "a file");
 }
 
-void run_analyse(struct run *run, const struct options *o)
+void run_analyse(struct run *run)
 {
 	struct problems why = {0};
 
@@ -450,9 +472,15 @@ void run_analyse(struct run *run, const struct options *o)
 		problem(&run->m.unknown, "%s", why.v[i]);
 	problems_free(&why);
 	model_name_changes(&run->m);
-	model_durability(&run->m, o->model);
-	model_pictures(&run->m);
+	for (size_t k = 1; k < run->nmodels; k++)
+		model_view(&run->alt[k], &run->m);
+	for (size_t k = 0; k < run->nmodels; k++) {
+		model_durability(run_view(run, k), run->models[k]);
+		model_pictures(run_view(run, k));
+	}
 	compare_with_journal(run);
+	for (size_t k = 1; k < run->nmodels; k++)
+		model_view_unknowns(&run->alt[k], &run->m);
 	remove_tree_at(run->fd, "work");
 	unexplored(run);
 }
@@ -463,6 +491,8 @@ void run_free(struct run *run)
 		free(run->checked[i].output);
 	free(run->checked);
 	free(run->unreached);
+	for (size_t k = 1; k < run->nmodels; k++)
+		model_free(&run->alt[k]);
 	model_free(&run->m);
 	journal_free(&run->j);
 	tree_free(&run->t);

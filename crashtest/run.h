@@ -23,6 +23,7 @@ struct options {
 	int each, json, writes, seeded, classes, first_failure;
 	size_t states;
 	enum model model;
+	int all_models; /* --model=all: posix, ext4-ordered and xfs */
 	const char *check, *dir, *preload, *seccomp;
 	char **cmd;
 };
@@ -47,7 +48,12 @@ struct run {
 	uint64_t *work_ino;  /* per base entry: its inode in the copy run */
 	uint64_t dev;        /* the copy's file system */
 	struct journal j;
-	struct run_model m;
+	struct run_model m; /* the first model's, and the resolution all share */
+	/* The models: the first `shown` reported, then ext4-noauto_da_alloc
+	 * if ext4-ordered is one of them (what holds only by auto_da_alloc). */
+	enum model models[NMODELS];
+	size_t nmodels, shown;
+	struct run_model alt[NMODELS]; /* views of m, from the second on */
 	struct ct_counters count;
 	uint64_t out_size, err_size; /* what the command printed in all */
 	int status;          /* the command's wait status */
@@ -66,10 +72,15 @@ void run_command(struct run *run, const struct options *o, long at);
 
 /* Read the journal, resolve it, and compare what the run left with what the
  * journal says it did. */
-void run_analyse(struct run *run, const struct options *o);
+void run_analyse(struct run *run);
 
-/* Crash point `number` (0: the end): its states built and checked. */
-void run_point(struct run *run, const struct options *o, long number, struct point_result *p);
+/* Model k of the run (run->models[k]). */
+struct run_model *run_view(struct run *run, size_t k);
+
+/* Crash point `number` (0: the end): its states under model k built and
+ * checked. */
+void run_point(struct run *run, const struct options *o, size_t k, long number,
+	       struct point_result *p);
 
 void run_free(struct run *run);
 

@@ -36,8 +36,10 @@ static const char usage[] =
 	"                   (default: from the clock; the report gives it)\n"
 	"      --writes     every write and change of names is a crash point too\n"
 	"      --model=M    posix (default): what no fsync or sync covers may be\n"
-	"                   lost, in any part; ext4-ordered, xfs: those file\n"
-	"                   systems' guarantees on top (doc/crashtest.md)\n"
+	"                   lost, sector by sector; ext4-ordered, xfs: those file\n"
+	"                   systems' guarantees on top (ext4-noauto_da_alloc: ext4\n"
+	"                   mounted so); all: posix, ext4-ordered and xfs side by\n"
+	"                   side (doc/crashtest.md)\n"
 	"      --states=N   at most N states per crash point (default 64)\n"
 	"      --check=CMD  run CMD with sh -c in each state: its exit status is the\n"
 	"                   verdict (CRASHTEST_OUTPUT names a file holding what\n"
@@ -58,12 +60,15 @@ static const char usage[] =
 	"could not be run or found.  Interrupted (SIGINT, SIGTERM, SIGHUP), it\n"
 	"ends its report with what it built, then dies of the signal.\n";
 
-static enum model parse_model(const char *arg)
+static void parse_model(const char *arg, struct options *o)
 {
+	o->all_models = !strcmp(arg, "all");
 	for (int i = 0; i < NMODELS; i++)
 		if (!strcmp(arg, model_names[i]))
-			return (enum model)i;
-	die("--model: '%s' is not posix, ext4-ordered or xfs (try 'crashtest --help')", arg);
+			o->model = (enum model)i;
+	if (!o->all_models && strcmp(arg, model_names[o->model]))
+		die("--model: '%s' is not posix, ext4-ordered, ext4-noauto_da_alloc, xfs or all "
+		    "(try 'crashtest --help')", arg);
 }
 
 /* --classes=lost,kept,...: which states to build (the tests show what each
@@ -148,7 +153,7 @@ static void parse(int argc, char **argv, struct options *o)
 		if (c == 'c')
 			o->check = optarg;
 		else if (c == 'M')
-			o->model = parse_model(optarg);
+			parse_model(optarg, o);
 		else if (c == 'C')
 			o->classes = parse_classes(optarg);
 		else if (c == 'j')
@@ -287,18 +292,20 @@ static void check_at(const struct run *run, const struct options *o)
 static void points(struct run *run, const struct options *o, double start, size_t *planned)
 {
 	long n = 0, *at = choose(o, (long)run->m.npoints, &n);
-	struct point_result p;
-	size_t states = 0;
+	struct point_result p[NMODELS];
+	size_t states = 0, k;
 	long total = n + !o->at;
 
 	*planned = (size_t)total;
 	for (long i = 0; i < total && !run_caught(); i++) {
-		run_point(run, o, i < n ? at[i] : 0, &p);
-		if (!run_caught()) {
-			report_point(&p);
-			states += p.built;
+		for (k = 0; k < run->nmodels && !run_caught(); k++)
+			run_point(run, o, k, i < n ? at[i] : 0, &p[k]);
+		if (!run_caught())
+			report_point(p);
+		while (k-- > 0) {
+			states += p[k].built;
+			point_result_free(&p[k]);
 		}
-		point_result_free(&p);
 		progress(i + 1, total, states, start);
 	}
 	if (run_caught() && isatty(2))
@@ -312,13 +319,23 @@ static void analyse(struct run *run, const struct options *o)
 {
 	if (run_caught())
 		return;
-	run_analyse(run, o);
+	run_analyse(run);
 	exit_if_not_run(run);
 	check_at(run, o);
 }
 
+/* The place of model x among the run's, or -1. */
+static long index_of(const struct run *run, enum model x)
+{
+	for (size_t k = 0; k < run->nmodels; k++)
+		if (run->models[k] == x)
+			return (long)k;
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
+	const char *names[NMODELS];
 	struct options o = {.states = 64, .classes = CLASS_ALL, .seccomp = "auto"};
 	struct run run = {.fd = -1, .j.fd = -1};
 	double start = monotonic_seconds();
@@ -340,7 +357,11 @@ int main(int argc, char **argv)
 	run_command(&run, &o, o.at);
 	analyse(&run, &o);
 	run_show_errors(&run);
-	report_start(&(struct report_head){o.cmd, o.dir, model_names[o.model], o.writes, o.json,
+	for (size_t k = 0; k < run.nmodels; k++)
+		names[k] = model_names[run.models[k]];
+	report_start(&(struct report_head){o.cmd, o.dir, o.all_models ? "all" : model_names[o.model],
+					   names, run.shown, index_of(&run, MODEL_EXT4_ORDERED),
+					   index_of(&run, MODEL_EXT4_NOADA), o.writes, o.json,
 					   o.first_failure, &o.seed, o.states, &run.m.unexplored,
 					   command_end(&run, &o)});
 	if (!run_caught())

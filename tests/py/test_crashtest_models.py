@@ -92,6 +92,35 @@ def test_auto_da_alloc_replaces_by_rename_whole(old, model, status, program):
             "all 3 unsynced changes kept but: write data.tmp"}, report.failed()
 
 
+def test_all_models_side_by_side(old):
+    """--model=all: one recording, the verdicts of posix, ext4-ordered and
+    xfs at each point side by side -- in JSON one result per point and
+    model, each model's totals; in text one line a point -- and the worst as
+    the exit status.  Replacing by rename with no fsync, checked for
+    atomicity: ok on ext4 only by auto_da_alloc (the report says so), FAILED
+    on xfs and under posix, as the runs of one model say.  Control: the
+    careful program is ok under all three (exit 0)."""
+    atomic = "--check=grep -qx -e old -e expected data"
+    bad = [old, "--", CRASHY, "bad", "data", "expected"]
+    status, report = crashtest("--model=all", atomic, *bad)
+    assert status == 1 and report["model"] == "all", report
+    assert report["models"] == ["posix", "ext4-ordered", "xfs"]
+    assert [(p["model"], p["verdict"], p["ok_only_with_auto_da_alloc"]) for p in report.points] \
+        == [("posix", "failed", False), ("ext4-ordered", "ok", True), ("xfs", "failed", False)]
+    assert report["totals"]["by_model"]["ext4-ordered"]["ok"] == 1
+    for model in report["models"]:
+        _, alone = crashtest(f"--model={model}", atomic, *bad)
+        assert [p["verdict"] for p in report.points if p["model"] == model] == \
+            [p["verdict"] for p in alone.points], model
+    text = subprocess.run([CRASHTEST, "--model=all", atomic, *map(str, bad)], capture_output=True,
+                          text=True, timeout=120).stdout.splitlines()
+    end = next(line for line in text if line.startswith("end "))
+    assert "posix FAILED" in end and "xfs FAILED" in end, text
+    assert "ext4-ordered ok" in end and "with noauto_da_alloc: FAILED" in end, text
+    status, _ = crashtest("--model=all", atomic, old, "--", CRASHY, "good", "data", "expected")
+    assert status == 0
+
+
 def test_writes_are_crash_points(old):
     """--writes: each change in the copy is a crash point, after it returned,
     between the durability calls; each is named as it was made."""

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """appenders.py [PAD] -- two processes append a record each to `log`, one
-after the other, then each fsyncs it and prints its record.  With PAD, the
+after the other, then each fsyncs it and prints its record (both appends
+come before either fsync).  With PAD, the
 first record is padded with spaces to PAD bytes (512: the second record is
 in the next sector)."""
 import os
@@ -9,16 +10,19 @@ import sys
 pad = int(sys.argv[1]) if len(sys.argv) > 1 else 0
 first = b"rec 1".ljust(pad - 1) + b"\n" if pad else b"rec 1\n"
 r, w = os.pipe()
+back_r, back_w = os.pipe()
 if os.fork() == 0:
     os.read(r, 1)
     fd = os.open("log", os.O_WRONLY | os.O_APPEND)
     os.write(fd, b"rec 11\n")
+    os.write(back_w, b"x")
     os.fsync(fd)
     print("rec 11", flush=True)
     os._exit(0)
 fd = os.open("log", os.O_WRONLY | os.O_APPEND)
 os.write(fd, first)
 os.write(w, b"x")
+os.read(back_r, 1)  # both appends are made before either fsync
 os.fsync(fd)
 print("rec 1", flush=True)
 os.wait()
