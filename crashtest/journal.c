@@ -37,7 +37,7 @@ static size_t payload_max(unsigned kind)
 		return CT_NAME_MAX + 1 + PATH_MAX;
 	if (kind_is_name(kind))
 		return 2 * (CT_NAME_MAX + 1);
-	return kind == CT_UNKNOWN ? 4096 : 0;
+	return kind == CT_UNKNOWN || kind == CT_IGNORED ? 4096 : 0;
 }
 
 /* One component of a name: 1 if s is one. */
@@ -106,11 +106,11 @@ static const char *read_one(struct journal *j, uint64_t off, struct rec *r)
 		return "a record's length";
 	r->at = off;
 	r->payload = off + sizeof(r->h);
-	if (!kind_is_name(r->h.kind) && r->h.kind != CT_UNKNOWN)
+	if (!kind_is_name(r->h.kind) && r->h.kind != CT_UNKNOWN && r->h.kind != CT_IGNORED)
 		return NULL;
 	if (read_at(j->fd, buf, r->h.len, r->payload) != 0)
 		return "a record is cut short";
-	if (r->h.kind == CT_UNKNOWN) {
+	if (r->h.kind == CT_UNKNOWN || r->h.kind == CT_IGNORED) {
 		if (!(r->name = strndup(buf, r->h.len)))
 			die("out of memory");
 		return NULL;

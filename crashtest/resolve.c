@@ -197,6 +197,9 @@ static void one(struct resolving *r, uint32_t i, const struct rec *x)
 		named(r, i, x);
 	else if (x->h.kind == CT_UNKNOWN)
 		model_unknown_at(m, i, x->name);
+	else if (x->h.kind == CT_IGNORED)
+		problem(&m->unexplored, "%s, outside the directory, was written: no state holds it "
+			"(--outside-ok)", x->name);
 	else
 		m->node[i] = file_of(r, x->h.dev, x->h.ino);
 }

@@ -301,6 +301,7 @@ static void command_env(const struct run *run, const struct options *o, long at)
 	set_number(CT_ENV_AT, at);
 	set_number(CT_ENV_PGID, getpid());
 	set_env(CT_ENV_WRITES, o->writes ? "1" : "0");
+	set_env(CT_ENV_OUTSIDE_OK, o->outside_ok);
 	if ((fd = openat(run->fd, CT_POINTS, O_RDWR | O_NOFOLLOW)) < 0)
 		die("cannot open %s/%s: %s", run->dir, CT_POINTS, strerror(errno));
 	set_number(CT_ENV_POINTS, fd);

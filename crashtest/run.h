@@ -25,6 +25,7 @@ struct options {
 	enum model model;
 	int all_models; /* --model=all: posix, ext4-ordered and xfs */
 	const char *check, *dir, *preload, *seccomp;
+	char *outside_ok; /* globs, one a line: the defaults and --outside-ok's */
 	char **cmd;
 };
 

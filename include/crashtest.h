@@ -18,7 +18,9 @@
 #ifndef CRASHTEST_H
 #define CRASHTEST_H
 
+#include <fnmatch.h>
 #include <stdint.h>
+#include <string.h>
 
 /* The environment the launcher hands to the library. */
 #define CT_ENV_RUN "CRASHTEST_RUN"   /* the run directory (journal, points) */
@@ -28,6 +30,10 @@
 #define CT_ENV_STDERR "CRASHTEST_STDERR" /* "dev:ino" of crashtest's stderr */
 #define CT_ENV_WRITES "CRASHTEST_WRITES" /* "1": every change is a crash point */
 #define CT_ENV_POINTS "CRASHTEST_POINTS_FD" /* an inherited descriptor of points */
+/* Globs, one a line, of the files outside the copy that no state depends
+ * on (--outside-ok): a write to one is journaled as CT_IGNORED, not as a
+ * change past the journal. */
+#define CT_ENV_OUTSIDE_OK "CRASHTEST_OUTSIDE_OK"
 /* For the kernel-reference tests only: "W:R", descriptors on which the
  * library says "N PGID KIND\n" after crash point N (a record of that kind)
  * and waits for a byte back. */
@@ -76,6 +82,8 @@ enum ct_kind {
 	CT_DURING,   /* a crash point while a durability call (CT_F_RANGE:
 	              * msync) writes the pages just pictured: any part of
 	              * them may be on the disk */
+	CT_IGNORED,  /* a file outside the copy that --outside-ok names was
+	              * written; payload: its path */
 	CT_KINDS
 };
 
@@ -140,6 +148,7 @@ static inline int ct_is_point(const struct ct_record *h, int writes)
 	case CT_HOLD:
 	case CT_FREE:
 	case CT_UNKNOWN:
+	case CT_IGNORED:
 		return 0;
 	default:
 		return writes;
@@ -167,6 +176,26 @@ static inline uint64_t ct_number(struct ct_counters *count, struct ct_record *h,
 	h->out = __atomic_load_n(&count->out, __ATOMIC_SEQ_CST);
 	h->err = __atomic_load_n(&count->err, __ATOMIC_SEQ_CST);
 	return h->point;
+}
+
+/* Does a glob of `globs` (one a line) name `path`, a file outside the
+ * copy?  `*` matches any characters, `/` too. */
+static inline int ct_outside_ok(const char *path, const char *globs)
+{
+	char glob[4096];
+
+	while (globs && *globs) {
+		size_t n = strcspn(globs, "\n");
+
+		if (n < sizeof(glob)) {
+			memcpy(glob, globs, n);
+			glob[n] = '\0';
+			if (fnmatch(glob, path, 0) == 0)
+				return 1;
+		}
+		globs += n + (globs[n] != '\0');
+	}
+	return 0;
 }
 
 #endif

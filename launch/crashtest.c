@@ -4,6 +4,7 @@
  * power failure could have left there (crashtest/model.h) and run a checker
  * on each.  DIR is only read.
  */
+#define _GNU_SOURCE 1
 #include "crashtest/run.h"
 #include "crashtest/text.h"
 #include "common/common.h"
@@ -41,6 +42,10 @@ static const char usage[] =
 	"                   mounted so); all: posix, ext4-ordered and xfs side by\n"
 	"                   side (doc/crashtest.md)\n"
 	"      --states=N   at most N states per crash point (default 64)\n"
+	"      --outside-ok=GLOB  a file outside DIR that GLOB names (an absolute\n"
+	"                   path; * matches / too) is no part of any state: writing\n"
+	"                   it does not make the run unknown (always: the JVM's\n"
+	"                   /tmp/hsperfdata_*, /dev/shm/sem.*, /proc/*)\n"
 	"      --check=CMD  run CMD with sh -c in each state: its exit status is the\n"
 	"                   verdict (CRASHTEST_OUTPUT names a file holding what\n"
 	"                   COMMAND printed up to the crash point)\n"
@@ -93,6 +98,25 @@ static int parse_classes(const char *arg)
 	return classes;
 }
 
+/* Files outside DIR that programs write and no state depends on: the
+ * JVM's performance counters (a shared mapping it rewrites as it runs),
+ * glibc's POSIX semaphores (sem_open's files), procfs (the JVM writes its
+ * coredump_filter): none is on a disk. */
+static const char outside_ok_default[] = "/tmp/hsperfdata_*\n/dev/shm/sem.*\n/proc/*";
+
+/* --outside-ok=GLOB, added to the globs the library is given. */
+static void outside_ok(const char *glob, struct options *o)
+{
+	char *more;
+
+	if (glob[0] != '/' || strchr(glob, '\n'))
+		die("--outside-ok: '%s' is not an absolute path (try 'crashtest --help')", glob);
+	if (asprintf(&more, "%s\n%s", o->outside_ok, glob) < 0)
+		die("out of memory");
+	free(o->outside_ok);
+	o->outside_ok = more;
+}
+
 /* One option of the crash points; 0 if c is not one. */
 static int point_option(int c, struct options *o)
 {
@@ -141,7 +165,7 @@ static void parse(int argc, char **argv, struct options *o)
 		{"writes", no_argument, 0, 'w'},       {"model", required_argument, 0, 'M'},
 		{"states", required_argument, 0, 'n'}, {"classes", required_argument, 0, 'C'},
 		{"json", no_argument, 0, 'j'},         {"seccomp", required_argument, 0, 'S'},
-		{"first-failure", no_argument, 0, 'F'},
+		{"first-failure", no_argument, 0, 'F'}, {"outside-ok", required_argument, 0, 'O'},
 		{"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
 		{0, 0, 0, 0},
 	};
@@ -160,6 +184,8 @@ static void parse(int argc, char **argv, struct options *o)
 			o->json = 1;
 		else if (c == 'F')
 			o->first_failure = 1;
+		else if (c == 'O')
+			outside_ok(optarg, o);
 		else if (c == 'S' && (!strcmp(optarg, "auto") || !strcmp(optarg, "off")))
 			o->seccomp = optarg;
 		else if (c == 'S')
@@ -336,7 +362,8 @@ static long index_of(const struct run *run, enum model x)
 int main(int argc, char **argv)
 {
 	const char *names[NMODELS];
-	struct options o = {.states = 64, .classes = CLASS_ALL, .seccomp = "auto"};
+	struct options o = {.states = 64, .classes = CLASS_ALL, .seccomp = "auto",
+			    .outside_ok = strdup(outside_ok_default)};
 	struct run run = {.fd = -1, .j.fd = -1};
 	double start = monotonic_seconds();
 	struct report_tail tail = {0};

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -37,10 +38,13 @@ static enum ct_where where_file(int fd, const struct stat *st)
 	    cache[fd].ino == st->st_ino)
 		return cache[fd].where;
 	if (ct_fd_path(fd, path, sizeof(path)) != 0)
-		where = CT_OUTSIDE;
+		where = CT_OUTSIDE, path[0] = '\0';
 	else
 		where = ct_in_root(path) ? CT_FILE : ct_in_run(path) ? CT_NONE : CT_OUTSIDE;
-	if (where == CT_OUTSIDE)
+	/* A file --outside-ok names (the JVM's hsperfdata): no state holds it. */
+	if (where == CT_OUTSIDE && path[0] && ct_outside_ok(path, getenv(CT_ENV_OUTSIDE_OK)))
+		ct_note(CT_IGNORED, st, path);
+	else if (where == CT_OUTSIDE)
 		ct_note(CT_UNKNOWN, st, "a file outside the directory was written");
 	if (fd >= 0 && fd < CACHED) {
 		cache[fd].dev = st->st_dev;

@@ -54,7 +54,9 @@ enum crash_where crash_where_fd(pid_t tid, int fd, struct stat *st)
 	}
 	if (crash_in_root(path))
 		return CW_FILE;
-	if (!crash_in_run(path))
+	if (!crash_in_run(path) && ct_outside_ok(path, getenv(CT_ENV_OUTSIDE_OK)))
+		crash_note(tid, CT_IGNORED, st, path);
+	else if (!crash_in_run(path))
 		crash_note(tid, CT_UNKNOWN, st, "a file outside the directory was written");
 	return CW_NONE;
 }

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import TESTS
+from conftest import TESTS, require
 from helpers import CRASH, CRASHTEST, CRASHY, PYTHON, REPLACED, SQL, crash_report
 
 crashtest = crash_report
@@ -119,6 +119,52 @@ def test_all_models_side_by_side(old):
     assert "ext4-ordered ok" in end and "with noauto_da_alloc: FAILED" in end, text
     status, _ = crashtest("--model=all", atomic, old, "--", CRASHY, "good", "data", "expected")
     assert status == 0
+
+
+RECORDS = 'while read -r r; do grep -qx "$r" data || exit 1; done < "$CRASHTEST_OUTPUT"'
+
+
+def test_a_jvm_has_verdicts_past_its_performance_counters(tmp_path):
+    """A Java program appends three records, an fsync each, and prints
+    each: the JVM writes its performance counters (/tmp/hsperfdata_USER/PID,
+    a shared mapping) and /proc/self/coredump_filter, files outside DIR no
+    state holds (--outside-ok's defaults).  Every point has a verdict, and
+    the report names those files.  Control: -XX:-UsePerfData writes no
+    hsperfdata (the report names none)."""
+    javac = require("javac")
+    subprocess.run([javac, "-d", tmp_path, CRASH / "Records.java"], check=True, timeout=120)
+    d = tmp_path / "dir"
+    d.mkdir()
+    (d / "data").write_bytes(b"")
+    java = [require("java"), "-cp", tmp_path]
+    status, report = crashtest("--each", f"--check={RECORDS}", d, "--", *java, "Records")
+    verdicts = report.verdicts()
+    assert status == 0 and [a for a, _ in verdicts].count("fsync(data)") == 3, verdicts
+    assert {v for _, v in verdicts} == {"ok"}, verdicts
+    assert any("/tmp/hsperfdata_" in u and "--outside-ok" in u for u in report["unexplored"]), \
+        report["unexplored"]
+    status, report = crashtest("--each", f"--check={RECORDS}", d, "--", java[0],
+                               "-XX:-UsePerfData", *java[1:], "Records")
+    assert status == 0 and not [u for u in report["unexplored"] if "hsperfdata" in u], report
+
+
+def test_a_write_outside_the_directory_is_unknown_unless_named(tmp_path):
+    """A file outside DIR written: no state holds it, so the run is
+    unknown -- unless --outside-ok names it (a glob), when each point has
+    its verdict and the report names the file."""
+    d, elsewhere = tmp_path / "dir", tmp_path / "counters"
+    d.mkdir()
+    elsewhere.mkdir()
+    prog = (f"import os; open('{elsewhere}/c1', 'w').write('1'); "
+            "fd = os.open('data', os.O_WRONLY | os.O_CREAT); os.write(fd, b'x'); os.fsync(fd)")
+    status, report = crashtest("--check=true", d, "--", PYTHON, "-c", prog)
+    assert status == 2 and report.points[-1]["unknown"] == [
+        "a file outside the directory was written"], report
+    status, report = crashtest(f"--outside-ok={elsewhere}/c*", "--check=true", d, "--", PYTHON,
+                               "-c", prog)
+    assert status == 0, report
+    assert report["unexplored"] == [f"{elsewhere}/c1, outside the directory, was written: no "
+                                    "state holds it (--outside-ok)"], report
 
 
 def test_writes_are_crash_points(old):
