@@ -139,10 +139,10 @@ static void ada_deps(struct building *b)
 {
 	const struct run_model *m = b->m;
 	const struct point_states *ps = b->ps;
-	size_t n = 0;
+	size_t n = 0, cap = ps->nu + 1;
 
 	b->ada_first = calloc(ps->nu + 1, sizeof(*b->ada_first));
-	b->ada = malloc((ps->nu + 1) * sizeof(*b->ada));
+	b->ada = malloc(cap * sizeof(*b->ada));
 	if (!b->ada_first || !b->ada)
 		die("out of memory");
 	for (uint32_t u = 0; u < ps->nu; u++) {
@@ -155,7 +155,7 @@ static void ada_deps(struct building *b)
 			if (m->node[d] != m->node[rec] || !kind_is_data(m->j->r[d].h.kind) ||
 			    (m->flags[d] & R_META))
 				continue;
-			if (n == ps->nu && !(b->ada = realloc(b->ada, (n + ps->nu + 1) * sizeof(*b->ada))))
+			if (n == cap && !(b->ada = realloc(b->ada, (cap *= 2) * sizeof(*b->ada))))
 				die("out of memory");
 			b->ada[n++] = v;
 			delayed |= !!(m->flags[d] & R_APPEND);
