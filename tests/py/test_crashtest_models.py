@@ -124,6 +124,7 @@ def test_all_models_side_by_side(old):
 RECORDS = 'while read -r r; do grep -qx "$r" data || exit 1; done < "$CRASHTEST_OUTPUT"'
 
 
+@pytest.mark.java
 def test_a_jvm_has_verdicts_past_its_performance_counters(tmp_path):
     """A Java program appends three records, an fsync each, and prints
     each: the JVM writes its performance counters (/tmp/hsperfdata_USER/PID,
