@@ -94,10 +94,12 @@ $(B)/obj32/%.o: %.c
 # and crashtest put a static or Go program under the seccomp filter as
 # libeatmydata does.
 NOCACHE_SHARED = shared/elf_kind.c shared/exec_filter.c shared/filter.c shared/rendezvous.c
+# What a file's page cache held: nocache's library and supervisor alone.
+NOCACHE_ONLY = shared/residency.c
 define preload_library
 $(1)_SRC = $$(filter-out $$(if $$(filter hirestimes,$(1)),preload/exec_list.c),\
-	$$(wildcard lib$(1)/*.c preload/*.c $$(if $$(filter eatmydata,$(1)),shared/*.c))) \
-	$$(if $$(filter nocache,$(1)),$$(NOCACHE_SHARED)) \
+	$$(wildcard lib$(1)/*.c preload/*.c $$(if $$(filter eatmydata,$(1)),$$(filter-out $$(NOCACHE_ONLY),$$(wildcard shared/*.c))))) \
+	$$(if $$(filter nocache,$(1)),$$(NOCACHE_SHARED) $$(NOCACHE_ONLY)) \
 	$$(if $$(filter crashtest,$(1)),$$(NOCACHE_SHARED))
 LIBS += $(LIBDIR64)/lib$(1).so $(if $(LIB32),$(LIBDIR32)/lib$(1).so)
 

@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 
 static void grow(struct nc_range *r, off64_t lo, off64_t hi)
 {
@@ -66,33 +65,23 @@ static void fadvise_pages(int fd, size_t first, size_t end, long page, int eof)
 		posix_fadvise(fd, (off_t)first * page, len, POSIX_FADV_DONTNEED);
 }
 
-static int was_cached(const struct nc_file *f, size_t i)
-{
-	return i < f->cached_below ||
-	       (i < f->resident_pages && (f->resident[i] & 1));
-}
-
 /* DONTNEED over r, skipping the pages that were cached before.  The kernel
  * drops only whole folios (up to NC_FOLIO_MAX), so r starts at a folio
- * boundary, and at close (`final`) runs to the end of the file. */
+ * boundary; it ends before the page the command is still reading (a small
+ * folio the next read would find gone), or at close (`final`) runs to the
+ * end of the file. */
 static void dontneed(int fd, const struct nc_file *f, struct nc_range r,
 		     int final)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	size_t i = (r.lo & ~(off64_t)(NC_FOLIO_MAX - 1)) / page;
-	size_t end = (r.hi + page - 1) / page, run;
+	size_t end = final ? (r.hi + page - 1) / page : r.hi / page, run;
 
 	if (r.hi <= r.lo)
 		return;
-	while (i < end) {
-		while (i < end && was_cached(f, i))
-			i++;
-		for (run = i; run < end && !was_cached(f, run);)
-			run++;
-		if (run > i)
-			fadvise_pages(fd, i, run, page,
-				      final && run == end && end >= f->resident_pages &&
-					      end >= f->cached_below);
+	while (nc_uncached_run(&f->was, &i, &run, end)) {
+		fadvise_pages(fd, i, run, page,
+			      final && run == end && nc_none_cached_from(&f->was, end));
 		i = run;
 	}
 }
@@ -192,8 +181,7 @@ void nc_forget(int fd)
 		return;
 	if (f->mode != NC_PLAIN && !(small_write(f) && nc_park(fd, f))) {
 		nc_drop_file(fd, f);
-		if (f->resident)
-			munmap(f->resident, f->resident_pages);
+		nc_residency_free(&f->was);
 	}
 	*f = (struct nc_file){0};
 	errno = saved;

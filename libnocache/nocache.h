@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /* nocache.h -- what the files of libnocache share.
  *
- * Reads and large writes go to the kernel with RWF_DONTCACHE (uncached
- * buffered I/O, Linux 6.14): pages the call brings in are dropped once used,
- * pages that were cached already stay.  Where the file system refuses it, or
- * for small writes (which DONTCACHE would push out one at a time), the file's
- * residency is recorded before the command first touches it and the pages
- * that were not cached then are dropped behind it with posix_fadvise every
- * few MiB, at close and at exit.  What the command wrote is written back
- * first (sync_file_range: the data, no journal commit, no cache flush of the
- * device), since DONTNEED cannot drop a dirty page.
+ * The residency of a file is recorded on the command's first use of it
+ * (residency.h), and the pages that were not cached then are dropped
+ * behind it with posix_fadvise(DONTNEED) every few MiB, at close and at
+ * exit: reads go to the kernel as they are, so what readahead brought in
+ * stays until the command has read past it (a read with RWF_DONTCACHE
+ * drops each folio it touches, the part it did not read too, which the
+ * next small read then reads from the disk again).  Large writes to a
+ * file none of which was cached go with RWF_DONTCACHE (uncached buffered
+ * I/O, Linux 6.14): the kernel drops each page once written back.  What
+ * the command wrote is written back before it is dropped (sync_file_range:
+ * the data, no journal commit, no cache flush of the device), since
+ * DONTNEED cannot drop a dirty page.
  */
 #ifndef NOCACHE_H
 #define NOCACHE_H
@@ -24,23 +27,11 @@
 
 #include "exec_filter.h"
 #include "preload.h"
+#include "residency.h"
 
 #ifndef RWF_DONTCACHE
 #define RWF_DONTCACHE 0x00000080
 #endif
-
-/* cachestat(2), Linux 6.5: one number for every architecture, and no libc
- * wrapper yet. */
-#ifndef SYS_cachestat
-#define SYS_cachestat 451
-#endif
-struct nc_cachestat_range {
-	unsigned long long off, len;
-};
-struct nc_cachestat {
-	unsigned long long nr_cache, nr_dirty, nr_writeback, nr_evicted,
-		nr_recently_evicted;
-};
 
 /* seccomp.c: before the exec of dirfd/path (exec_filter.h), or in
  * posix_spawn of `file` (the file `found`, NULL: none), a program the
@@ -142,9 +133,7 @@ enum { NC_KIND_UNKNOWN, NC_KIND_OTHER, NC_KIND_FILE };
 struct nc_file {
 	unsigned char kind;
 	unsigned char mode;
-	unsigned char *resident; /* a byte a page, from mincore; NULL: none */
-	size_t resident_pages;
-	size_t cached_below;   /* pages before this one were all cached */
+	struct nc_residency was; /* what was cached at first use */
 	unsigned char stdio;   /* a stream's: its I/O is libc's own */
 	size_t pending;        /* bytes brought in since the last drop */
 	struct nc_range seen;  /* touched since the last drop: to drop */
@@ -161,8 +150,8 @@ void nc_each_file(void (*fn)(int fd, struct nc_file *f));
 
 /* How I/O on fd leaves the cache as it was, decided on first use:
  *  NC_PLAIN      not a file with a page cache: nothing to do;
- *  NC_DONTCACHE  none of it was cached: RWF_DONTCACHE, and drop behind
- *                what that cannot cover;
+ *  NC_DONTCACHE  none of it was cached: large writes with RWF_DONTCACHE,
+ *                and drop behind all the rest;
  *  NC_DROP       some of it was cached (recorded then), or the file system
  *                refuses RWF_DONTCACHE: drop behind what was not. */
 enum { NC_PLAIN, NC_DONTCACHE, NC_DROP };

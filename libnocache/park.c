@@ -31,7 +31,6 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 
@@ -108,8 +107,7 @@ static void settle(struct parked *p, int close_it)
 		if (close_it)
 			NC_REAL(close)(p->fd);
 	}
-	if (p->f.resident)
-		munmap(p->f.resident, p->f.resident_pages);
+	nc_residency_free(&p->f.was);
 }
 
 /* RLIMIT_NOFILE as last seen; read again when a descriptor cannot be had

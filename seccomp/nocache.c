@@ -2,9 +2,11 @@
 /* nocache.c -- nocache's policy (supervisor.h): a read or a write of a
  * regular file by a program the library cannot reach is made here, on the
  * caller's own open file (pidfd_getfd: the same struct file, its position,
- * O_APPEND and access mode), with RWF_DONTCACHE, as libnocache makes its
- * own: the pages the call brings in are dropped once used, pages cached
- * before stay.  A read is one preadv2 at the caller's position (its own,
+ * O_APPEND and access mode), as libnocache makes its own: a write with
+ * RWF_DONTCACHE, whose pages go once written back; a read as asked, what
+ * it brought in dropped once the caller has read past it
+ * (nocache_behind.c).  Pages cached before stay.  A read is one preadv2 at
+ * the caller's position (its own,
  * moved under the kernel's lock: concurrent readers of the open file get
  * ranges of their own); a write, one pwritev2.  The caller's own preadv2
  * and pwritev2 are served alike, their flags passed on where they mean the
@@ -19,7 +21,7 @@
  * rights (rights.c: a writer without CAP_FSETID clears a set-user-ID bit,
  * one without CAP_SYS_RESOURCE stops at quotas and reserved blocks); a
  * write that its RLIMIT_FSIZE would refuse, anything but a regular file,
- * O_DIRECT, a file system without RWF_DONTCACHE, and a call of more than
+ * O_DIRECT, a write to a file system without RWF_DONTCACHE, and a call of more than
  * MAX_IO bytes (or lengths the kernel refuses: EFAULT, EINVAL) go on to
  * the kernel as asked.  A buffer of the caller's that is partly unmapped
  * (or read-only) gets what the kernel gives: the bytes before the hole (a
@@ -105,6 +107,24 @@ int within_limit(pid_t tid, int fd, int flags, off_t pos, size_t len)
 	return pos >= 0 && (unsigned long long)pos + len <= lim.rlim_cur;
 }
 
+/* One preadv2 of the file, as asked: no RWF_DONTCACHE, whose reads drop
+ * the part of a folio they did not read; its pages are dropped behind the
+ * caller instead (nocache_behind.c). */
+static ssize_t read_behind(int fd, off_t pos, int rwf, char *buf, size_t want,
+			   const struct statx *st)
+{
+	ssize_t got;
+	off_t at;
+	int some = behind_before(fd, st);
+
+	if ((got = preadv2(fd, &(struct iovec){buf, want}, 1, pos, rwf)) < 0)
+		return -errno;
+	at = !some ? -1 : pos >= 0 ? pos : lseek(fd, 0, SEEK_CUR) - got;
+	if (at >= 0)
+		behind_after(fd, st, at, got, (size_t)got < want || at + got >= (off_t)st->stx_size);
+	return got;
+}
+
 /* Read: the file into buf, then buf into the caller's buffers.  One
  * preadv2 at the position (-1: the file's own, moved under the kernel's
  * f_pos lock), of as much as the caller's buffers take before their first
@@ -113,7 +133,7 @@ int within_limit(pid_t tid, int fd, int flags, off_t pos, size_t len)
  * below).  -ESRCH: the caller's is the kernel's to make (its buffer faults at once, it asked
  * for nothing, or it is gone), nothing read. */
 static ssize_t do_read(const struct call *c, int fd, off_t pos, int rwf, char *buf, size_t total,
-		       const struct iovec *iov, int n)
+		       const struct iovec *iov, int n, const struct statx *st)
 {
 	size_t room;
 	ssize_t got = -ESRCH, copied = 0;
@@ -121,11 +141,8 @@ static ssize_t do_read(const struct call *c, int fd, off_t pos, int rwf, char *b
 
 	if (mem < 0)
 		return -ESRCH;
-	if (room && total) {
-		got = preadv2(fd, &(struct iovec){buf, room < total ? room : total}, 1, pos,
-			      rwf | RWF_DONTCACHE);
-		got = got < 0 ? -errno : got;
-	}
+	if (room && total)
+		got = read_behind(fd, pos, rwf, buf, room < total ? room : total, st);
 	/* Short where a page the maps call writable faults (a guard region,
 	 * a shared mapping past its file's end) or was unmapped meanwhile:
 	 * the position is moved back by what was not given, as the kernel's
@@ -194,16 +211,16 @@ static const struct emd_io_request *io_request_of(struct call *c)
 /* Can the call be made here (see the top): a regular file, neither
  * O_DIRECT nor O_PATH, the write within the caller's limit. */
 static int servable(const struct call *c, const struct emd_io_request *r, int fd, off_t pos,
-		    int rwf, size_t total)
+		    int rwf, size_t total, struct statx *st)
 {
-	struct stat st;
 	int flags = fcntl(fd, F_GETFL);
 	/* A write appends with RWF_APPEND, or on an O_APPEND file unless
 	 * RWF_NOAPPEND: its limit is judged at the end. */
 	int append = (rwf & RWF_APPEND) || ((flags & O_APPEND) && !(rwf & RWF_NOAPPEND));
 
-	return flags >= 0 && !(flags & (O_DIRECT | O_PATH)) && fstat(fd, &st) == 0 &&
-	       S_ISREG(st.st_mode) &&
+	return flags >= 0 && !(flags & (O_DIRECT | O_PATH)) &&
+	       statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_BTIME, st) == 0 &&
+	       S_ISREG(st->stx_mode) &&
 	       (!r->write || within_limit(c->req->pid, fd, append ? O_APPEND : 0,
 					  pos < 0 ? lseek(fd, 0, SEEK_CUR) : pos, total));
 }
@@ -229,6 +246,7 @@ static int dontcache_io(struct call *c)
 {
 	const struct emd_io_request *r = io_request_of(c);
 	struct iovec iov[THEIR_IOV_MAX];
+	struct statx st;
 	size_t total;
 	ssize_t done;
 	off_t pos;
@@ -238,16 +256,17 @@ static int dontcache_io(struct call *c)
 	if (!r || asked(c, r, &pos, &rwf) != 0 || !waits_killably() ||
 	    !same_rights(c->req->pid, NULL) || (fd = their_fd(c, (int)call_arg(c, 0))) < 0)
 		return CONTINUE;
-	if (their_iov(c, r, iov, &n, &total) != 0 || !servable(c, r, fd, pos, rwf, total) ||
+	if (their_iov(c, r, iov, &n, &total) != 0 || !servable(c, r, fd, pos, rwf, total, &st) ||
 	    !(buf = malloc(total ? total : 1))) {
 		close(fd);
 		return CONTINUE;
 	}
 	done = r->write ? do_write(c, fd, pos, rwf, buf, total, iov, n)
-			: do_read(c, fd, pos, rwf, buf, total, iov, n);
+			: do_read(c, fd, pos, rwf, buf, total, iov, n, &st);
 	free(buf);
 	close(fd);
-	/* Refused here (no RWF_DONTCACHE on this file system): as asked. */
+	/* Refused here (a write: no RWF_DONTCACHE on this file system): as
+	 * asked. */
 	if (done == -EOPNOTSUPP || done == -EINVAL || done == -ESRCH)
 		return CONTINUE;
 	if (done < 0)

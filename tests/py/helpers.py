@@ -9,6 +9,7 @@ import os
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from html.parser import HTMLParser
@@ -226,6 +227,52 @@ def cached_under(paths):
                              check=True).stdout
         cached += sum(int(x) for x in out.split())
     return cached, sum(os.path.getsize(p) for p in paths)
+
+
+# What a command's whole tree read from the disk, as the kernel counts it:
+# the ru_inblock of every process of the tree once reaped.  The command runs
+# under a subreaper, which also reaps the supervisor (started by a double
+# fork, it leaves the tree).
+SUBREAPER = """
+import ctypes, os, resource, sys
+ctypes.CDLL(None).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[2], sys.argv[2:])
+status = 0
+while True:
+    try:
+        p, st = os.wait()
+    except ChildProcessError:
+        break
+    status = st if p == pid else status
+with open(sys.argv[1], "w") as out:
+    out.write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_inblock * 512))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def disk_reads(cmd, timeout=120):
+    """cmd run to its end, and every process it started: (the bytes they
+    read from the disk, its CompletedProcess)."""
+    with tempfile.TemporaryDirectory() as d:
+        count = Path(d) / "count"
+        r = subprocess.run([sys.executable, "-c", SUBREAPER, count, *cmd], capture_output=True,
+                           text=True, timeout=timeout)
+        assert r.returncode == 0, cmdline(cmd) + r.stderr
+        return int(count.read_text()), r
+
+
+def evict_all(paths):
+    """None of paths cached (written back first: a dirty page stays)."""
+    for p in paths:
+        fd = os.open(p, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+    assert cached_under(paths)[0] == 0
 
 
 def random_tree(d, count, size):
