@@ -26,8 +26,11 @@ struct nc_residency {
  *  NC_RES_NONE   a file none of which is cached;
  *  NC_RES_SOME   a file some of which is (*nr_cache pages), or may be (no
  *                cachestat: before Linux 6.5, *nr_cache 0): which pages,
- *                nc_residency_take records. */
-enum { NC_RES_OTHER, NC_RES_NONE, NC_RES_SOME };
+ *                nc_residency_take records;
+ *  NC_RES_BLIND  a regular file its user may only read: the kernel tells
+ *                that user nothing of its page cache (cachestat refuses,
+ *                EPERM; mincore says every page is cached). */
+enum { NC_RES_OTHER, NC_RES_NONE, NC_RES_SOME, NC_RES_BLIND };
 int nc_residency_kind(int fd, unsigned long long *nr_cache);
 
 /* Record in *r which pages of fd's file are cached now (kind NC_RES_SOME);

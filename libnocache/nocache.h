@@ -152,8 +152,10 @@ void nc_each_file(void (*fn)(int fd, struct nc_file *f));
  *  NC_PLAIN      not a file with a page cache: nothing to do;
  *  NC_DONTCACHE  none of it was cached: large writes with RWF_DONTCACHE,
  *                and drop behind all the rest;
- *  NC_DROP       some of it was cached (recorded then), or the file system
- *                refuses RWF_DONTCACHE: drop behind what was not. */
+ *  NC_DROP       some of it was cached (recorded then), the file system
+ *                refuses RWF_DONTCACHE, or what was cached cannot be known
+ *                (a file its user may only read): drop behind what was
+ *                not, as far as known. */
 enum { NC_PLAIN, NC_DONTCACHE, NC_DROP };
 int nc_mode(int fd, struct nc_file *f);
 

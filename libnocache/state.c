@@ -66,6 +66,10 @@ static void classify(int fd, struct nc_file *f)
 		if (!nc_config()->flushall && !nc_residency_take(fd, nr_cache, &f->was))
 			f->mode = NC_PLAIN;
 		break;
+	case NC_RES_BLIND:
+		/* What was cached is unknown: what the command reads goes. */
+		nc_debug("fd %d: its user may only read it: all it reads is dropped", fd);
+		break;
 	}
 }
 

@@ -71,7 +71,7 @@ static struct behind *find(const struct statx *st)
 }
 
 /* What of fd's file is cached now, to stay: all of it when that cannot be
- * known. */
+ * known but for a blind file (residency.h), of which what is read goes. */
 static void record(int fd, const struct statx *st, struct nc_residency *was)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -83,7 +83,7 @@ static void record(int fd, const struct statx *st, struct nc_residency *was)
 	if (kind == NC_RES_SOME && (pages <= MAP_PAGES_MAX || nr_cache >= pages) &&
 	    nc_residency_take(fd, nr_cache, was))
 		return;
-	if (kind != NC_RES_NONE)
+	if (kind != NC_RES_NONE && kind != NC_RES_BLIND)
 		was->cached_below = (size_t)-1;
 }
 

@@ -1,6 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* residency.c -- what of a file the page cache held when nocache first
  * touched it (residency.h): built into libnocache and the supervisor.
+ *
+ * The kernel answers cachestat, and mincore on a mapping of the file, only
+ * for a user who owns the file or may write it (a guard against a side
+ * channel: what other users read): anyone else gets EPERM from cachestat
+ * and "every page cached" from mincore.  Such a file is "blind": what was
+ * cached before cannot be known, though posix_fadvise(DONTNEED) still
+ * drops its pages.
  */
 #define _GNU_SOURCE 1
 #include "residency.h"
@@ -38,6 +45,8 @@ int nc_residency_kind(int fd, unsigned long long *nr_cache)
 		kind = cs.nr_cache == 0 ? NC_RES_NONE : NC_RES_SOME;
 	} else if (errno == ENOSYS && is_regular(fd)) {
 		kind = NC_RES_SOME;
+	} else if (errno == EPERM && is_regular(fd)) {
+		kind = NC_RES_BLIND;
 	}
 	errno = saved;
 	return kind;

@@ -7,8 +7,11 @@ process, the supervisor's too) is the native run's, small reads included
 (RWF_DONTCACHE, which drops the part of a folio a read leaves, made tar read
 the tree 1.7 times), and what the command brought in is gone (fincore),
 where the native run leaves it all cached.  The same for static programs,
-whose reads the supervisor makes (busybox, tests/c/rw.c)."""
+whose reads the supervisor makes (busybox, tests/c/rw.c), and as another
+user for root's 0644 files, of which it can learn nothing (cachestat:
+EPERM; mincore: all cached)."""
 import os
+import pwd
 import random
 import shutil
 import tempfile
@@ -28,7 +31,8 @@ SLACK = 512 << 10
 
 @pytest.fixture(scope="module")
 def tree():
-    """src/: 24 files of 1 KiB to 1.5 MiB and one of 8 MiB (big)."""
+    """src/: 24 files of 1 KiB to 1.5 MiB and one of 8 MiB (big), root's,
+    0644, in a directory any user may enter."""
     top = Path(tempfile.mkdtemp(prefix="emd-nocache-reads-", dir="/tmp"))
     top.chmod(0o755)
     src = top / "src"
@@ -81,8 +85,8 @@ def read_of(name, src):
 
 
 def compare(cmd, paths, prefix=()):
-    """cmd natively, then under nocache (prefix before each), each on the
-    files cold: (bytes read, bytes left cached) of each,
+    """cmd natively, then under nocache (prefix before each: another
+    user), each on the files cold: (bytes read, bytes left cached) of each,
     and the size of the files.  cmd is a command, or a function that makes
     one for "native" and for "nocache"."""
     out = []
@@ -115,3 +119,17 @@ def test_static_reads_no_more_than_natively(name, tree):
     (native, nocache), size = compare(static_commands(tree)[name], paths)
     check(native, nocache, size)
 
+
+@pytest.mark.parametrize("name", ["tar", "dd-4k", "cat", "sha256sum", "busybox-dd-4k",
+                                  "busybox-sha256sum"])
+def test_a_file_its_user_may_only_read(name, tree, other_user):
+    """Another user reads root's 0644 files: cachestat refuses it (EPERM),
+    mincore says every page is cached, yet what it read goes, and no more
+    is read than natively (the same user's run, the control, leaves them
+    cached)."""
+    user = pwd.getpwnam(other_user)
+    as_user = [require("setpriv"), f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}",
+               "--clear-groups"]
+    cmd = {**commands(tree), **static_commands(tree)}[name]
+    (native, nocache), size = compare(cmd, read_of(name, tree), as_user)
+    check(native, nocache, size)
