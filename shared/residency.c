@@ -26,11 +26,13 @@ struct cachestat {
 		nr_recently_evicted;
 };
 
-static int is_regular(int fd)
+/* A regular file or a block device: cachestat answers for a pipe or a
+ * character device too (nothing cached), which have none to drop. */
+static int has_page_cache(int fd)
 {
 	struct stat st;
 
-	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	return fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode));
 }
 
 int nc_residency_kind(int fd, unsigned long long *nr_cache)
@@ -38,16 +40,12 @@ int nc_residency_kind(int fd, unsigned long long *nr_cache)
 	struct cachestat_range all = {0, 0};
 	struct cachestat cs;
 	int saved = errno, kind = NC_RES_OTHER;
+	int err = syscall(SYS_cachestat, fd, &all, &cs, 0) == 0 ? 0 : errno;
 
-	*nr_cache = 0;
-	if (syscall(SYS_cachestat, fd, &all, &cs, 0) == 0) {
-		*nr_cache = cs.nr_cache;
-		kind = cs.nr_cache == 0 ? NC_RES_NONE : NC_RES_SOME;
-	} else if (errno == ENOSYS && is_regular(fd)) {
-		kind = NC_RES_SOME;
-	} else if (errno == EPERM && is_regular(fd)) {
-		kind = NC_RES_BLIND;
-	}
+	*nr_cache = err ? 0 : cs.nr_cache;
+	if ((!err || err == ENOSYS || err == EPERM) && has_page_cache(fd))
+		kind = err == EPERM ? NC_RES_BLIND
+		       : err == 0 && cs.nr_cache == 0 ? NC_RES_NONE : NC_RES_SOME;
 	errno = saved;
 	return kind;
 }

@@ -184,3 +184,23 @@ def test_start_cost_does_not_grow_with_the_descriptor_limit():
                 events=[("raw_syscalls:sys_enter", None)])
         counts.append(r.counts["raw_syscalls:sys_enter"])
     assert abs(counts[0] - counts[1]) <= 2, counts
+
+
+@pytest.mark.parametrize("through", ["pipe", "character device"])
+def test_no_system_call_added_without_a_page_cache(through):
+    """cachestat answers for a pipe or a character device as for a file of
+    which nothing is cached: nocache tells them apart (fstat, once a
+    descriptor) and adds no system call to their reads and writes (it added
+    an lseek to each), beside the native count; 1000 more of each read and
+    write under nocache cost what they cost natively."""
+    def cmd(n):
+        dd = f"dd bs=4k count={n} status=none"
+        return ["sh", "-c", f"{dd} if=/dev/zero | {dd} of=/dev/null" if through == "pipe"
+                else f"{dd} if=/dev/zero of=/dev/null"]
+    calls = {}
+    for pre in ([], [NOCACHE]):
+        n = [run(pre + cmd(k), events=[("raw_syscalls:sys_enter", None)])
+             .counts["raw_syscalls:sys_enter"] for k in (1000, 2000)]
+        calls[bool(pre)] = n[1] - n[0]
+    assert calls[False] >= 2000, "native control: 1000 more reads and writes"
+    assert calls[True] <= calls[False] + 20, calls
