@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """make bench: what eatmydata costs and saves, on real workloads, and what
-nocache costs on a large copy and on written data.
+nocache costs on a large copy, on reading a cold tree and on written data.
 
 Each workload runs natively, under eatmydata, under the floor (a do-nothing
 preload: the least any interposer can cost), with the application's own
@@ -23,6 +23,7 @@ from pathlib import Path
 
 from crashtest_bench import crashtest_bench
 from library_bench import library_per_call
+from nocache_reads_bench import nocache_read_bench
 from policies_bench import policies_bench
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -698,6 +699,7 @@ def main():
         supervised_syncstat_bench(top)
         etcd_bench(top)
         nocache_bench(top)
+        nocache_read_bench(top)
         nocache_write_bench(top)
         start_cost()
         crashtest_bench(top)
@@ -710,6 +712,7 @@ def nocache_only():
     top = Path(tempfile.mkdtemp(prefix="emd-bench-", dir="/tmp"))
     try:
         nocache_bench(top)
+        nocache_read_bench(top)
         nocache_write_bench(top)
     finally:
         shutil.rmtree(top, ignore_errors=True)
