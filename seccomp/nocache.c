@@ -261,6 +261,10 @@ static int dontcache_io(struct call *c)
 		close(fd);
 		return CONTINUE;
 	}
+	/* What was cached is recorded at the file's first call made here, a
+	 * write's too: what the program wrote is not to stay. */
+	if (r->write)
+		behind_before(fd, &st);
 	done = r->write ? do_write(c, fd, pos, rwf, buf, total, iov, n)
 			: do_read(c, fd, pos, rwf, buf, total, iov, n, &st);
 	free(buf);

@@ -161,10 +161,10 @@ int within_limit(pid_t tid, int fd, int flags, off_t pos, size_t len);
 int waits_killably(void);
 
 /* nocache_behind.c: what a read made here brings into the page cache goes
- * once the caller has read past it.  Before each read of the file fd (st:
- * its statx, with its birth time), the file's residency is recorded at the
- * run's first read of it: 0 if all of the file was cached then (nothing to
- * drop).  After, the n bytes read from `at` are to be dropped, and the
+ * once the caller has read past it.  Before each read or write of the file
+ * fd (st: its statx, with its birth time), the file's residency is recorded
+ * at the run's first of them: 0 if all of the file was cached then (nothing
+ * to drop).  After, the n bytes read from `at` are to be dropped, and the
  * rest of the file too if the read reached its end. */
 struct statx;
 int behind_before(int fd, const struct statx *st);
