@@ -135,11 +135,12 @@ TEST_BINS = $(TEST_C:tests/c/%.c=$(B)/tests/%) \
 	$(B)/tests/fsyncs-static $(B)/tests/uring-fsyncs-static $(B)/tests/rw-static \
 	$(B)/tests/rwedge-static $(B)/tests/servedread-static $(B)/tests/fsyncthen-static \
 	$(B)/tests/threadsyncs-static $(B)/tests/crashhostile-static $(B)/tests/rwflags-static \
-	$(B)/tests/ctprocs-static $(B)/tests/lines-static \
+	$(B)/tests/ctprocs-static $(B)/tests/lines-static $(B)/tests/syncdup-static \
 	$(B)/tests/transact-static $(B)/tests/ctcalls-static \
 	$(if $(LIB32),$(B)/tests/entry32-static $(B)/tests/probe32-static \
 		$(B)/tests/bigopen32-static $(B)/tests/fsyncs32-static $(B)/tests/rw32-static \
 		$(B)/tests/rwedge32-static $(B)/tests/rwflags32-static $(B)/tests/transact32 \
+		$(B)/tests/syncdup32 $(B)/tests/syncdup32-static \
 		$(B)/tests/transact32-static)
 
 all: $(BINS) $(LIBS)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* close.c -- the calls that let a descriptor number go, so that fdid.c
- * forgets which file it was: close, close_range, closefrom, dup2 and dup3
- * (whose target is closed first), and fclose, pclose and closedir (libc
- * closes their descriptor through its own close, out of our reach).  Each
- * is a load, a test and a call while nothing is recorded.
+ * forgets which file it was (and osync.c whether its writes sync): close,
+ * close_range, closefrom, dup2 and dup3 (whose target is closed first),
+ * and fclose, pclose and closedir (libc closes their descriptor through
+ * its own close, out of our reach).  Each is a load, a test and a call
+ * while nothing is recorded.
  */
 #include "emd.h"
 

@@ -172,6 +172,8 @@ struct fd_id;
 extern struct fd_id *emd_fd_ids;
 int emd_fd_identity(int fd, struct emd_rec_file *f);
 void emd_fd_forget_range(unsigned lo, unsigned hi);
+/* The table mapped now (osync.c forgets with it): 0, or -1. */
+int emd_fd_map(void);
 long emd_fd_syscall(long nr, const long *a, long res);
 
 static inline long emd_fd_forget(long fd)
@@ -219,10 +221,15 @@ static inline long emd_rec_finish(struct emd_rec *rec, long result)
 	return result;
 }
 
-/* osync.c: descriptors opened with O_SYNC or O_DSYNC while recording, whose
- * every write syncs. */
-extern int emd_sync_fds;
+/* osync.c: are the writes on descriptors whose open file syncs followed
+ * (recording without eating: syncstat), decided with the mode; ASK: each
+ * write asks, nothing is kept (no fdid.c table to forget with). */
+enum { EMD_FOLLOW_UNSET, EMD_FOLLOW_OFF, EMD_FOLLOW_ON, EMD_FOLLOW_ASK };
+extern int emd_follow_writes;
+/* An open with O_SYNC or O_DSYNC made fd; fd's number was let go (called
+ * by fdid.c's forget). */
 void emd_mark_sync_fd(int fd);
+void emd_sync_forget_range(unsigned lo, unsigned hi);
 
 /* The address a wrapper returns to: the call site in the program. */
 #define EMD_CALLER __builtin_return_address(0)
@@ -302,14 +309,14 @@ long emd_open(const struct emd_open *op, const void *site);
 long emd_pwritev2(int fd, int flags, long (*call)(void *arg, int flags),
 		  void *arg, const void *site);
 
-/* osync.c: how a write to fd syncs (an O_SYNC or O_DSYNC descriptor,
- * followed only while recording): EMD_K_WRITE_SYNC, EMD_K_WRITE_DSYNC, or
- * -1; one load on every write while no descriptor is marked. */
+/* osync.c: how a write to fd syncs (its open file has O_SYNC or O_DSYNC,
+ * followed only by syncstat): EMD_K_WRITE_SYNC, EMD_K_WRITE_DSYNC, or -1;
+ * one load on every write while not following. */
 int emd_sync_kind(int fd);
 
 static inline int emd_write_kind(int fd)
 {
-	if (EMD_LIKELY(!__atomic_load_n(&emd_sync_fds, __ATOMIC_RELAXED)))
+	if (EMD_LIKELY(__atomic_load_n(&emd_follow_writes, __ATOMIC_RELAXED) == EMD_FOLLOW_OFF))
 		return -1;
 	return emd_sync_kind(fd);
 }

@@ -38,8 +38,9 @@ void emd_fd_forget_range(unsigned lo, unsigned hi)
 	unsigned end;
 
 	/* After the close the caller made: a fill that raised the end before
-	 * it is seen. */
+	 * it is seen (osync.c's states too). */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	emd_sync_forget_range(lo, hi);
 	end = __atomic_load_n(&kept_end, __ATOMIC_SEQ_CST);
 
 	if (hi >= end)
@@ -68,6 +69,11 @@ static struct fd_id *table(void)
 		return none;
 	}
 	return ids;
+}
+
+int emd_fd_map(void)
+{
+	return table() ? 0 : -1;
 }
 
 static int kept(const struct fd_id *e, struct emd_rec_file *f)

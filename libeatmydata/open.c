@@ -23,7 +23,7 @@ static int opened_sync(int fd, int flags, const void *site)
 	struct emd_rec rec;
 
 	emd_rec_start(&rec, emd_open_kind(flags), fd, NULL, site);
-	if (rec.slot && fd >= 0 && !emd_eating())
+	if (__atomic_load_n(&emd_follow_writes, __ATOMIC_RELAXED) == EMD_FOLLOW_ON)
 		emd_mark_sync_fd(fd);
 	return emd_rec_finish(&rec, emd_note_result(fd, fd));
 }

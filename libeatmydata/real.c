@@ -56,12 +56,18 @@ static int decide_mode(void)
 int emd_init(void)
 {
 	int saved = errno;
-	int mode = decide_mode();
+	int mode = decide_mode(), follow;
 
 	if (emd_note_init() != 0)
 		mode = EMD_PASS;
 	if (emd_record_init())
 		mode |= EMD_RECORD;
+	/* Writes are followed only once every forget runs (osync.c). */
+	if ((mode & (EMD_RECORD | EMD_EAT)) != EMD_RECORD)
+		follow = EMD_FOLLOW_OFF;
+	else
+		follow = emd_fd_map() == 0 ? EMD_FOLLOW_ON : EMD_FOLLOW_ASK;
+	__atomic_store_n(&emd_follow_writes, follow, __ATOMIC_RELEASE);
 	__atomic_store_n(&emd_mode, mode, __ATOMIC_RELEASE);
 	errno = saved;
 	return mode;
