@@ -136,6 +136,7 @@ TEST_BINS = $(TEST_C:tests/c/%.c=$(B)/tests/%) \
 	$(B)/tests/rwedge-static $(B)/tests/servedread-static $(B)/tests/fsyncthen-static \
 	$(B)/tests/threadsyncs-static $(B)/tests/crashhostile-static $(B)/tests/rwflags-static \
 	$(B)/tests/ctprocs-static $(B)/tests/lines-static $(B)/tests/syncdup-static \
+	$(B)/tests/uring-osync-static \
 	$(B)/tests/transact-static $(B)/tests/ctcalls-static \
 	$(if $(LIB32),$(B)/tests/entry32-static $(B)/tests/probe32-static \
 		$(B)/tests/bigopen32-static $(B)/tests/fsyncs32-static $(B)/tests/rw32-static \
@@ -184,7 +185,7 @@ $(B)/tests/%: tests/c/%.c
 	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) -o $@ $< -lpthread -lrt $(TEST_LIBS)
 
 $(B)/tests/uring-sync $(B)/tests/uring-rings $(B)/tests/uring-fsyncs: TEST_LIBS = -luring
-$(B)/tests/uring-fsyncs-static: TEST_LIBS = -luring
+$(B)/tests/uring-fsyncs-static $(B)/tests/uring-osync $(B)/tests/uring-osync-static: TEST_LIBS = -luring
 $(B)/tests/requests $(B)/tests/ctcalls $(B)/tests/ctcalls-static: CPPFLAGS += -Iinclude
 $(B)/tests/entry $(B)/tests/entry32 $(B)/tests/entry-fortify $(B)/tests/entry-static \
 	$(B)/tests/entry32-static: CPPFLAGS += -Iinclude

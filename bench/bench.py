@@ -393,7 +393,7 @@ def supervised_syncstat_bench(top, calls=100000, runs=5):
     whole tree (supervisor included); the system calls of the whole tree per
     durability call; the floor (a bare notification's round trip); then what
     the filter costs a static program's other calls (getppid), which the
-    supervisor never sees."""
+    supervisor never sees, and its writes, which the supervisor asks about."""
     go = shutil.which("go") or shutil.which("go", path="/usr/local/go/bin")
     gexe = top / "fsync-go"
     subprocess.run([go, "build", "-o", gexe, ROOT / "tests" / "go" / "fsync.go"], check=True,
@@ -437,6 +437,12 @@ def supervised_syncstat_bench(top, calls=100000, runs=5):
               f"never notified): native {t['native']:.0f} ms, syncstat {t['syncstat']:.0f} ms, "
               f"{t['syncstat'] - t['native']:.0f} ns per call (the filter, and the launcher's "
               "start once).")
+        cmd = [str(BUILD / "bench" / "syscalls"), "write", str(calls), "/dev/null"]
+        t = per_run({"native": cmd, "syncstat": syncstat + cmd}, runs)
+        print(f"\nA static program's writes under syncstat ({calls:,} x 4 KiB to /dev/null, "
+              f"each notified: does its open file sync it?): native {t['native']:.0f} ms, "
+              f"syncstat {t['syncstat']:.0f} ms, "
+              f"{(t['syncstat'] - t['native']) / calls * 1000:.2f} us per write.")
     finally:
         shutil.rmtree(shm, ignore_errors=True)
 

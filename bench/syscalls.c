@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* syscalls.c -- N system calls, for what a seccomp filter adds to every
- * call of a tree: the cheapest there is (getppid), or a 4 KiB read from
- * the page cache.  With ALLOW=1 in the environment it first installs the
+ * call of a tree: the cheapest there is (getppid), a 4 KiB read from the
+ * page cache, or a 4 KiB write (which syncstat's filter sends to its
+ * supervisor, to ask whether the file syncs it).  With ALLOW=1 in the environment it first installs the
  * least filter there is (one "allow" instruction): the cost of seccomp
  * itself, to tell from that of eatmydata's filter.
- * Usage: syscalls getppid|pread N [FILE] */
+ * Usage: syscalls getppid|pread|write N [FILE] */
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -18,7 +19,8 @@ int main(int argc, char **argv)
 {
 	static char buf[4096];
 	long n = argc > 2 ? atol(argv[2]) : 1000000;
-	int fd = argc > 3 ? open(argv[3], O_RDONLY) : -1;
+	int writes = argc > 1 && !strcmp(argv[1], "write");
+	int fd = argc > 3 ? open(argv[3], writes ? O_WRONLY : O_RDONLY) : -1;
 
 	struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 	struct sock_fprog prog = {1, &allow};
@@ -31,7 +33,8 @@ int main(int argc, char **argv)
 	for (long i = 0; i < n; i++)
 		if (fd < 0)
 			syscall(SYS_getppid);
-		else if (pread(fd, buf, sizeof(buf), 0) != sizeof(buf))
+		else if (writes ? write(fd, buf, sizeof(buf)) != sizeof(buf)
+				: pread(fd, buf, sizeof(buf), 0) != sizeof(buf))
 			return 1;
 	return 0;
 }

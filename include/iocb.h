@@ -12,6 +12,10 @@
  * check it before emd_iocb_unsync. */
 int emd_iocb_syncs(const struct iocb *cb);
 
+/* Is `cb` a write (which syncs without flags of its own when its
+ * descriptor's open file has O_SYNC or O_DSYNC)? */
+int emd_iocb_writes(const struct iocb *cb);
+
 /* Make `cb`, on a regular file fsync would act on, open with `accmode`
  * (O_RDONLY...), not sync: an fsync becomes a read, or on a descriptor
  * open for writing only a write, of nothing, which completes with 0 as

@@ -20,8 +20,9 @@
  *          `arg` is not negative (a negative one is the kernel's EBADF);
  *          BITS, when any of `bits` is set; MEMORY, always looked at (the
  *          flags are in the caller's memory); WRITE, a write on a
- *          descriptor opened with O_SYNC (recorded, never eaten: the open
- *          lost the flag already);
+ *          descriptor whose open file has O_SYNC or O_DSYNC (recorded,
+ *          never eaten: the open lost the flag already; syncstat's filter
+ *          notifies every such call, emd_file_write);
  *   kind   the record kind syncstat reports it as (include/record.h), the
  *          first of two where the flags tell O_SYNC from O_DSYNC;
  *   eat    how it is eaten, the handler each side has for it.
@@ -119,6 +120,14 @@ struct emd_request {
 static inline int emd_supervised(const struct emd_request *r)
 {
 	return r->eat != EMD_EAT_NONE && r->eat != EMD_EAT_OPEN_HANDLE;
+}
+
+/* Is the row a write whose descriptor's open file may make it sync
+ * (O_SYNC, O_DSYNC), whatever its own flags: syncstat's filter notifies
+ * it for every descriptor not negative, and its supervisor asks. */
+static inline int emd_file_write(const struct emd_request *r)
+{
+	return r->test == EMD_TEST_WRITE || r->eat == EMD_EAT_WRITE;
 }
 
 /* A case label per row, for the switch that finds a system call's row in

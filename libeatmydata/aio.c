@@ -54,18 +54,23 @@ void emd_aio_unsync(long nr, struct iocb **list)
 }
 
 /* syncstat: each sync submitted, counted at its submission (its
- * completion is the kernel's, unseen from here). */
+ * completion is the kernel's, unseen from here): a write on a descriptor
+ * whose open file syncs too. */
 void emd_aio_record(long nr, struct iocb **list, const void *site)
 {
 	struct iocb *at, cb;
+	int kind;
 
 	if (!(emd_mode_now() & EMD_RECORD))
 		return;
 	for (long i = 0; i < nr && i < MAX_IOCBS; i++) {
 		if (!copy_own(&at, &list[i], sizeof(at), 0) || !at ||
-		    !copy_own(&cb, at, sizeof(cb), 0) || !emd_iocb_syncs(&cb))
+		    !copy_own(&cb, at, sizeof(cb), 0))
 			continue;
-		emd_rec_counted(emd_iocb_kind(&cb), (int)cb.aio_fildes, site);
+		if (emd_iocb_syncs(&cb))
+			emd_rec_counted(emd_iocb_kind(&cb), (int)cb.aio_fildes, site);
+		else if (emd_iocb_writes(&cb) && (kind = emd_write_kind((int)cb.aio_fildes)) >= 0)
+			emd_rec_counted(kind, (int)cb.aio_fildes, site);
 	}
 }
 

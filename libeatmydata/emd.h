@@ -147,6 +147,9 @@ void emd_unobserved(const char *path, const char *why, int err);
 void emd_rec_counted(int kind, int fd, const void *site);
 /* Is this process under a filter of its run's policy (filter.h's probe)? */
 int emd_under_own_filter(void);
+/* ...of syncstat's, whose supervisor records this process's requests
+ * (decided by emd_record_init)? */
+int emd_rec_supervised(void);
 
 /* site.c: a call site's text, module build id and address into slot s;
  * record.c: the MODULE record of the module whose file is `path` (as

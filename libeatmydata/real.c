@@ -63,7 +63,7 @@ int emd_init(void)
 	if (emd_record_init())
 		mode |= EMD_RECORD;
 	/* Writes are followed only once every forget runs (osync.c). */
-	if ((mode & (EMD_RECORD | EMD_EAT)) != EMD_RECORD)
+	if ((mode & (EMD_RECORD | EMD_EAT)) != EMD_RECORD || emd_rec_supervised())
 		follow = EMD_FOLLOW_OFF;
 	else
 		follow = emd_fd_map() == 0 ? EMD_FOLLOW_ON : EMD_FOLLOW_ASK;

@@ -50,8 +50,8 @@ static __thread struct {
 	int pid, tid;
 } me;
 /* The seccomp supervisor records this process's requests (filter.h's
- * probe): the library leaves them to it, but for a write on an O_SYNC
- * descriptor, which the filter lets through. */
+ * probe), writes on descriptors that sync included: the library leaves
+ * them to it. */
 static int supervised;
 
 /* The slots a record file mapped with `size` bytes holds, or 0 if it is not
@@ -398,8 +398,7 @@ void emd_rec_claim(struct emd_rec *rec, int kind, int fd, const void *addr,
 	int saved = errno;
 
 	rec->slot = NULL; /* for emd_rec_event: no slot, nothing to fill */
-	if (supervised && kind < EMD_K_FIRST_EVENT && kind != EMD_K_WRITE_SYNC &&
-	    kind != EMD_K_WRITE_DSYNC)
+	if (supervised && kind < EMD_K_FIRST_EVENT)
 		return;
 	s = claim_slot(h);
 	if (!s) {
@@ -506,6 +505,11 @@ void emd_unobserved(const char *path, const char *why, int err)
 
 /* A nocache run names its own supervisor in the tree of an outer
  * eatmydata's: this library eats, and eatmydata's filter is its own. */
+int emd_rec_supervised(void)
+{
+	return supervised;
+}
+
 int emd_under_own_filter(void)
 {
 	const char *policy = secure_getenv(EMD_ENV_SECCOMP_POLICY);

@@ -82,8 +82,8 @@ static void summary(FILE *out, const struct run *run)
 		report_n(run->calls, "durability call", "durability calls"),
 		run->eaten ? ", all eaten" : "");
 	if (!run->eaten)
-		fprintf(out, "; the process tree spent %s in them (summed over its threads)",
-			report_duration(run->total));
+		fprintf(out, "%s; the process tree spent %s in %s (summed over its threads)",
+			report_untimed(run), report_duration(run->total), report_spent(run));
 	fprintf(out, "</li>\n");
 	if (!run->eaten)
 		fprintf(out, "<li id=\"save\">%s</li>\n", report_would_save(run));

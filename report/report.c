@@ -126,6 +126,7 @@ static void tally(struct run *run, const struct emd_rec_slot *s)
 
 	run->calls++;
 	run->incomplete += s->state != EMD_REC_DONE;
+	run->untimed += s->state == EMD_REC_DONE && (s->flags & EMD_REC_UNTIMED);
 	run->total = sum(run->total, s->state == EMD_REC_DONE ? s->latency_ns : 0);
 	add(group_of(&run->by_kind, s->program, s->kind), s);
 	add(group_of(&run->by_file, s->path, 0), s);

@@ -25,7 +25,7 @@ struct group {
 	int kind, pid, ppid, tid;
 	char program[32];
 	unsigned long long count, timed, errors, total;
-	unsigned long long untimed; /* counted at submission (io_uring, AIO) */
+	unsigned long long untimed; /* counted, not timed: went on to the kernel */
 	unsigned long long *lat; /* the timed calls' latencies */
 	const struct emd_rec_slot *slot; /* its first call (a site's module) */
 };
@@ -52,7 +52,7 @@ struct run {
 	struct findings findings;
 	struct groups by_kind, by_file, by_site, by_process;
 	struct groups by_thread; /* keyed "pid/tid": a number may be reused */
-	unsigned long long calls, incomplete, lost, total;
+	unsigned long long calls, incomplete, lost, total, untimed;
 	/* The programs that ran unobserved (EMD_K_UNOBSERVED records): their
 	 * calls are in no count, and the report says so first. */
 	const struct emd_rec_slot **unobserved;
@@ -94,6 +94,10 @@ const char *report_ms(unsigned long long ms);
  * next call of the same function; report_mount_line is NULL for a file
  * system with nothing to say. */
 const char *report_would_save(const struct run *run);
+/* What the time was spent in ("them", or the calls timed when some were
+ * counted only), and how many were only counted (or ""). */
+const char *report_spent(const struct run *run);
+const char *report_untimed(const struct run *run);
 const char *report_incomplete(const struct run *run);
 const char *report_thread_name(const struct group *thread);
 const char *report_lost(const struct run *run);

@@ -104,8 +104,8 @@ static void summary(FILE *out, const struct run *run, int eaten)
 	if (eaten) {
 		fprintf(out, ", all eaten\n");
 	} else {
-		fprintf(out, "; the process tree spent %.3f s in %s", run->total / 1e9,
-			run->calls == 1 ? "it" : "them");
+		fprintf(out, "%s; the process tree spent %.3f s in %s", report_untimed(run),
+			run->total / 1e9, report_spent(run));
 		/* A sum over every thread: parallel calls add up past 100%. */
 		if (run->wall > 0)
 			fprintf(out, " (summed over its threads: %.1f%% of the wall time)",

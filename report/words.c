@@ -17,6 +17,26 @@ const char *report_would_save(const struct run *run)
 	return b;
 }
 
+const char *report_spent(const struct run *run)
+{
+	static char b[200];
+
+	if (!run->untimed)
+		return run->calls == 1 ? "it" : "them";
+	snprintf(b, sizeof(b), "the %llu timed", run->calls - run->untimed);
+	return b;
+}
+
+const char *report_untimed(const struct run *run)
+{
+	static char b[100];
+
+	if (!run->untimed)
+		return "";
+	snprintf(b, sizeof(b), " (%llu counted, not timed: below)", run->untimed);
+	return b;
+}
+
 /* A thread by its number (gettid, the TID of ps -L) and its process's;
  * the program's name as recorded, for the caller to escape. */
 const char *report_thread_name(const struct group *thread)

@@ -179,26 +179,33 @@ const struct policy *policy_named(const char *name)
 	return NULL;
 }
 
+/* Does p's filter notify the row's calls (shared/filter.c)? */
+static int notified(const struct policy *p, const struct emd_request *r)
+{
+	return emd_supervised(r) || (p->file_writes && emd_file_write(r));
+}
+
 int supervisor_table_agrees(void)
 {
 	for (size_t p = 0; p < sizeof(policies) / sizeof(*policies); p++)
 		for (int i = 0; !policies[p]->answer && i < EMD_NREQUESTS; i++)
 			if ((policies[p]->handlers[requests[i].eat] != NULL) !=
-			    emd_supervised(&requests[i]))
+			    notified(policies[p], &requests[i]))
 				return 0;
 	return 1;
 }
 
 /* The row of the notified call, by its ABI and number; NULL for Landlock
  * (through any entry: x32 sets a bit in the number). */
-static const struct emd_request *request_of(const struct seccomp_data *d, int *compat)
+static const struct emd_request *request_of(const struct policy *p, const struct seccomp_data *d,
+					    int *compat)
 {
 	*compat = d->arch == EMD_ARCH_COMPAT;
 	if (d->arch != EMD_ARCH_NATIVE && !*compat)
 		return NULL;
 	for (int i = 0; i < EMD_NREQUESTS; i++)
 		if ((long)d->nr == (*compat ? requests[i].nr32 : requests[i].nr) &&
-		    emd_supervised(&requests[i]))
+		    notified(p, &requests[i]))
 			return &requests[i];
 	return NULL;
 }
@@ -209,7 +216,7 @@ int supervisor_answer(struct call *c, const struct policy *p, const char *only)
 
 	if (p->answer && (c->req->data.nr & ~EMD_X32_BIT) != SYS_landlock_restrict_self)
 		return p->answer(c);
-	c->request = request_of(&c->req->data, &c->compat);
+	c->request = request_of(p, &c->req->data, &c->compat);
 	if (!c->request) {
 		if ((c->req->data.nr & ~EMD_X32_BIT) == SYS_landlock_restrict_self)
 			rights_note_landlock();

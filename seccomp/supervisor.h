@@ -215,6 +215,9 @@ struct policy {
 	const char *name;
 	int (*handlers[EMD_NEAT])(struct call *c);
 	int (*applies)(struct call *c, const char *only);
+	/* Its filter notifies every write on a descriptor, whose open file
+	 * may sync it (requests.h's emd_file_write): syncstat's. */
+	int file_writes;
 	/* A policy whose filter notifies other calls than the request
 	 * table's (nocache's reads and writes) answers them all here. */
 	int (*answer)(struct call *c);

@@ -8,9 +8,10 @@
  * Nothing is done that the caller could not do itself: it syncs its own
  * file, or every file system (sync, which anyone may).  What cannot be
  * made from here (an msync of its mapping, an open or a write with sync
- * flags, an io_uring or AIO submission) goes on to the kernel as it is
- * and is counted, marked untimed; an io_uring or AIO sync is named as
- * such.  A descriptor that cannot be fetched goes on too, counted.
+ * flags, a write on a descriptor whose open file syncs, an io_uring or AIO
+ * submission) goes on to the kernel as it is and is counted, marked
+ * untimed; an io_uring or AIO sync is named as such.  A descriptor that
+ * cannot be fetched goes on too, counted.
  */
 #define _GNU_SOURCE 1
 #include "common/common.h"
@@ -252,8 +253,63 @@ static int counted_mapping(struct call *c)
 	return CONTINUE;
 }
 
-/* An open with O_SYNC or O_DSYNC (openat2's flags are in its struct): its
- * name, as the caller gave it. */
+/* What `name` names for the caller now (O_PATH: nothing is opened), from
+ * `base`, in its root when absolute; through no magic link, which would be
+ * this process's. */
+static int find_theirs(const struct call *c, int base, const char *name, unsigned long long flags)
+{
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC | (flags & O_NOFOLLOW),
+			       .resolve = RESOLVE_NO_MAGICLINKS};
+	char root[64];
+	int fd;
+
+	if (name[0] != '/')
+		return (int)syscall(SYS_openat2, base, name, &how, sizeof(how));
+	snprintf(root, sizeof(root), "/proc/%d/root", c->req->pid);
+	if ((base = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -1;
+	how.resolve |= RESOLVE_IN_ROOT;
+	fd = (int)syscall(SYS_openat2, base, name, &how, sizeof(how));
+	close(base);
+	return fd;
+}
+
+/* The file an open of `name` (from the caller's dirfd) is about to open:
+ * as it is now, or one still to be created in its directory, known by that
+ * directory's device (a file of no device would be on none the report
+ * watched); `name` as it was given when neither can be found. */
+static void file_named(const struct call *c, int dirfd, const char *name, unsigned long long flags,
+		       struct emd_rec_slot *s)
+{
+	const char *slash = strrchr(name, '/');
+	char dir[sizeof(s->path)];
+	int base = caller_dir(c, dirfd), fd = base >= 0 ? find_theirs(c, base, name, flags) : -1;
+
+	if (fd < 0 && base >= 0) {
+		snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - name) + 1 : 0, name);
+		fd = find_theirs(c, base, slash ? dir : ".", 0);
+		if (fd >= 0) {
+			file_of(fd, s);
+			s->file = (struct emd_rec_file){.dev = s->file.dev};
+			memcpy(dir, s->path, sizeof(dir));
+			/* Cut at the record's size, as a readlink would be. */
+			if (snprintf(s->path, sizeof(s->path), "%s/%s", strcmp(dir, "/") ? dir : "",
+				     slash ? slash + 1 : name) < 0)
+				s->path[0] = '\0';
+		}
+	} else if (fd >= 0) {
+		file_of(fd, s);
+	}
+	if (fd < 0)
+		snprintf(s->path, sizeof(s->path), "%s", name);
+	if (fd >= 0)
+		close(fd);
+	if (base >= 0)
+		close(base);
+}
+
+/* An open with O_SYNC or O_DSYNC (openat2's flags are in its struct): the
+ * file it names, as the library's record of an open names it. */
 static int counted_open(struct call *c)
 {
 	int arg = c->compat ? c->request->arg32 : c->request->arg, at = arg - 1;
@@ -271,16 +327,53 @@ static int counted_open(struct call *c)
 		return CONTINUE;
 	fill(c, (flags & O_SYNC) == O_SYNC ? EMD_K_OPEN_SYNC : EMD_K_OPEN_DSYNC, -1, 0, 0, &s);
 	if (read_theirs(c->req->pid, call_arg(c, at < 0 ? 0 : at), name, sizeof(name), 1) == 0)
-		memcpy(s.path, name, sizeof(s.path));
+		file_named(c, at > 0 ? (int)call_arg(c, 0) : AT_FDCWD, name, flags, &s);
 	record_write(&s);
+	return CONTINUE;
+}
+
+/* The record kind of a write on fd (here) whose open file syncs it, or -1. */
+static int file_syncs(int fd)
+{
+	int flags = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+
+	if (flags < 0 || !(flags & EMD_OPEN_SYNC_FLAGS))
+		return -1;
+	return (flags & O_SYNC) == O_SYNC ? EMD_K_WRITE_SYNC : EMD_K_WRITE_DSYNC;
+}
+
+/* The same of the caller's descriptor fd. */
+static int theirs_sync(struct call *c, int fd)
+{
+	int mine = their_fd(c, fd), kind = file_syncs(mine);
+
+	if (mine >= 0)
+		close(mine);
+	return kind;
+}
+
+/* A write (pwritev2 without sync flags too) on a descriptor whose open
+ * file has O_SYNC or O_DSYNC, however it came to the caller (a copy, a
+ * parent, an exec): counted, not timed, the write being the caller's own
+ * to make (no write is made for a program: behalf.c says why). */
+static int counted_file_write(struct call *c)
+{
+	int fd = their_fd(c, (int)call_arg(c, 0)), kind = file_syncs(fd);
+
+	if (kind >= 0)
+		record(c, kind, fd, 0, 0);
+	if (fd >= 0)
+		close(fd);
 	return CONTINUE;
 }
 
 static int counted_write(struct call *c)
 {
-	int fd = their_fd(c, (int)call_arg(c, 0));
-	int flags = (int)call_arg(c, c->compat ? c->request->arg32 : c->request->arg);
+	int flags = (int)call_arg(c, c->compat ? c->request->arg32 : c->request->arg), fd;
 
+	if (!(flags & EMD_RWF_SYNC_FLAGS))
+		return counted_file_write(c);
+	fd = their_fd(c, (int)call_arg(c, 0));
 	record(c, (flags & RWF_SYNC) ? EMD_K_PWRITEV2_SYNC : EMD_K_PWRITEV2_DSYNC, fd, 0, 0);
 	if (fd >= 0)
 		close(fd);
@@ -332,10 +425,13 @@ static int counted_sqe(struct call *c, unsigned long sqe, void *arg)
 		kind = (flags & IORING_FSYNC_DATASYNC) ? EMD_K_FDATASYNC : EMD_K_FSYNC;
 	else if (head[0] == IORING_OP_SYNC_FILE_RANGE)
 		kind = EMD_K_SYNC_FILE_RANGE;
-	else if ((head[0] == IORING_OP_WRITEV || head[0] == IORING_OP_WRITE ||
-		  head[0] == IORING_OP_WRITE_FIXED) && (flags & EMD_RWF_SYNC_FLAGS))
+	else if (!(head[0] == IORING_OP_WRITEV || head[0] == IORING_OP_WRITE ||
+		   head[0] == IORING_OP_WRITE_FIXED))
+		return 0;
+	else if (flags & EMD_RWF_SYNC_FLAGS)
 		kind = (flags & RWF_SYNC) ? EMD_K_PWRITEV2_SYNC : EMD_K_PWRITEV2_DSYNC;
-	else
+	/* A registered file's open file cannot be asked from here. */
+	else if ((head[1] & IOSQE_FIXED_FILE) || (kind = theirs_sync(c, fd)) < 0)
 		return 0;
 	submitted(c, kind, (head[1] & IOSQE_FIXED_FILE) ? -1 : fd, "io_uring");
 	return 1;
@@ -351,10 +447,15 @@ static int counted_uring(struct call *c)
 static void counted_iocb(const struct call *c, unsigned long at)
 {
 	struct iocb cb;
+	int kind;
 
-	if (!at || read_theirs(c->req->pid, at, &cb, sizeof(cb), 0) || !emd_iocb_syncs(&cb))
+	if (!at || read_theirs(c->req->pid, at, &cb, sizeof(cb), 0))
 		return;
-	submitted((struct call *)c, emd_iocb_kind(&cb), (int)cb.aio_fildes, "aio");
+	if (emd_iocb_syncs(&cb))
+		submitted((struct call *)c, emd_iocb_kind(&cb), (int)cb.aio_fildes, "aio");
+	else if (emd_iocb_writes(&cb) &&
+		 (kind = theirs_sync((struct call *)c, (int)cb.aio_fildes)) >= 0)
+		submitted((struct call *)c, kind, (int)cb.aio_fildes, "aio");
 }
 
 static int counted_aio(struct call *c)
@@ -369,7 +470,9 @@ static int counted_aio(struct call *c)
  * sets for the library, is no concern here. */
 const struct policy time_policy = {
 	.name = "syncstat",
+	.file_writes = 1,
 	.handlers = {
+		[EMD_EAT_NONE] = counted_file_write,
 		[EMD_EAT_FD_SYNC] = timed_fd,
 		[EMD_EAT_FS_SYNC] = timed_fd,
 		[EMD_EAT_ALL_SYNC] = timed_all,

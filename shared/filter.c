@@ -134,16 +134,23 @@ static void change_rules(struct emd_filter *f, int compat)
  * answers, by its number and argument there. */
 static void request_rules(struct emd_filter *f, int compat, int probe_errno)
 {
+	int timed = probe_errno == EMD_PROBE_TIME;
+
 	for (int i = 0; i < EMD_NREQUESTS; i++) {
 		const struct emd_request *r = &requests[i];
 		long nr = compat ? r->nr32 : r->nr;
 		int arg = compat ? r->arg32 : r->arg;
 
-		if (nr < 0 || !emd_supervised(r))
+		if (nr < 0 || !(emd_supervised(r) || (timed && emd_file_write(r))))
 			continue;
-		/* syncstat counts a call on a negative descriptor too (its
-		 * EBADF), as the library does. */
-		if (r->test == EMD_TEST_FD && probe_errno != EMD_PROBE_TIME)
+		/* syncstat asks of each write whether its file syncs it, and
+		 * counts a call with sync flags on a negative descriptor too
+		 * (its EBADF), as the library does. */
+		if (timed && r->test == EMD_TEST_WRITE)
+			notify_unless_negative(f, nr, 0);
+		else if (timed && emd_file_write(r))
+			notify(f, nr);
+		else if (r->test == EMD_TEST_FD && !timed)
 			notify_unless_negative(f, nr, arg);
 		else if (r->test == EMD_TEST_BITS)
 			notify_if_flags(f, nr, arg, r->bits);

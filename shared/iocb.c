@@ -29,11 +29,16 @@ int emd_iocb_syncs(const struct iocb *cb)
 	}
 }
 
+int emd_iocb_writes(const struct iocb *cb)
+{
+	return cb->aio_lio_opcode == IOCB_CMD_PWRITE || cb->aio_lio_opcode == IOCB_CMD_PWRITEV;
+}
+
 int emd_iocb_unsync(struct iocb *cb, int accmode)
 {
 	if (!emd_iocb_syncs(cb))
 		return 0;
-	if (cb->aio_lio_opcode == IOCB_CMD_PWRITE || cb->aio_lio_opcode == IOCB_CMD_PWRITEV)
+	if (emd_iocb_writes(cb))
 		cb->aio_rw_flags &= ~EMD_RWF_SYNC_FLAGS;
 	else
 		cb->aio_lio_opcode = accmode == O_WRONLY ? IOCB_CMD_PWRITE : IOCB_CMD_PREAD;

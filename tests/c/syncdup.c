@@ -4,8 +4,8 @@
  * open file's, so every write through any copy syncs (or, set or cleared
  * with F_SETFL, which cannot change it, does or does not as it did).
  * Five writes, one through each write call (write, pwrite, writev,
- * pwritev, pwritev2 without flags); the original descriptor is closed
- * before, so that only the copy writes.  Built dynamic and static (the
+ * pwritev, pwritev2 without flags; or five Linux AIO writes); the original
+ * descriptor is closed before, so that only the copy writes.  Built dynamic and static (the
  * library's and the supervisor's ways): tests/py/test_syncstat_copies.py.
  *
  * Usage: syncdup MODE FILE   (MODE: see `modes` below)
@@ -14,6 +14,7 @@
 #define _GNU_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/aio_abi.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +94,31 @@ static int over_plain(int fd, int at, const char *name, int raw)
 	close(p);
 	five_writes(at);
 	return moved(fd, raw ? (int)syscall(SYS_dup3, fd, at, 0) : dup2(fd, at));
+}
+
+/* Five Linux AIO writes (as libaio makes them: syscall()), which the
+ * kernel makes and syncs in io_submit. */
+static void aio_writes(int fd)
+{
+	aio_context_t ctx = 0;
+	struct iocb cb[5], *list[5];
+	struct io_event ev[5];
+
+	if (syscall(SYS_io_setup, 5, &ctx) != 0)
+		fail("io_setup");
+	for (int i = 0; i < 5; i++) {
+		cb[i] = (struct iocb){.aio_lio_opcode = IOCB_CMD_PWRITE, .aio_fildes = (unsigned)fd,
+				      .aio_buf = (unsigned long)"data", .aio_nbytes = 4,
+				      .aio_offset = 4 * i};
+		list[i] = &cb[i];
+	}
+	if (syscall(SYS_io_submit, ctx, 5L, list) != 5 ||
+	    syscall(SYS_io_getevents, ctx, 5L, 5L, ev, NULL) != 5)
+		fail("io_submit");
+	for (int i = 0; i < 5; i++)
+		if (ev[i].res != 4)
+			fail("aio write");
+	syscall(SYS_io_destroy, ctx);
 }
 
 static void wait_child(pid_t pid)
@@ -180,6 +206,10 @@ static int copy_of(const char *mode, int fd, const char *name)
 	}
 	if (!strcmp(mode, "posix_spawn")) {
 		spawned(fd);
+		return -1;
+	}
+	if (!strcmp(mode, "aio")) {
+		aio_writes(moved(fd, dup(fd)));
 		return -1;
 	}
 	errno = EINVAL;
