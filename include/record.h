@@ -21,9 +21,10 @@
  * does not read.  Version 1 files exist with two slot layouts (before and
  * after the audit's fields), so neither is read; version 3 added the call
  * site's build id and address, and the module records; version 4 the
- * calling thread (its 4 bytes taken from the program's name). */
+ * calling thread (its 4 bytes taken from the program's name); version 5
+ * the flags of a request eatmydata left to the kernel (EMD_REC_LEFT). */
 #define EMD_REC_MAGIC "EMDREC01"
-#define EMD_REC_VERSION 4
+#define EMD_REC_VERSION 5
 #define EMD_REC_HEADER 4096
 #define EMD_REC_SLOTS_DEFAULT (1u << 20)
 #define EMD_REC_SLOTS_MAX (1u << 24) /* 8 GiB of records */
@@ -112,8 +113,19 @@ struct emd_rec_slot {
 
 #define EMD_REC_EXISTED 1
 /* A call counted but not timed: the supervisor let it go on to the kernel
- * (an msync, an O_SYNC open, an io_uring or AIO submission). */
+ * (an msync, an O_SYNC open or write, an io_uring or AIO submission). */
 #define EMD_REC_UNTIMED 2
+/* In a run of eatmydata --stats: a request that went on to the kernel as
+ * it was, and synced (not eaten); and what would have eaten it: the
+ * supervisor allowed to make it (--on-behalf=on), the launcher's own
+ * filter over the whole tree (--seccomp=on: one the tree installs may come
+ * after a Landlock domain the supervisor cannot see), the program eating
+ * (--only or EATMYDATA_DISABLE left it alone).  None of these: nothing
+ * would (the supervisor may not act for the program). */
+#define EMD_REC_LEFT 4
+#define EMD_REC_NEEDS_ON_BEHALF 8
+#define EMD_REC_NEEDS_SECCOMP_ON 16
+#define EMD_REC_NOT_EATING 32
 
 _Static_assert(sizeof(struct emd_rec_slot) == 512, "record slot size");
 

@@ -406,6 +406,11 @@ void emd_rec_claim(struct emd_rec *rec, int kind, int fd, const void *addr,
 		return;
 	}
 	s->kind = kind;
+	/* eatmydata --stats: a program that does not eat (--only,
+	 * EATMYDATA_DISABLE) leaves its requests to the kernel. */
+	if (kind < EMD_K_FIRST_EVENT && !(emd_mode_now() & EMD_EAT) &&
+	    (__atomic_load_n(&h->flags, __ATOMIC_RELAXED) & EMD_REC_EATEN))
+		s->flags = EMD_REC_LEFT | EMD_REC_NOT_EATING;
 	this_process(s);
 	if (fd < 0 && addr)
 		emd_map_path(addr, s->path, sizeof(s->path));
@@ -525,7 +530,7 @@ void emd_rec_counted(int kind, int fd, const void *site)
 
 	emd_rec_claim(&rec, kind, fd, NULL, site);
 	if (rec.slot) {
-		((struct emd_rec_slot *)rec.slot)->flags = EMD_REC_UNTIMED;
+		((struct emd_rec_slot *)rec.slot)->flags |= EMD_REC_UNTIMED;
 		emd_rec_complete(&rec, 0);
 	}
 }

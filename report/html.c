@@ -78,10 +78,11 @@ static void summary(FILE *out, const struct run *run)
 		fprintf(out, "<li>exit status %d, wall time %.3f s</li>\n", run->status, run->wall);
 	else
 		fprintf(out, "<li class=\"warn\">the run did not finish (no exit status)</li>\n");
-	fprintf(out, "<li id=\"calls\">%s%s",
-		report_n(run->calls, "durability call", "durability calls"),
-		run->eaten ? ", all eaten" : "");
-	if (!run->eaten)
+	fprintf(out, "<li id=\"calls\">%s",
+		report_n(run->calls, "durability call", "durability calls"));
+	if (run->eaten)
+		fprintf(out, "%s%s", run->left ? ": " : ", ", report_eaten(run));
+	else
 		fprintf(out, "%s; the process tree spent %s in %s (summed over its threads)",
 			report_untimed(run), report_duration(run->total), report_spent(run));
 	fprintf(out, "</li>\n");

@@ -63,6 +63,7 @@ static void add(struct group *g, const struct emd_rec_slot *s)
 	if (s->state != EMD_REC_DONE)
 		return;
 	g->errors += s->error != 0;
+	g->left += (s->flags & EMD_REC_LEFT) != 0;
 	if (s->flags & EMD_REC_UNTIMED) { /* counted, its time unknown */
 		g->untimed++;
 		return;
@@ -127,6 +128,13 @@ static void tally(struct run *run, const struct emd_rec_slot *s)
 	run->calls++;
 	run->incomplete += s->state != EMD_REC_DONE;
 	run->untimed += s->state == EMD_REC_DONE && (s->flags & EMD_REC_UNTIMED);
+	if (s->flags & EMD_REC_LEFT) {
+		run->left++;
+		run->left_not_eating += (s->flags & EMD_REC_NOT_EATING) != 0;
+		run->left_eatable += (s->flags & (EMD_REC_NEEDS_ON_BEHALF |
+						  EMD_REC_NEEDS_SECCOMP_ON)) != 0;
+		run->left_needs |= s->flags & (EMD_REC_NEEDS_ON_BEHALF | EMD_REC_NEEDS_SECCOMP_ON);
+	}
 	run->total = sum(run->total, s->state == EMD_REC_DONE ? s->latency_ns : 0);
 	add(group_of(&run->by_kind, s->program, s->kind), s);
 	add(group_of(&run->by_file, s->path, 0), s);

@@ -26,6 +26,7 @@ struct group {
 	char program[32];
 	unsigned long long count, timed, errors, total;
 	unsigned long long untimed; /* counted, not timed: went on to the kernel */
+	unsigned long long left;    /* eatmydata: went on to the kernel, not eaten */
 	unsigned long long *lat; /* the timed calls' latencies */
 	const struct emd_rec_slot *slot; /* its first call (a site's module) */
 };
@@ -53,6 +54,11 @@ struct run {
 	struct groups by_kind, by_file, by_site, by_process;
 	struct groups by_thread; /* keyed "pid/tid": a number may be reused */
 	unsigned long long calls, incomplete, lost, total, untimed;
+	/* eatmydata --stats: the requests left to the kernel (not eaten), in
+	 * all; of them, those an option eats (needs: the options), of
+	 * programs that do not eat, and those nothing eats. */
+	unsigned long long left, left_eatable, left_not_eating;
+	int left_needs;
 	/* The programs that ran unobserved (EMD_K_UNOBSERVED records): their
 	 * calls are in no count, and the report says so first. */
 	const struct emd_rec_slot **unobserved;
@@ -94,6 +100,9 @@ const char *report_ms(unsigned long long ms);
  * next call of the same function; report_mount_line is NULL for a file
  * system with nothing to say. */
 const char *report_would_save(const struct run *run);
+/* How many calls were eaten and how many went on to the kernel; what
+ * would eat those; "all eaten" only when none went on. */
+const char *report_eaten(const struct run *run);
 /* What the time was spent in ("them", or the calls timed when some were
  * counted only), and how many were only counted (or ""). */
 const char *report_spent(const struct run *run);

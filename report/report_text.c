@@ -102,7 +102,7 @@ static void summary(FILE *out, const struct run *run, int eaten)
 		fprintf(out, "  the run did not finish (no exit status recorded)\n");
 	fprintf(out, "  %s", report_n(run->calls, "durability call", "durability calls"));
 	if (eaten) {
-		fprintf(out, ", all eaten\n");
+		fprintf(out, "%s%s\n", run->left ? ": " : ", ", report_eaten(run));
 	} else {
 		fprintf(out, "%s; the process tree spent %.3f s in %s", report_untimed(run),
 			run->total / 1e9, report_spent(run));
@@ -181,6 +181,8 @@ static void kind_groups(FILE *out, const struct groups *gs, int eaten)
 		if (g->untimed && !eaten)
 			fprintf(out, ", %llu counted, not timed (left to the kernel: an io_uring "
 				"or AIO submission, an msync, an O_SYNC open or write)", g->untimed);
+		if (g->left && eaten)
+			fprintf(out, ", %llu not eaten (left to the disk)", g->left);
 		if (eaten || !g->timed) {
 			fputc('\n', out);
 			continue;

@@ -17,6 +17,34 @@ const char *report_would_save(const struct run *run)
 	return b;
 }
 
+const char *report_eaten(const struct run *run)
+{
+	static char b[600];
+	unsigned long long none = run->left - run->left_eatable - run->left_not_eating;
+	const char *opts = (run->left_needs & EMD_REC_NEEDS_SECCOMP_ON) ?
+		(run->left_needs & EMD_REC_NEEDS_ON_BEHALF) ? "--seccomp=on --on-behalf=on" :
+		"--seccomp=on" : "--on-behalf=on";
+	size_t at;
+
+	if (!run->left)
+		return "all eaten";
+	at = (size_t)snprintf(b, sizeof(b), "%llu eaten, %llu left to the disk",
+			      run->calls - run->left, run->left);
+	if (run->left_eatable)
+		at += (size_t)snprintf(b + at, sizeof(b) - at, "; %s eats %s", opts,
+				       run->left_eatable == run->left ? "them" :
+				       report_n(run->left_eatable, "of them", "of them"));
+	if (run->left_not_eating)
+		at += (size_t)snprintf(b + at, sizeof(b) - at, "; %s of programs that do not eat "
+				       "(--only, EATMYDATA_DISABLE)", report_n(run->left_not_eating,
+									     "was one", "were"));
+	if (none && at < sizeof(b))
+		snprintf(b + at, sizeof(b) - at, "; no option eats %s (the supervisor may not act "
+			 "for the program)", none == run->left ? "them" :
+			 report_n(none, "of them", "of them"));
+	return b;
+}
+
 const char *report_spent(const struct run *run)
 {
 	static char b[200];

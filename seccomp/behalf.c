@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* behalf.c -- O_SYNC opens and RWF_SYNC writes of a filtered process,
- * made without their sync flags.
+ * made without their sync flags; those that cannot be go on to the kernel
+ * as they are, and sync (left.c says so).
  *
  * Only openat2's is the caller's own; an open or a write made here is this
  * process's to the kernel, and to whatever judges who acts (a fanotify
@@ -163,7 +164,8 @@ ssize_t write_mem(int mem, const char *buf, size_t len, const struct iovec *remo
 }
 
 /* openat2: clear the flags in the caller's struct, where the kernel reads
- * them; 0 if it cannot be written (read-only memory). */
+ * them: 2 when they were, 0 if they cannot be (read-only memory), 1 when
+ * there is nothing to clear (no sync flags, a struct the kernel refuses). */
 static int clear_in_place(const struct call *c)
 {
 	const __u64 *a = c->req->data.args;
@@ -187,7 +189,7 @@ static int clear_in_place(const struct call *c)
 	if (!written)
 		return 0;
 	note(-1);
-	return 1;
+	return 2;
 }
 
 /* The directory the path is relative to, here. */
@@ -339,31 +341,51 @@ int hand_over(struct call *c, int fd, int cloexec)
 	return err == ENOENT ? ANSWERED : reply_error(c, err);
 }
 
+/* The options that would have eaten an open left to the kernel: the
+ * supervisor allowed to make it, for a caller under the launcher's own
+ * filter. */
+static int open_needs(const struct call *c)
+{
+	return (c->on_behalf ? 0 : EMD_REC_NEEDS_ON_BEHALF) |
+	       (c->trusted ? 0 : EMD_REC_NEEDS_SECCOMP_ON);
+}
+
 int open_on_behalf(struct call *c)
 {
 	char path[PATH_MAX];
 	struct open_how how;
 	mode_t their_umask = 022;
-	int dirfd, base, fd, in_memory = c->request->test == EMD_TEST_MEMORY;
+	int dirfd, base, fd, in_memory = c->request->test == EMD_TEST_MEMORY, cleared;
 
-	if (in_memory && clear_in_place(c))
+	if (in_memory) {
+		if (!(cleared = clear_in_place(c)))
+			return left_to_kernel(c, 0); /* read-only memory */
+		if (cleared == 2)
+			record_eaten(c, -1);
 		return CONTINUE;
+	}
+	/* An open the kernel refuses (EFAULT) syncs nothing; one that cannot
+	 * be made here whatever the options syncs. */
+	if (!read_open(c, &dirfd, path, &how))
+		return CONTINUE;
+	if (!flags_known(c, how.flags) || !same_rights(c->req->pid, &their_umask))
+		return left_to_kernel(c, 0);
+	if (!c->on_behalf || !c->trusted)
+		return left_to_kernel(c, open_needs(c));
 	/* At its descriptor limit the kernel fails before the open has any
-	 * effect (a file created or truncated): it answers that. */
-	if (in_memory || !c->on_behalf || !c->trusted || !read_open(c, &dirfd, path, &how) ||
-	    !flags_known(c, how.flags) || !same_rights(c->req->pid, &their_umask) ||
-	    !caller_fd_room(c->req->pid))
+	 * effect (a file created or truncated): it answers that, and EBADF,
+	 * ENOTDIR... for its directory. */
+	if (!caller_fd_room(c->req->pid) || (base = caller_dir(c, dirfd)) < 0)
 		return CONTINUE;
-	if ((base = caller_dir(c, dirfd)) < 0)
-		return CONTINUE; /* EBADF, ENOTDIR...: the kernel says it */
 	fd = open_here(base, path, how, their_umask, c->compat, EMD_OPEN_SYNC_FLAGS);
 	close(base);
 	if (fd < 0 || !still_pending(c)) {
 		if (fd >= 0)
 			close(fd);
-		return CONTINUE;
+		return left_to_kernel(c, 0);
 	}
 	note(fd);
+	record_eaten(c, fd);
 	return hand_over(c, fd, how.flags & O_CLOEXEC);
 }
 
@@ -429,22 +451,25 @@ static int write_here(const struct call *c, int fd, const struct iovec *remote, 
 int write_on_behalf(struct call *c)
 {
 	struct iovec remote[IOV_MAX_HERE];
-	int fd, cnt = (int)call_arg(c, 2), done = 0;
+	int fd = their_fd(c, (int)call_arg(c, 0)), cnt = (int)call_arg(c, 2), done = 0;
 	size_t total;
 	ssize_t r = 0;
 
-	if (!c->on_behalf || !same_rights(c->req->pid, NULL) || !no_size_limit(c->req->pid))
+	if (fd < 0)
+		return fd == -EBADF ? CONTINUE : left_to_kernel(c, 0);
+	if (fd_check(fd) != 0) {
+		close(fd);
 		return CONTINUE;
-	if ((fd = their_fd(c, (int)call_arg(c, 0))) < 0)
-		return CONTINUE;
-	if (fd_check(fd) == 0 && plain(fd) &&
+	}
+	/* Without --on-behalf=on, whether it would have been made here. */
+	if (same_rights(c->req->pid, NULL) && no_size_limit(c->req->pid) && plain(fd) &&
 	    read_iovecs(c, fd, remote, cnt, &total))
-		done = write_here(c, fd, remote, cnt, total, &r);
-	if (done && r >= 0)
+		done = c->on_behalf ? write_here(c, fd, remote, cnt, total, &r) : -1;
+	if (done > 0 && r >= 0)
 		note(fd);
 	close(fd);
-	if (!done)
-		return CONTINUE;
+	if (done <= 0)
+		return left_to_kernel(c, done < 0 ? EMD_REC_NEEDS_ON_BEHALF : 0);
 	c->resp->val = r;
 	return r < 0 ? reply_error(c, (int)-r) : 0;
 }

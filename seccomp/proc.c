@@ -308,3 +308,15 @@ int open_proc(pid_t pid, const char *name)
 	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
+
+pid_t caller_pid(pid_t tid)
+{
+	char buf[512], *at;
+	int fd = open_proc(tid, "status");
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return (at = strstr(buf, "\nTgid:")) ? (pid_t)strtol(at + 6, NULL, 10) : -1;
+}

@@ -395,7 +395,8 @@ static nfds_t watch(struct pollfd *pfd, int first, int server, struct pool **poo
 		pfd[i + 2] = (struct pollfd){
 			.fd = __atomic_load_n(&pools[i]->dead, __ATOMIC_ACQUIRE) ? -1 : pools[i]->listener,
 			.events = __atomic_load_n(&pools[i]->idle, __ATOMIC_ACQUIRE) ? 0 : POLLIN};
-	return (nfds_t)n + 2;
+	/* And the processes left.c is to tell when they end. */
+	return (nfds_t)n + 2 + (nfds_t)left_watch(pfd + n + 2, LEFT_HELD);
 }
 
 /* The run's name for this user, bound for the processes that come later;
@@ -444,7 +445,7 @@ static int set_up(const struct seccomp_options *opt)
 void supervise(int first, int trust_first, const char *name, const struct seccomp_options *opt)
 {
 	static struct pool *pools[MAX_POOLS];
-	static struct pollfd pfd[MAX_POOLS + 2];
+	static struct pollfd pfd[MAX_POOLS + 2 + LEFT_HELD];
 	const char ready = EMD_READY;
 	int n = 0, server;
 	long long busy = now_ms();
@@ -463,6 +464,7 @@ void supervise(int first, int trust_first, const char *name, const struct seccom
 		if (poll(pfd, watch(pfd, first, server, pools, n), 100) < 0)
 			continue;
 		n = tend(pools, n, pfd + 1);
+		left_tend(0);
 		if (first >= 0 && pfd[0].revents) {
 			take_listener(first, pools, &n, trust_first);
 			close(first);
@@ -473,5 +475,6 @@ void supervise(int first, int trust_first, const char *name, const struct seccom
 		if (first >= 0 || n)
 			busy = now_ms();
 	}
+	left_tend(1);
 	_exit(0); /* the name goes with the socket */
 }

@@ -52,7 +52,7 @@ static int check_fd(struct call *c, int espipe)
 	if (fd == -EBADF)
 		return reply_error(c, EBADF);
 	if (fd < 0)
-		return CONTINUE;
+		return left_to_kernel(c, 0);
 	r = fd_check(fd);
 	if (r == -ESPIPE)
 		r = espipe;
@@ -90,7 +90,7 @@ static int sync_range(struct call *c)
 	if (fd == -EBADF)
 		return reply_error(c, EBADF);
 	if (fd < 0)
-		return CONTINUE;
+		return left_to_kernel(c, 0);
 	r = (int)syscall(SYS_sync_file_range, fd, call_arg64(c, off_arg),
 			 call_arg64(c, off_arg + width),
 			 (unsigned)call_arg(c, flags_arg) & ~EMD_SFR_VALID) ? -errno : 0;
@@ -117,7 +117,7 @@ static int sync_mapping(struct call *c)
 	if (len == 0)
 		return 0;
 	if ((m = caller_mapped(c->req->pid, addr, addr + len)) < 0)
-		return CONTINUE;
+		return left_to_kernel(c, 0);
 	note(-1);
 	return m ? 0 : reply_error(c, ENOMEM);
 }
@@ -222,12 +222,17 @@ int supervisor_answer(struct call *c, const struct policy *p, const char *only)
 			rights_note_landlock();
 		return CONTINUE;
 	}
-	if (p->applies && !p->applies(c, only))
+	/* A program that does not eat: eatmydata --stats counts it apart. */
+	if (p->applies && !p->applies(c, only)) {
+		if (p == &eat_policy)
+			record_left(c, EMD_REC_NOT_EATING);
 		return CONTINUE;
+	}
 	how = p->handlers[c->request->eat](c);
 	/* eatmydata --stats counts what was eaten (not what went on to the
-	 * kernel, nor a call the kernel's checks refused). */
-	if (p == &eat_policy && (how == ANSWERED || (how == 0 && !c->resp->error)))
-		record_eaten(c);
+	 * kernel, nor a call the kernel's checks refused); an open made here
+	 * is counted before it is handed over (behalf.c). */
+	if (p == &eat_policy && how == 0 && !c->resp->error)
+		record_eaten(c, -1);
 	return how;
 }

@@ -124,6 +124,9 @@ struct image_stamp {
 int image_stamp(pid_t pid, struct image_stamp *st);
 int same_image(pid_t pid, const struct image_stamp *st);
 
+/* The process of thread tid (its thread group), or -1. */
+pid_t caller_pid(pid_t tid);
+
 /* /proc/PID/NAME, open for reading, or -1. */
 int open_proc(pid_t pid, const char *name);
 
@@ -245,8 +248,23 @@ void site_name(const struct call *c, const struct site_module *m,
 	       const struct site_module *prog, struct emd_rec_slot *s);
 
 /* timed.c: eatmydata --stats: a request the supervisor ate, counted in
- * the record file (its file named), when there is one. */
-void record_eaten(const struct call *c);
+ * the record file (its file named: `file`, an open made here, or -1), when
+ * there is one; one it left to the kernel, with the options that would eat
+ * it (record.h's EMD_REC_NEEDS_*, or EMD_REC_NOT_EATING). */
+void record_eaten(const struct call *c, int file);
+void record_left(const struct call *c, int needs);
+
+/* left.c: eatmydata's handler lets the request go on to the kernel as it
+ * is, and it syncs (`needs`: the options that would eat it, 0: none
+ * would): recorded (--stats), or said when its process ends.  CONTINUE.
+ * left_watch: the pidfds of the processes to be told, into pfd (at most
+ * `room`; LEFT_HELD at most); left_tend: each round of the main thread,
+ * or at its end (`all`). */
+#define LEFT_HELD 64
+int left_to_kernel(struct call *c, int needs);
+struct pollfd;
+int left_watch(struct pollfd *pfd, int room);
+void left_tend(int all);
 
 /* The policy named by --seccomp-supervise, or NULL. */
 const struct policy *policy_named(const char *name);

@@ -380,18 +380,55 @@ static int counted_write(struct call *c)
 	return CONTINUE;
 }
 
-void record_eaten(const struct call *c)
+/* The record kind of the request, by its flags where they tell O_SYNC
+ * from O_DSYNC (openat2's, in memory, may be cleared there already). */
+static int request_kind(const struct call *c)
 {
-	int eat = c->request->eat, fd = -1;
+	int arg = c->compat ? c->request->arg32 : c->request->arg;
+	unsigned long long flags = call_arg(c, arg);
+	struct open_how how;
+
+	if (c->request->eat == EMD_EAT_WRITE)
+		return (flags & RWF_SYNC) ? EMD_K_PWRITEV2_SYNC : EMD_K_PWRITEV2_DSYNC;
+	if (c->request->eat != EMD_EAT_OPEN)
+		return c->request->kind;
+	if (c->request->test == EMD_TEST_MEMORY)
+		flags = read_theirs(c->req->pid, flags, &how, sizeof(how.flags), 0) ? 0 : how.flags;
+	return (flags & O_SYNC) == O_SYNC ? EMD_K_OPEN_SYNC : EMD_K_OPEN_DSYNC;
+}
+
+/* eatmydata --stats: the request, eaten or left to the kernel (flags), its
+ * file named: `file` (here) if not -1, else the descriptor's, or the one
+ * an open names (read while the caller waits: never once answered). */
+static void record_as(const struct call *c, int flags, int file)
+{
+	int eat = c->request->eat, fd = file, at = (c->compat ? c->request->arg32 : c->request->arg) - 1;
+	struct emd_rec_slot s;
+	char name[sizeof(s.path)];
 
 	if (!recording() || c->request->kind < 0)
 		return;
-	if (eat == EMD_EAT_FD_SYNC || eat == EMD_EAT_FS_SYNC || eat == EMD_EAT_RANGE ||
-	    eat == EMD_EAT_WRITE)
+	if (file < 0 && (eat == EMD_EAT_FD_SYNC || eat == EMD_EAT_FS_SYNC || eat == EMD_EAT_RANGE ||
+			 eat == EMD_EAT_WRITE))
 		fd = their_fd(c, (int)call_arg(c, 0));
-	record(c, c->request->kind, fd, 0, 0);
-	if (fd >= 0)
+	fill(c, request_kind(c), fd, 0, 0, &s);
+	s.flags |= flags;
+	if (file < 0 && eat == EMD_EAT_OPEN &&
+	    read_theirs(c->req->pid, call_arg(c, at < 0 ? 0 : at), name, sizeof(name), 1) == 0)
+		file_named(c, at > 0 ? (int)call_arg(c, 0) : AT_FDCWD, name, 0, &s);
+	record_write(&s);
+	if (fd >= 0 && fd != file)
 		close(fd);
+}
+
+void record_eaten(const struct call *c, int file)
+{
+	record_as(c, 0, file);
+}
+
+void record_left(const struct call *c, int needs)
+{
+	record_as(c, EMD_REC_LEFT | needs, -1);
 }
 
 /* An io_uring or AIO sync: counted at its submission, named as such, its

@@ -133,7 +133,7 @@ HEADER = struct.Struct("<8sIIQQQ")
 # emd_rec_file inside, then the thread (tid) and the program's name; the
 # last 112 bytes are the site's text (80), build id, its length and address,
 # which these tests leave zero (see test_syncstat_sites.py).
-REC_VERSION = 4
+REC_VERSION = 5
 SLOT = struct.Struct("<IIiiiiqQQ" "QQQQQII" "QQ" "i28s256s112s")
 
 
