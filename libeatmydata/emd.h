@@ -88,7 +88,8 @@ int __openat64_2(int dirfd, const char *path, int flags);
 	X(dup3)                                                                \
 	X(fclose)                                                              \
 	X(pclose)                                                              \
-	X(closedir)
+	X(closedir)                                                            \
+	X(fdopen)
 
 enum emd_real_id { EMD_REAL_SYMBOLS(PL_ID) EMD_NREAL };
 

@@ -25,6 +25,8 @@
 #include "emd.h"
 
 #include <limits.h>
+#include <stdio.h>
+#include <string.h>
 
 #define FOLLOWED_FDS 65536 /* higher descriptors are asked at every write */
 
@@ -121,6 +123,27 @@ int emd_sync_kind(int fd)
 	    ((__atomic_load_n(&WORD(fd), __ATOMIC_RELAXED) >> SHIFT(fd)) & 3) == KNOWN)
 		return -1;
 	return learn(fd);
+}
+
+/* A stdio stream's writes are the C library's own, out of reach: a stream
+ * made to write on a descriptor that syncs is named, never counted as
+ * nothing.  (The standard streams, whose descriptors a program may as
+ * well write to itself, are not.) */
+EMD_EXPORT FILE *fdopen(int fd, const char *mode)
+{
+	FILE *f = EMD_REAL(fdopen)(fd, mode);
+	char proc[32], path[256];
+	ssize_t n;
+
+	if (!f || __atomic_load_n(&emd_follow_writes, __ATOMIC_RELAXED) != EMD_FOLLOW_ON ||
+	    !mode || !strpbrk(mode, "wa+") || ask(fd) < 0)
+		return f;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, path, sizeof(path) - 1);
+	path[n > 0 ? n : 0] = '\0';
+	emd_unobserved(path, "written through a stdio stream (fdopen), whose writes libc makes itself",
+		       0);
+	return f;
 }
 
 EMD_EXPORT ssize_t write(int fd, const void *buf, size_t n)

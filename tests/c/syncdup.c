@@ -4,7 +4,8 @@
  * open file's, so every write through any copy syncs (or, set or cleared
  * with F_SETFL, which cannot change it, does or does not as it did).
  * Five writes, one through each write call (write, pwrite, writev,
- * pwritev, pwritev2 without flags; or five Linux AIO writes); the original
+ * pwritev, pwritev2 without flags; or five Linux AIO writes, or five
+ * flushes of a stdio stream); the original
  * descriptor is closed before, so that only the copy writes.  Built dynamic and static (the
  * library's and the supervisor's ways): tests/py/test_syncstat_copies.py.
  *
@@ -121,6 +122,18 @@ static void aio_writes(int fd)
 	syscall(SYS_io_destroy, ctx);
 }
 
+/* Five writes of a stdio stream, each flushed: the C library's own. */
+static void stream_writes(int fd)
+{
+	FILE *f = fdopen(fd, "w");
+
+	for (int i = 0; f && i < 5; i++)
+		if (fputs("data", f) < 0 || fflush(f) != 0)
+			fail("fputs");
+	if (!f || fclose(f) != 0)
+		fail("fdopen");
+}
+
 static void wait_child(pid_t pid)
 {
 	int status;
@@ -206,6 +219,10 @@ static int copy_of(const char *mode, int fd, const char *name)
 	}
 	if (!strcmp(mode, "posix_spawn")) {
 		spawned(fd);
+		return -1;
+	}
+	if (!strcmp(mode, "fdopen")) {
+		stream_writes(moved(fd, dup(fd)));
 		return -1;
 	}
 	if (!strcmp(mode, "aio")) {

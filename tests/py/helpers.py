@@ -92,7 +92,9 @@ RECORDED_ONLY = {"write", "writev", "pwrite", "pwrite64", "pwritev", "pwritev64"
                  "creat", "creat64",
                  # what lets a descriptor number go, so the record forgets
                  # its file (libeatmydata/close.c)
-                 "close", "close_range", "closefrom", "dup2", "dup3", "fclose", "pclose", "closedir"}
+                 "close", "close_range", "closefrom", "dup2", "dup3", "fclose", "pclose", "closedir",
+                 # a stdio stream on a descriptor that syncs is named (osync.c)
+                 "fdopen"}
 
 
 # What the programs no preloaded library sees ask of the disk, and two of
