@@ -318,18 +318,24 @@ def holds_listener(pid):
     return any(os.readlink(f"{fds}/{fd}") == "anon_inode:seccomp notify" for fd in os.listdir(fds))
 
 
-def supervisor_of(proc, tag):
+def supervisor_of(proc, tag, timeout=10):
     """The supervisor started for a launcher's tree: an eatmydata process
     holding a seccomp listener, with the launcher's tag in its environment
-    (its starter's)."""
-    for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
-        try:
-            if (open(f"/proc/{pid}/comm").read() == "eatmydata\n" and holds_listener(pid) and
-                    tag.encode() in open(f"/proc/{pid}/environ", "rb").read().split(b"\0")):
-                return pid
-        except OSError:
-            pass
-    raise AssertionError(f"no supervisor found for {proc.pid}")
+    (its starter's).  The program runs once its listener is sent, which the
+    supervisor's main thread takes when it next wakes: looked for again
+    until `timeout` seconds have passed."""
+    deadline = time.monotonic() + timeout
+    while True:
+        for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
+            try:
+                if (open(f"/proc/{pid}/comm").read() == "eatmydata\n" and holds_listener(pid)
+                        and tag.encode() in open(f"/proc/{pid}/environ", "rb").read().split(b"\0")):
+                    return pid
+            except OSError:
+                pass
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no supervisor found for {proc.pid}")
+        time.sleep(0.02)
 
 
 # syncstat --html pages, rendered by a real browser.
