@@ -42,7 +42,9 @@ class Row:
     gone_ok: tuple = field(default=())  # files that may be missing afterwards
 
 
-GIT = "git -c user.name=u -c user.email=u@example.invalid -c init.defaultBranch=main"
+# A commit's name holds its time: pinned, two runs make the same objects.
+GIT = ("env GIT_AUTHOR_DATE=@1700000000 GIT_COMMITTER_DATE=@1700000000 git -c user.name=u "
+       "-c user.email=u@example.invalid -c init.defaultBranch=main")
 PY_FSYNC = ("import os; f = open('p.txt', 'w'); f.write('x' * 5000); f.flush(); "
             "os.fsync(f.fileno()); f.close()")
 PY_REPLACE = ("import os\nfor i in range(3):\n    with open('data.tmp', 'w') as f:\n"
@@ -219,16 +221,16 @@ def command(row, tool_name, d, tmp):
 
 def tree(d, volatile=()):
     """What a directory holds: each path under it with its type and bytes
-    (a link's target), but the volatile ones' bytes."""
+    (a link's target), but the volatile ones (their names too)."""
     out = {}
     for p in sorted(Path(d).rglob("*")):
         rel = str(p.relative_to(d))
+        if any(fnmatch(rel, g) for g in volatile):
+            continue
         if p.is_symlink():
             out[rel] = "-> " + os.readlink(p)
         elif p.is_dir():
             out[rel] = "dir"
-        elif any(fnmatch(rel, g) for g in volatile):
-            out[rel] = "file"
         else:
             out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
     return out
