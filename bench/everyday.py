@@ -85,7 +85,8 @@ def table(top):
         if row.check:
             d = top / f"crash-{ROWS.index(row)}"
             fixture(d, row, env)
-            crash = f"{row.verdict}: " + cell(judge_crashtest(row, *crashtest(row, d, env)))
+            why = judge_crashtest(row, *crashtest(row, d, env))
+            crash = cell(why) if why else ("FAILED, rightly" if row.verdict == "failed" else "ok")
         name = (row.script if len(row.script) < 60 else row.name).replace("|", "\\|")
         print(f"| `{name}` | {r['native'].syncs} | "
               + " | ".join(cell(c) for c in cells) + f" | {crash} |")
