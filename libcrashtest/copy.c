@@ -43,8 +43,7 @@ PL_EXPORT ssize_t copy_file_range(int in, off64_t *in_off, int out, off64_t *out
 
 	if (ct_where_fd(out, &st) != CT_FILE)
 		return REAL(copy_file_range)(in, in_off, out, out_off, len, flags);
-	ct_claims();
-	ct_lock();
+	ct_lock_file(out, &st);
 	from = offset_of(in, (long long *)in_off);
 	to = offset_of(out, (long long *)out_off);
 	return copied(REAL(copy_file_range)(in, in_off, out, out_off, len, flags), in, from, &st, to);
@@ -60,8 +59,7 @@ static ssize_t sent(int out, int in, long long *off, size_t n,
 
 	if (ct_where_fd(out, &st) != CT_FILE)
 		return call(out, in, off, n);
-	ct_claims();
-	ct_lock();
+	ct_lock_file(out, &st);
 	from = offset_of(in, off);
 	to = (fcntl(out, F_GETFL) & O_APPEND) ? st.st_size : offset_of(out, NULL);
 	return copied(call(out, in, off, n), in, from, &st, to);
@@ -107,8 +105,7 @@ static int fallocated(int fd, int mode, long long off, long long len,
 
 	if (ct_where_fd(fd, &st) != CT_FILE)
 		return call(fd, mode, off, len);
-	ct_claims();
-	ct_lock();
+	ct_lock_file(fd, &st);
 	r = call(fd, mode, off, len);
 	saved = errno;
 	if (r == 0 && fstat(fd, &after) == 0)

@@ -93,6 +93,10 @@ int ct_fd_path(int fd, char *out, size_t size);
 enum ct_where { CT_NONE, CT_FILE, CT_CLAIMED, CT_OUTSIDE };
 enum ct_where ct_where_fd(int fd, struct stat *st);
 
+/* data.c: before a change of file st's contents through fd: claims, the
+ * lock, and st taken again under it (the size the change starts from). */
+void ct_lock_file(int fd, struct stat *st);
+
 /* data.c: a write of n bytes (the first n of iov) made at off through fd,
  * a file of the copy; flags CT_F_DSYNC / CT_F_SYNC. */
 void ct_wrote(const struct stat *st, long long off, const struct iovec *iov, int cnt, size_t n,
@@ -111,11 +115,13 @@ ssize_t ct_write_iov(int fd, long long off, const struct iovec *iov, int cnt, in
 void ct_truncated(const struct stat *st, long long len);
 void ct_zeroed(const struct stat *st, long long off, long long n);
 
-/* names.c: an open of (dirfd, path) with `flags`: whether it exists and is
- * a regular file with data before (O_TRUNC), then, once it succeeded,
- * recorded (a create, a truncation).  ct_after_open returns fd, keeps errno. */
+/* open.c: an open of (dirfd, path) with `flags` that may create or empty a
+ * file: whether it exists and is a regular file with data before (O_TRUNC),
+ * judged under the journal's lock (`locked`), held over the open; then,
+ * once it succeeded, recorded (a create, a truncation).  ct_after_open
+ * returns fd, keeps errno. */
 struct ct_before_open {
-	int existed, truncates;
+	int existed, truncates, locked;
 };
 void ct_before_open(int dirfd, const char *path, int flags, struct ct_before_open *b);
 int ct_after_open(int fd, int dirfd, const char *path, int flags, const struct ct_before_open *b);

@@ -5,7 +5,8 @@
  * socket is a claim.
  *
  * A change and its record are made under the library's lock, so that two
- * threads writing one region are journaled in the order they wrote.  A write
+ * threads writing one region are journaled in the order they wrote; the
+ * file's size a record gives as before it is the one the lock found.  A write
  * on a regular file outside the copy and the run directory is something no
  * state can represent: the run is "unknown".
  */
@@ -69,6 +70,22 @@ enum ct_where ct_where_fd(int fd, struct stat *st)
 	}
 	errno = saved;
 	return where == CT_OUTSIDE ? CT_NONE : where;
+}
+
+/* Before a change of file st's contents through fd: claims, then the lock,
+ * under which st is taken again, since another process may have changed
+ * the file since the first look: its size then is the one the change
+ * starts from (a write past the end or not, the size a truncation left). */
+void ct_lock_file(int fd, struct stat *st)
+{
+	struct stat now;
+	int saved = errno;
+
+	ct_claims();
+	ct_lock();
+	if (fstat(fd, &now) == 0 && now.st_dev == st->st_dev && now.st_ino == st->st_ino)
+		*st = now;
+	errno = saved;
 }
 
 /* Records of at most CT_CHUNK bytes each for the first n bytes of iov,
@@ -157,8 +174,7 @@ static void begin_write(int fd, struct write_call *w)
 	w->where = ct_where_fd(fd, &w->st);
 	if (w->where != CT_FILE)
 		return;
-	ct_claims();
-	ct_lock();
+	ct_lock_file(fd, &w->st);
 	w->fl = fcntl(fd, F_GETFL);
 	errno = saved;
 }
@@ -291,15 +307,14 @@ PL_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t 
 	return ct_write_iov(fd, off, iov, cnt, flags, real_pwritev2);
 }
 
-/* A truncation of the file st, through fd by call or by path: made under
- * the journal's lock and recorded once it succeeded. */
-static int recorded_truncation(const struct stat *st, long long len,
+/* A truncation of the file st (open as fd), through fd by call or by
+ * path: made under the journal's lock and recorded once it succeeded. */
+static int recorded_truncation(struct stat *st, long long len,
 			       int (*call)(int, off64_t), int fd, const char *path)
 {
 	int r, saved;
 
-	ct_claims();
-	ct_lock();
+	ct_lock_file(fd, st);
 	r = call ? call(fd, len) : REAL(truncate64)(path, len);
 	saved = errno;
 	if (r == 0)
@@ -342,14 +357,16 @@ static int truncate_path(const char *path, long long len)
 	int fd = len >= 0 && ct_active() ? (int)ct_sys(SYS_openat, AT_FDCWD, path,
 							 O_PATH | O_CLOEXEC) : -1;
 	struct stat st;
+	int r;
 
 	if (fd < 0 || ct_where_fd(fd, &st) != CT_FILE) {
 		if (fd >= 0)
 			close(fd);
 		return REAL(truncate64)(path, len);
 	}
+	r = recorded_truncation(&st, len, NULL, fd, path);
 	close(fd);
-	return recorded_truncation(&st, len, NULL, -1, path);
+	return r;
 }
 
 PL_EXPORT int truncate(const char *path, off_t len)

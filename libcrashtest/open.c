@@ -25,30 +25,38 @@ static int copy_dir(int dirfd, const char *path, struct stat *st)
 	return in;
 }
 
+/* The entry (dirfd, path): 1 if it exists, in *st. */
+static int entry(int dirfd, const char *path, int flags, struct stat *st)
+{
+	return fstatat(dirfd, path, st, (flags & (O_NOFOLLOW | O_EXCL)) ? AT_SYMLINK_NOFOLLOW : 0) == 0;
+}
+
+/* The entry is judged under the journal's lock, and the lock held over the
+ * open, so that no other process's change of the name comes between: its
+ * create (this open would journal a second one, over what it wrote), its
+ * unlink (this open would make the file again, unseen), its write (into a
+ * file found empty, emptied past the journal).  Not for an existing FIFO
+ * or device, whose open changes nothing and may block. */
 void ct_before_open(int dirfd, const char *path, int flags, struct ct_before_open *b)
 {
 	struct stat st;
-	int saved = errno, follow = (flags & (O_NOFOLLOW | O_EXCL)) ? AT_SYMLINK_NOFOLLOW : 0;
+	int saved = errno, tmpfile = (flags & __O_TMPFILE) == __O_TMPFILE;
 
-	b->existed = 1;
-	b->truncates = 0;
-	if (!(flags & (O_CREAT | O_TRUNC | __O_TMPFILE)) || !path || !ct_active())
-		return;
-	if ((flags & __O_TMPFILE) == __O_TMPFILE) {
-		b->existed = !copy_dir(dirfd, path, &st);
-	} else {
-		b->existed = fstatat(dirfd, path, &st, follow) == 0;
-		/* An open of an existing FIFO or device changes nothing, and
-		 * may block: no lock is held over it. */
-		if (b->existed && !S_ISREG(st.st_mode))
-			return errno = saved, (void)0;
-		b->truncates = b->existed && (flags & O_TRUNC) && st.st_size > 0;
-		b->existed |= !(flags & O_CREAT);
+	*b = (struct ct_before_open){.existed = 1};
+	if (!(flags & (O_CREAT | O_TRUNC | __O_TMPFILE)) || !path || !ct_active() ||
+	    (tmpfile && !copy_dir(dirfd, path, &st)) ||
+	    (!tmpfile && entry(dirfd, path, flags, &st) && !S_ISREG(st.st_mode)))
+		return errno = saved, (void)0;
+	ct_claims();
+	ct_lock();
+	b->locked = 1;
+	b->existed = !tmpfile && entry(dirfd, path, flags, &st);
+	if (b->existed && !S_ISREG(st.st_mode)) { /* one made since */
+		ct_unlock();
+		b->locked = 0;
 	}
-	if (!b->existed || b->truncates) {
-		ct_claims();
-		ct_lock();
-	}
+	b->truncates = b->existed && (flags & O_TRUNC) && st.st_size > 0;
+	b->existed |= !tmpfile && !(flags & O_CREAT);
 	errno = saved;
 }
 
@@ -85,13 +93,13 @@ int ct_after_open(int fd, int dirfd, const char *path, int flags, const struct c
 	struct stat st;
 	int saved = errno;
 
-	if (b->existed && !b->truncates)
+	if (!b->locked)
 		return fd;
 	if (fd >= 0 && (flags & __O_TMPFILE) == __O_TMPFILE)
 		made_nameless(fd, dirfd, path);
 	else if (fd >= 0 && !b->existed)
 		made(fd, dirfd, path);
-	else if (fd >= 0 && ct_where_fd(fd, &st) == CT_FILE)
+	else if (fd >= 0 && b->truncates && ct_where_fd(fd, &st) == CT_FILE)
 		ct_truncated(&(struct stat){.st_dev = st.st_dev, .st_ino = st.st_ino,
 					    .st_size = st.st_size}, 0);
 	ct_unlock();

@@ -98,6 +98,21 @@ static int copy_file(struct call *c, int i, struct stat *st)
 	return fd;
 }
 
+/* Before a change of file st's contents through fd: claims, then the
+ * journal's lock, under which st is taken again, since another process
+ * may have changed the file since copy_file looked: its size then is the
+ * one the change starts from (a write past the end or not, the size a
+ * truncation left). */
+static void lock_file(pid_t tid, int fd, struct stat *st)
+{
+	struct stat now;
+
+	crash_claims(tid);
+	crash_lock();
+	if (fstat(fd, &now) == 0 && now.st_dev == st->st_dev && now.st_ino == st->st_ino)
+		*st = now;
+}
+
 /* Records of at most CT_CHUNK bytes each for the n bytes of buf at off. */
 static void wrote(pid_t tid, const struct stat *st, long long off, const char *buf, size_t n,
 		  int flags)
@@ -259,8 +274,7 @@ static int write_change(struct call *c, const struct emd_change *r)
 		char *buf = aligned_alloc(ALIGN, (total + ALIGN) & ~(size_t)(ALIGN - 1));
 		ssize_t got = buf ? their_data(c, iov, cnt, buf, total) : -ENOMEM;
 
-		crash_claims(c->req->pid);
-		crash_lock();
+		lock_file(c->req->pid, fd, &st);
 		how = write_here(c, r, fd, &st, buf, got);
 		crash_unlock();
 		free(buf);
@@ -307,8 +321,7 @@ static int size_change(struct call *c, const struct emd_change *r)
 		close(fd);
 		return e == -1 ? CONTINUE : unfollowed(c, &st, "a truncation or an fallocate");
 	}
-	crash_claims(c->req->pid);
-	crash_lock();
+	lock_file(c->req->pid, fd, &st);
 	if (!crash_acts(c))
 		e = -1;
 	else if (alloc ? fallocate(fd, mode, off, len) : ftruncate(fd, off))

@@ -316,13 +316,26 @@ static int open_args(struct call *c, const struct emd_change *r, struct open_how
 }
 
 /* Does the open leave the entry found as it is (an existing FIFO or
- * device, a file it neither makes nor empties)? */
+ * device, a file it neither makes nor empties, nor would make again)? */
 static int leaves_it(const struct stat *was, unsigned long long flags)
 {
 	/* an empty file to be emptied is opened here too, under the
 	 * journal's lock: left to the kernel, it could empty what another
-	 * caller wrote meanwhile, past the journal */
-	return was->st_ino && (!S_ISREG(was->st_mode) || !(flags & O_TRUNC));
+	 * caller wrote meanwhile, past the journal; and an existing file
+	 * opened with O_CREAT, which the kernel would make again, unseen, if
+	 * another caller removed it meanwhile */
+	return was->st_ino && (!S_ISREG(was->st_mode) || !(flags & (O_TRUNC | O_CREAT)));
+}
+
+/* An existing file the open keeps as it is (O_CREAT, no O_TRUNC): made
+ * here, under the journal's lock, where it can be; where it cannot (a
+ * program of other rights, a file of another owner, the caller at its
+ * descriptor limit), left to the kernel as an open that changes nothing,
+ * and the window is another caller's unlink between the look here and the
+ * kernel's open: the comparison of the copy with the journal finds it. */
+static int keeps_it(const struct stat *was, unsigned long long flags)
+{
+	return was->st_ino && S_ISREG(was->st_mode) && !(flags & O_TRUNC);
 }
 
 /* The open, made here, and what it changed journaled: a file made, one
@@ -340,10 +353,10 @@ static int open_made(struct call *c, struct cname *n, struct open_how how, mode_
 	if (leaves_it(&was, how.flags))
 		return CONTINUE;
 	if (!crash_acts(c) || (fd = open_here(n->dir, n->last, how, um, 0, 0)) < 0)
-		return -1;
+		return keeps_it(&was, how.flags) ? CONTINUE : -1;
 	if (!was.st_ino && fstat(fd, &st) == 0) {
 		note_name(c->req->pid, CT_CREATE, n, &st, NULL);
-	} else if (was.st_ino && was.st_size) {
+	} else if (was.st_ino && was.st_size && (how.flags & O_TRUNC)) {
 		struct ct_record h = {.kind = CT_TRUNC, .dev = was.st_dev, .ino = was.st_ino,
 				      .off = was.st_size, .size = 0};
 
@@ -421,7 +434,8 @@ static int reaches_copy(struct call *c, const struct emd_change *r, const struct
  * existing FIFO or device, a file it neither makes nor empties; and named
  * unknown, through a symlink, for a program of other rights, at its
  * descriptor limit (where the kernel fails before it creates or empties
- * anything: hand_over's EMFILE would come after). */
+ * anything: hand_over's EMFILE would come after), unless it keeps an
+ * existing file. */
 static int open_judged(struct call *c, const struct cname *n, unsigned long long flags,
 		       mode_t *um)
 {
@@ -432,12 +446,15 @@ static int open_judged(struct call *c, const struct cname *n, unsigned long long
 			unknown(c, "an open through a symlink");
 		return CONTINUE;
 	}
-	if (!same_rights(c->req->pid, um))
-		unknown(c, "an open that creates or truncates, by a program of other rights");
-	else if (!caller_fd_room(c->req->pid))
-		unknown(c, "an open at the descriptor limit, left to the kernel");
-	else
+	if (!same_rights(c->req->pid, um)) {
+		if (!keeps_it(&was, flags))
+			unknown(c, "an open that creates or truncates, by a program of other rights");
+	} else if (!caller_fd_room(c->req->pid)) {
+		if (!keeps_it(&was, flags))
+			unknown(c, "an open at the descriptor limit, left to the kernel");
+	} else {
 		return 0;
+	}
 	return CONTINUE;
 }
 

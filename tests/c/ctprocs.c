@@ -5,12 +5,26 @@
  * so that their crash points interleave (test_crashtest_attack.py: the
  * journal of the library's processes, and of the supervisor's, in the
  * order their points were numbered, at each point --at asks for).
- * Usage: ctprocs N M */
+ *
+ * Two more ways, each to run a race for the journal's lock many times:
+ *   shared: the N children open the same M names in turn, each made by
+ *     whichever comes first (O_CREAT), and write a line at their own place
+ *     in it: past the end, or over what is there once another wrote
+ *     further (whether it was made, and a write's size before, as the
+ *     lock found them, not as a look before it did);
+ *   unlink: the N children make, write and remove the same few names (a
+ *     name removed between a look and the open that makes it again);
+ * Usage: ctprocs N M [shared|unlink] */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+static const char line[] = "0123456789\n";
+#define LINE (sizeof(line) - 1)
 
 static void appender(int p, int m)
 {
@@ -21,14 +35,56 @@ static void appender(int p, int m)
 	if ((fd = open(name, O_CREAT | O_WRONLY | O_APPEND, 0644)) < 0)
 		_exit(1);
 	for (int i = 0; i < m; i++)
-		if (write(fd, "0123456789\n", 11) != 11 || fdatasync(fd) != 0)
+		if (write(fd, line, LINE) != LINE || fdatasync(fd) != 0)
 			_exit(1);
 	_exit(0);
+}
+
+/* Every child the same names, each its own place in them. */
+static void sharer(int p, int m)
+{
+	char name[16];
+	int fd;
+
+	for (int i = 0; i < m; i++) {
+		snprintf(name, sizeof(name), "s%d", i);
+		if ((fd = open(name, O_CREAT | O_WRONLY, 0644)) < 0 ||
+		    pwrite(fd, line, LINE, (off_t)(p * LINE)) != LINE || close(fd) != 0)
+			_exit(1);
+	}
+	_exit(0);
+}
+
+/* The same few names made, written and removed by every child in turn. */
+static void remover(int p, int m)
+{
+	char name[16];
+	int fd;
+
+	for (int i = 0; i < m; i++) {
+		snprintf(name, sizeof(name), "u%d", i % 4);
+		if ((fd = open(name, O_CREAT | O_WRONLY, 0644)) < 0 ||
+		    pwrite(fd, line, LINE, (off_t)(p * LINE)) != LINE || close(fd) != 0 ||
+		    (unlink(name) != 0 && errno != ENOENT))
+			_exit(1);
+	}
+	_exit(0);
+}
+
+static void child(const char *how, int p, int m)
+{
+	if (!strcmp(how, "shared"))
+		sharer(p, m);
+	else if (!strcmp(how, "unlink"))
+		remover(p, m);
+	else
+		appender(p, m);
 }
 
 int main(int argc, char **argv)
 {
 	int n = argc > 2 ? atoi(argv[1]) : 3, m = argc > 2 ? atoi(argv[2]) : 20, status, bad = 0;
+	const char *how = argc > 3 ? argv[3] : "";
 	int fd = open("parent", O_CREAT | O_WRONLY, 0644);
 
 	/* A change before the forks: the library has the journal open then,
@@ -37,7 +93,7 @@ int main(int argc, char **argv)
 		return 1;
 	for (int p = 0; p < n; p++)
 		if (fork() == 0)
-			appender(p, m);
+			child(how, p, m);
 	while (wait(&status) > 0)
 		bad |= !WIFEXITED(status) || WEXITSTATUS(status);
 	return bad;

@@ -15,6 +15,7 @@ import resource
 import shutil
 import signal
 import stat
+import struct
 import subprocess
 import tempfile
 import time
@@ -686,12 +687,17 @@ def test_a_blocked_pipe_write_does_not_stop_other_threads(old):
     assert status == 0, report.failed()
 
 
-PROCS = {"library": [TESTS / "ctprocs", "4", "12"],
-         "supervisor": [TESTS / "ctprocs-static", "4", "12"],
-         "both": ["sh", "-c", f"{TESTS / 'ctprocs'} 2 12 & {TESTS / 'ctprocs-static'} 2 12 & wait"]}
+def procs(who, n, m, how=""):
+    """ctprocs by the library, the supervisor (its static build) or both (n
+    children each of the two at once), as one shell command."""
+    dyn, static = f"{TESTS / 'ctprocs'} {n} {m} {how}", f"{TESTS / 'ctprocs-static'} {n} {m} {how}"
+    return {"library": dyn, "supervisor": static, "both": f"{dyn} & {static} & wait"}[who]
 
 
-@pytest.mark.parametrize("who", list(PROCS))
+WHO = ["library", "supervisor", "both"]
+
+
+@pytest.mark.parametrize("who", WHO)
 def test_processes_at_once_stop_at_each_point(tmp_path, who):
     """Four processes appending and fdatasyncing at once, their crash points
     interleaved: at each point --at asks for, the journal has the records
@@ -702,6 +708,59 @@ def test_processes_at_once_stop_at_each_point(tmp_path, who):
     for at in range(1, 49, 2):
         d = tmp_path / f"d{at}"
         d.mkdir()
-        _, report = crash_report(f"--at={at}", "--check=true", d, "--", *PROCS[who])
+        _, report = crash_report(f"--at={at}", "--check=true", d, "--", "sh", "-c",
+                                 procs(who, 2 if who == "both" else 4, 12))
         unknown = [w for p in report.points for w in p.get("unknown", [])]
         assert not unknown, (who, at, unknown)
+
+
+# include/crashtest.h: struct ct_record, and the kinds read here.
+RECORD = struct.Struct("<IHHIIQQQQQQqqQQQ")
+CT_WRITE, CT_TRUNC, CT_CREATE = 1, 3, 5
+
+
+def stale_sizes(journal):
+    """The writes whose record gives their file another size before them
+    than the journal's own earlier records do (files made in the run):
+    (record, pid, offset, size given, size journaled)."""
+    data, at, n, size, stale = journal.read_bytes(), 0, 0, {}, []
+    while at + RECORD.size <= len(data):
+        _, kind, _, length, pid, _, dev, ino, _, ino2, _, off, was, *_ = \
+            RECORD.unpack_from(data, at)
+        if kind == CT_CREATE:
+            size[dev, ino2] = 0
+        elif kind == CT_WRITE and (dev, ino) in size:
+            if was != size[dev, ino]:
+                stale.append((n, pid, off, was, size[dev, ino]))
+            size[dev, ino] = max(size[dev, ino], off + length)
+        elif kind == CT_TRUNC and (dev, ino) in size:
+            size[dev, ino] = was
+        at, n = at + RECORD.size + length, n + 1
+    return stale
+
+
+@pytest.mark.parametrize("how", ["shared", "unlink"])
+@pytest.mark.parametrize("who", WHO)
+def test_processes_changing_the_same_names_are_journaled_as_they_were(tmp_path, who, how):
+    """Four processes open the same names at once with O_CREAT, write at
+    their own places in them, and (unlink) remove them: whichever made a
+    name, the journal says so once, before what another wrote there (the
+    library judged whether it existed before its lock, and journaled a
+    second create over another's write: 'changed past the library'); a
+    write's size before it is the one the lock found (it was the first
+    look's, before another's write past it); a name another removed
+    meanwhile is made again under the lock, not by the kernel unseen (the
+    supervisor left the open of an existing name to it).  ctprocs runs the
+    race hundreds of times; the journal is linked out of the run directory
+    at the end (the same file system: TMPDIR)."""
+    _, env = private_env(tmp_path)
+    d = tmp_path / "d"
+    d.mkdir()
+    journal = tmp_path / "journal"
+    cmd = f'{procs(who, 2 if who == "both" else 4, 300, how)}; ln "$CRASHTEST_RUN/journal" ' \
+          f'{journal}'
+    _, report = crash_report("--states=1", "--check=true", d, "--", "sh", "-c", cmd, env=env)
+    unknown = [w for p in report.points for w in p.get("unknown", [])]
+    assert not unknown, (who, how, unknown)
+    assert report.points[-1]["changes"] >= 4 * 300, report.points[-1]  # a write each, at least
+    assert not stale_sizes(journal), (who, how, stale_sizes(journal)[:5])
