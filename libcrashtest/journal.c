@@ -253,10 +253,33 @@ static void journal_unlock(void)
 	}
 }
 
+void ct_unlock(void)
+{
+	journal_unlock();
+	pthread_mutex_unlock(&lock);
+}
+
+/* Just locked: past the point --at asks for, numbered by another process
+ * whose kill has not come yet (or never will: this one left the group),
+ * the power failed, and nothing this process would change under the lock
+ * may reach the copy, where a kill between the change and its record
+ * would leave it past the journal.  The supervisor's crash_stopped, for
+ * the library.  The lock is let go first: a vfork child shares it with
+ * its parent. */
+static void stop_if_passed(void)
+{
+	if (depth == 1 && run.on && run.at &&
+	    __atomic_load_n(&run.count->points, __ATOMIC_SEQ_CST) >= run.at) {
+		ct_unlock();
+		kill(getpid(), SIGKILL);
+	}
+}
+
 void ct_lock(void)
 {
 	pthread_mutex_lock(&lock);
 	journal_lock();
+	stop_if_passed();
 }
 
 int ct_trylock(void)
@@ -264,13 +287,8 @@ int ct_trylock(void)
 	if (pthread_mutex_trylock(&lock) != 0)
 		return 0;
 	journal_lock();
+	stop_if_passed();
 	return 1;
-}
-
-void ct_unlock(void)
-{
-	journal_unlock();
-	pthread_mutex_unlock(&lock);
 }
 
 /* Append a record, or count it lost: never past the file size limit, whose

@@ -132,57 +132,93 @@ PL_EXPORT int fclose(FILE *f)
 	return r;
 }
 
-/* mkstemp and its kin: a new file at the name they wrote into tmpl. */
-static int temp_made(int fd, const char *tmpl)
+/* mkstemp and its kin, mkdtemp: made under the journal's lock, as every
+ * change is (a kill past the point --at asks for must not come between
+ * the entry and its record); 1 if it is taken. */
+static int temp_begin(void)
+{
+	int saved = errno, on = ct_active();
+
+	if (on) {
+		ct_claims();
+		ct_lock();
+	}
+	errno = saved;
+	return on;
+}
+
+/* A new file at the name they wrote into tmpl. */
+static int temp_made(int locked, int fd, const char *tmpl)
 {
 	ct_made(fd >= 0 ? 0 : -1, AT_FDCWD, tmpl, CT_CREATE, NULL);
+	if (locked)
+		ct_unlock();
 	return fd;
 }
 
 PL_EXPORT int mkstemp(char *tmpl)
 {
-	return temp_made(REAL(mkstemp)(tmpl), tmpl);
+	int locked = temp_begin();
+
+	return temp_made(locked, REAL(mkstemp)(tmpl), tmpl);
 }
 
 PL_EXPORT int mkstemp64(char *tmpl)
 {
-	return temp_made(REAL(mkstemp64)(tmpl), tmpl);
+	int locked = temp_begin();
+
+	return temp_made(locked, REAL(mkstemp64)(tmpl), tmpl);
 }
 
 PL_EXPORT int mkostemp(char *tmpl, int flags)
 {
-	return temp_made(REAL(mkostemp)(tmpl, flags), tmpl);
+	int locked = temp_begin();
+
+	return temp_made(locked, REAL(mkostemp)(tmpl, flags), tmpl);
 }
 
 PL_EXPORT int mkostemp64(char *tmpl, int flags)
 {
-	return temp_made(REAL(mkostemp64)(tmpl, flags), tmpl);
+	int locked = temp_begin();
+
+	return temp_made(locked, REAL(mkostemp64)(tmpl, flags), tmpl);
 }
 
 PL_EXPORT int mkstemps(char *tmpl, int suffix)
 {
-	return temp_made(REAL(mkstemps)(tmpl, suffix), tmpl);
+	int locked = temp_begin();
+
+	return temp_made(locked, REAL(mkstemps)(tmpl, suffix), tmpl);
 }
 
 PL_EXPORT int mkstemps64(char *tmpl, int suffix)
 {
-	return temp_made(REAL(mkstemps64)(tmpl, suffix), tmpl);
+	int locked = temp_begin();
+
+	return temp_made(locked, REAL(mkstemps64)(tmpl, suffix), tmpl);
 }
 
 PL_EXPORT int mkostemps(char *tmpl, int suffix, int flags)
 {
-	return temp_made(REAL(mkostemps)(tmpl, suffix, flags), tmpl);
+	int locked = temp_begin();
+
+	return temp_made(locked, REAL(mkostemps)(tmpl, suffix, flags), tmpl);
 }
 
 PL_EXPORT int mkostemps64(char *tmpl, int suffix, int flags)
 {
-	return temp_made(REAL(mkostemps64)(tmpl, suffix, flags), tmpl);
+	int locked = temp_begin();
+
+	return temp_made(locked, REAL(mkostemps64)(tmpl, suffix, flags), tmpl);
 }
 
 PL_EXPORT char *mkdtemp(char *tmpl)
 {
+	int locked = temp_begin();
 	char *dir = REAL(mkdtemp)(tmpl);
 
 	ct_made(dir ? 0 : -1, AT_FDCWD, tmpl, CT_MKDIR, NULL);
+	if (locked)
+		ct_unlock();
 	return dir;
 }

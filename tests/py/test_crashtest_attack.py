@@ -764,3 +764,20 @@ def test_processes_changing_the_same_names_are_journaled_as_they_were(tmp_path, 
     assert not unknown, (who, how, unknown)
     assert report.points[-1]["changes"] >= 4 * 300, report.points[-1]  # a write each, at least
     assert not stale_sizes(journal), (who, how, stale_sizes(journal)[:5])
+
+
+@pytest.mark.parametrize("who", WHO)
+def test_a_process_out_of_the_group_stops_at_the_point(tmp_path, who):
+    """Two processes leave the process group and make files (mkstemp) and
+    write 64 KiB at a time from the moment their parent is killed at the
+    point --at asks for: no one kills them until crashtest ends the run,
+    so each must stop at its next change, before making it (the library
+    did not look: a write, or its record, cut by crashtest's kill made the
+    run unknown; and mkstemp made its file before the lock)."""
+    for at in (2, 5, 9, 15):
+        d = tmp_path / f"d{at}"
+        d.mkdir()
+        _, report = crash_report(f"--at={at}", "--check=true", d, "--", "sh", "-c",
+                                 procs(who, 1 if who == "both" else 2, 20, "setsid"))
+        unknown = [w for p in report.points for w in p.get("unknown", [])]
+        assert not unknown, (who, at, unknown)
