@@ -137,7 +137,7 @@ TEST_BINS = $(TEST_C:tests/c/%.c=$(B)/tests/%) \
 	$(B)/tests/threadsyncs-static $(B)/tests/crashhostile-static $(B)/tests/rwflags-static \
 	$(B)/tests/ctprocs-static $(B)/tests/lines-static $(B)/tests/syncdup-static \
 	$(B)/tests/uring-osync-static $(B)/tests/leftsyncs-static \
-	$(B)/tests/transact-static $(B)/tests/ctcalls-static \
+	$(B)/tests/transact-static $(B)/tests/ctcalls-static $(B)/tests/behalf-static \
 	$(if $(LIB32),$(B)/tests/entry32-static $(B)/tests/probe32-static \
 		$(B)/tests/bigopen32-static $(B)/tests/fsyncs32-static $(B)/tests/rw32-static \
 		$(B)/tests/rwedge32-static $(B)/tests/rwflags32-static $(B)/tests/transact32 \

@@ -86,15 +86,21 @@ int emd_rendezvous_ok(const char *name);
  * its length. */
 socklen_t emd_rendezvous_address(const char *name, struct sockaddr_un *addr);
 
-/* What a supervisor sends on each connection once it answers. */
+/* What a supervisor sends on each connection once it answers; or, as it
+ * starts, in place of it when it cannot serve the process that started it
+ * (its /proc is not its pid namespace's, or that process is not in its
+ * namespace): emd_supervisor then says EMD_FOREIGN. */
 #define EMD_READY 'R'
+#define EMD_REFUSED_PROC 'P'
+#define EMD_FOREIGN (-ESRCH)
 
 /* A socket to this user's supervisor of the run `name`: the one running,
  * else one started now from the launcher's binary `exe` (only a regular
  * file of root's or this user's that no one else may write), detached;
  * `trust`: always a new one, whose first listener is the launcher's own
- * (seccomp/supervisor.h).  -1 if there is none to be had (the program then
- * runs unfiltered).  The caller closes it. */
+ * (seccomp/supervisor.h).  -ECHILD if there is none to be had, EMD_FOREIGN
+ * if the one started cannot serve this process (the program then runs
+ * unfiltered).  The caller closes it. */
 int emd_supervisor(const char *name, const char *exe, int trust);
 
 /* Put the calling thread, and what it execs, under the filter (with
@@ -108,7 +114,8 @@ typedef long emd_raw_syscall(long nr, long a, long b, long c, long d, long e, lo
 int emd_filter_self(int sock, int no_io_uring, char tag, emd_raw_syscall *sys);
 
 /* Why a program that needs the filter runs without it, in words, from
- * what emd_filter_self answered (-ECHILD: no supervisor to be had). */
+ * what emd_filter_self or emd_supervisor answered (-ECHILD: no supervisor
+ * to be had). */
 const char *emd_why_unfiltered(int r);
 
 #endif

@@ -375,8 +375,10 @@ static void take_connection(int server, struct pool **pools, int *n)
 
 	if (conn < 0)
 		return;
+	/* pid 0: a process this namespace does not see, whose calls would
+	 * come with no number (it starts a supervisor of its own) */
 	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0 && peer.uid == geteuid() &&
-	    send(conn, &ready, 1, MSG_NOSIGNAL) == 1 && poll(&pfd, 1, 2000) == 1)
+	    peer.pid > 0 && send(conn, &ready, 1, MSG_NOSIGNAL) == 1 && poll(&pfd, 1, 2000) == 1)
 		take_listener(conn, pools, n, 0);
 	close(conn);
 }
@@ -423,6 +425,44 @@ static long long now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
+/* Is /proc this process's pid namespace's?  A pid namespace made without
+ * one of its own (unshare -pf without --mount-proc) sees its parent's,
+ * where the numbers the notifications give (this namespace's) name other
+ * processes.  NSpid in /proc/self/status lists this process's number in
+ * /proc's namespace and in each below it: here, one, its own.  Without
+ * pid namespaces (no NSpid) there is one namespace. */
+static int proc_is_ours(void)
+{
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "re");
+	int ours = -1, n = 0, pid = 0;
+
+	while (f && ours < 0 && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "NSpid:", 6))
+			ours = sscanf(line + 6, "%d %d", &pid, &n) == 1 && pid == getpid();
+	if (f)
+		fclose(f);
+	if (ours < 0) {
+		ssize_t len = readlink("/proc/self", line, sizeof(line) - 1);
+
+		line[len > 0 ? len : 0] = '\0';
+		ours = len > 0 && atoi(line) == getpid();
+	}
+	return ours;
+}
+
+/* Can this process serve the process that started it: /proc is its own
+ * namespace's, and that process is in it or below (else its pid here is
+ * 0: a process that entered a namespace its children only are in)? */
+static int sees_starter(int first)
+{
+	struct ucred peer;
+	socklen_t len = sizeof(peer);
+
+	return proc_is_ours() && getsockopt(first, SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0 &&
+	       peer.pid > 0;
+}
+
 /* Ready to answer: the notification sizes known, the table and the
  * handlers in agreement, this process hardened. */
 static int set_up(const struct seccomp_options *opt)
@@ -446,10 +486,14 @@ void supervise(int first, int trust_first, const char *name, const struct seccom
 {
 	static struct pool *pools[MAX_POOLS];
 	static struct pollfd pfd[MAX_POOLS + 2 + LEFT_HELD];
-	const char ready = EMD_READY;
+	const char ready = EMD_READY, refused = EMD_REFUSED_PROC;
 	int n = 0, server;
 	long long busy = now_ms();
 
+	if (!sees_starter(first)) { /* said by the process that started it */
+		send(first, &refused, 1, MSG_NOSIGNAL);
+		_exit(1);
+	}
 	if (!set_up(opt))
 		_exit(1);
 	/* The launcher's own serves the whole tree, which can add no filter

@@ -101,7 +101,7 @@ static int filter_command(const struct seccomp_options *opt)
 	int sock = emd_supervisor(getenv(EMD_ENV_SECCOMP), getenv(EMD_ENV_SECCOMP_EXEC), 1), r;
 
 	if (sock < 0)
-		return -ECHILD;
+		return sock;
 	r = emd_filter_self(sock, opt->no_io_uring, 0, NULL);
 	close(sock);
 	return r;
@@ -122,7 +122,7 @@ static void unobserved(const struct seccomp_options *opt, const char *file, int 
 		crash_unfollowed(file, emd_why_unfiltered(r));
 		return;
 	}
-	record_unobserved(file, emd_why_unfiltered(r), r == -ECHILD ? 0 : -r);
+	record_unobserved(file, emd_why_unfiltered(r), r == -ECHILD || r == EMD_FOREIGN ? 0 : -r);
 	if (!strcmp(policy, "nocache"))
 		warn("%s: its reads and writes stay cached: %s", file, emd_why_unfiltered(r));
 	else
@@ -150,6 +150,8 @@ void seccomp_before_exec(const struct seccomp_options *opt, const char *file)
 	if (r == -ECHILD || r == -EPIPE)
 		die("cannot install the seccomp filter: the supervisor could not start "
 		    "(is seccomp refused here?)");
+	if (r == EMD_FOREIGN)
+		die("cannot install the seccomp filter: %s", emd_why_unfiltered(r));
 	die("cannot install the seccomp filter: %s", strerror(-r));
 }
 
@@ -167,7 +169,7 @@ noreturn void seccomp_exec(const char *name, char **argv)
 	 * and is named. */
 	self[n > 0 ? n : 0] = '\0';
 	sock = emd_supervisor(name, n > 0 ? self : NULL, 0);
-	r = sock < 0 ? -ECHILD : emd_filter_self(sock, getenv(EMD_ENV_NO_IO_URING) != NULL, 0, NULL);
+	r = sock < 0 ? sock : emd_filter_self(sock, getenv(EMD_ENV_NO_IO_URING) != NULL, 0, NULL);
 	if (sock >= 0)
 		close(sock);
 	if (r != 0 && argv[0])

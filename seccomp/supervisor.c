@@ -214,6 +214,13 @@ int supervisor_answer(struct call *c, const struct policy *p, const char *only)
 {
 	int how;
 
+	/* A caller this pid namespace does not see (one of its processes
+	 * entered another below none of ours): nothing of it can be named. */
+	if (!c->req->pid) {
+		if ((c->req->data.nr & ~EMD_X32_BIT) == SYS_landlock_restrict_self)
+			rights_note_landlock();
+		return CONTINUE;
+	}
 	if (p->answer && (c->req->data.nr & ~EMD_X32_BIT) != SYS_landlock_restrict_self)
 		return p->answer(c);
 	c->request = request_of(p, &c->req->data, &c->compat);

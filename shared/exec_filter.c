@@ -122,7 +122,7 @@ static int filter_for(const struct emd_exec_ops *ops, int dirfd, const char *pat
 		return 1;
 	sock = emd_supervisor(name, secure_getenv(EMD_ENV_SECCOMP_EXEC), 0);
 	if (sock < 0) {
-		ops->unobserved(shown, emd_why_unfiltered(-ECHILD), 0);
+		ops->unobserved(shown, emd_why_unfiltered(sock), 0);
 		return 0;
 	}
 	r = emd_filter_self(sock, secure_getenv(EMD_ENV_NO_IO_URING) != NULL, 0, ops->syscall);

@@ -328,6 +328,8 @@ const char *emd_why_unfiltered(int r)
 {
 	if (r == -ECHILD)
 		return "the seccomp supervisor could not be started";
+	if (r == EMD_FOREIGN)
+		return "its pid namespace has no /proc of its own: its number names another process";
 	if (r == -EBUSY)
 		return "under another seccomp supervisor's filter already";
 	if (r == -EPIPE)

@@ -75,8 +75,9 @@ static int ours(int sock)
 	       (peer.uid == 0 || peer.uid == geteuid());
 }
 
-/* The supervisor's "ready" (EMD_READY) on sock within `ms`. */
-static int ready(int sock, int ms)
+/* What the supervisor says on sock within `ms`: EMD_READY, or its
+ * refusal, or 0 for nothing. */
+static char said(int sock, int ms)
 {
 	struct pollfd pfd = {.fd = sock, .events = POLLIN};
 	char byte = 0;
@@ -84,7 +85,7 @@ static int ready(int sock, int ms)
 
 	while ((r = poll(&pfd, 1, ms)) < 0 && errno == EINTR)
 		;
-	return r == 1 && recv(sock, &byte, 1, MSG_DONTWAIT) == 1 && byte == EMD_READY;
+	return r == 1 && recv(sock, &byte, 1, MSG_DONTWAIT) == 1 ? byte : 0;
 }
 
 /* A connection to this user's running supervisor, or -1: none bound, its
@@ -99,7 +100,7 @@ static int connect_running(const char *name)
 	if (fd < 0)
 		return -1;
 	if (connect(fd, (struct sockaddr *)&addr, len) == 0 && ours(fd) &&
-	    fcntl(fd, F_SETFL, 0) == 0 && ready(fd, CONNECT_MS))
+	    fcntl(fd, F_SETFL, 0) == 0 && said(fd, CONNECT_MS) == EMD_READY)
 		return fd;
 	close(fd);
 	return -1;
@@ -234,15 +235,16 @@ static void become_supervisor(int sock, const char *exe, int trust)
 
 /* Start this user's supervisor, detached (a grandchild, nobody's child in
  * the tree); the end of a socket pair to it once it says it is ready, or
- * -1.  `trust`: the launcher's own, whose first listener is trusted
- * (supervisor.h). */
+ * -ECHILD, or EMD_FOREIGN if it refused.  `trust`: the launcher's own,
+ * whose first listener is trusted (supervisor.h). */
 static int start(const char *exe, int trust)
 {
 	int sv[2], status;
 	pid_t middle;
+	char answer = 0;
 
 	if (!exe || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
-		return -1;
+		return -ECHILD;
 	if ((middle = raw_fork(0)) == 0) {
 		if (raw_fork(SIGCHLD) == 0)
 			become_supervisor(sv[1], exe, trust);
@@ -251,15 +253,15 @@ static int start(const char *exe, int trust)
 	close(sv[1]);
 	while (middle > 0 && waitpid(middle, &status, __WCLONE) < 0 && errno == EINTR)
 		;
-	if (middle > 0 && ready(sv[0], START_MS))
+	if (middle > 0 && (answer = said(sv[0], START_MS)) == EMD_READY)
 		return sv[0];
 	close(sv[0]);
-	return -1;
+	return answer == EMD_REFUSED_PROC ? EMD_FOREIGN : -ECHILD;
 }
 
 int emd_supervisor(const char *name, const char *exe, int trust)
 {
-	int saved = errno, fd = -1;
+	int saved = errno, fd = -ECHILD;
 
 	if (emd_rendezvous_ok(name)) {
 		if (!trust)
