@@ -186,6 +186,9 @@ $(B)/tests/%: tests/c/%.c
 
 $(B)/tests/uring-sync $(B)/tests/uring-rings $(B)/tests/uring-fsyncs: TEST_LIBS = -luring
 $(B)/tests/uring-fsyncs-static $(B)/tests/uring-osync $(B)/tests/uring-osync-static: TEST_LIBS = -luring
+# A FUSE file system of the tests' own, with libfuse (build-aux/deps).
+$(B)/tests/fuselog: CPPFLAGS += $(shell pkg-config --cflags fuse3 2>/dev/null)
+$(B)/tests/fuselog: TEST_LIBS = $(shell pkg-config --libs fuse3 2>/dev/null || echo -lfuse3)
 $(B)/tests/requests $(B)/tests/ctcalls $(B)/tests/ctcalls-static: CPPFLAGS += -Iinclude
 $(B)/tests/entry $(B)/tests/entry32 $(B)/tests/entry-fortify $(B)/tests/entry-static \
 	$(B)/tests/entry32-static: CPPFLAGS += -Iinclude

@@ -74,21 +74,37 @@ int sync_on_exit_keep(int at)
 	return at + 1;
 }
 
+/* 0 once the file system of dev (all: every one) is noted. */
+static int noted(dev_t dev, int all)
+{
+	struct emd_inherited n;
+
+	return inherited_dir(&n) < 0 || emd_notes_add(&n, dev, all) != 0 ? -1 : 0;
+}
+
 void sync_on_exit_note(int fd)
 {
 	int saved = errno;
-	struct emd_inherited n;
 	struct stat st;
 	int known = fd >= 0 && fstat(fd, &st) == 0;
 
 	if (!getenv(EMD_ENV_SYNC_ID))
 		return;
-	if (inherited_dir(&n) < 0 || emd_notes_add(&n, known ? st.st_dev : 0, !known) != 0) {
+	if (noted(known ? st.st_dev : 0, !known) != 0) {
 		if (fd >= 0)
 			syncfs(fd);
 		else
 			sync();
 	}
+	errno = saved;
+}
+
+void sync_on_exit_note_dev(dev_t dev)
+{
+	int saved = errno;
+
+	if (getenv(EMD_ENV_SYNC_ID) && noted(dev, 0) != 0)
+		sync();
 	errno = saved;
 }
 

@@ -3,6 +3,8 @@
 #ifndef EMD_SYNC_ON_EXIT_H
 #define EMD_SYNC_ON_EXIT_H
 
+#include <sys/types.h>
+
 /* Create the directory the library notes file systems in, and leave it
  * open for the command's process tree: EATMYDATA_SYNC_FD, _ID and _DIR. */
 void sync_on_exit_prepare(void);
@@ -15,6 +17,11 @@ int sync_on_exit_keep(int at);
 /* Note the file system behind fd (-1: all of them) in the inherited
  * directory; where that cannot be done, sync it now. */
 void sync_on_exit_note(int fd);
+
+/* The same for the file system of device dev, known without a descriptor
+ * (the seccomp supervisor's look at a caller's); sync(2) where it cannot
+ * be noted. */
+void sync_on_exit_note_dev(dev_t dev);
 
 /* Sync every file system noted (all of them, with sync(2), if one cannot be
  * named) and remove the directory. */

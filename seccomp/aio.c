@@ -36,27 +36,24 @@ static void unsync(const struct call *c, unsigned long at)
 {
 	struct iocb cb;
 	struct iovec remote = {(void *)at, sizeof(cb)};
-	struct stat st;
+	struct statx stx;
 	size_t room;
-	int fd, flags, mem;
+	int flags, mem;
 
 	if (!at || read_theirs(c->req->pid, at, &cb, sizeof(cb), 0) || !emd_iocb_syncs(&cb))
 		return;
-	if ((fd = their_fd(c, (int)cb.aio_fildes)) < 0)
-		return;
-	/* Regular files only: a directory has no read to stand for its fsync. */
-	flags = fcntl(fd, F_GETFL);
-	if (flags >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    fd_check(fd) == 0 && emd_iocb_unsync(&cb, flags & O_ACCMODE) &&
-	    (mem = caller_mem(c, &remote, 1, &room)) >= 0) {
+	/* Regular files only: a directory has no read to stand for its fsync.
+	 * Looked at without a duplicate (fds.c). */
+	if (their_range_check(c, (int)cb.aio_fildes, 0, 0, 0, &stx) == 0 &&
+	    S_ISREG(stx.stx_mode) && (flags = their_flags(c, (int)cb.aio_fildes)) >= 0 &&
+	    emd_iocb_unsync(&cb, flags & O_ACCMODE) && (mem = caller_mem(c, &remote, 1, &room)) >= 0) {
 		/* Into the caller's memory, held open: never a process that
 		 * took its number since (behalf.c). */
 		if (room == sizeof(cb) && write_mem(mem, (const char *)&cb, sizeof(cb), &remote, 1) ==
 					      sizeof(cb))
-			note(fd);
+			note_file(&stx);
 		close(mem);
 	}
-	close(fd);
 }
 
 void aio_each_iocb(const struct call *c, void (*fn)(const struct call *c, unsigned long at))

@@ -192,17 +192,12 @@ static int clear_in_place(const struct call *c)
 	return 2;
 }
 
-/* The directory the path is relative to, here. */
+/* The directory the path is relative to, here: held with O_PATH through
+ * the caller's own (its working directory, or its descriptor, whatever
+ * that is: a path from a non-directory fails as the kernel's would). */
 int caller_dir(const struct call *c, int dirfd)
 {
-	char cwd[64];
-	int fd;
-
-	if (dirfd != AT_FDCWD)
-		return their_fd(c, dirfd);
-	snprintf(cwd, sizeof(cwd), "/proc/%d/cwd", c->req->pid);
-	fd = open(cwd, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+	return their_path(c, dirfd);
 }
 
 /* Does the file live on a file system of plain files, where opening and
@@ -248,7 +243,8 @@ static int find_here(int base, const char *path, unsigned long long flags)
 
 	if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
 		how.flags |= O_NOFOLLOW;
-	fd = (int)syscall(SYS_openat2, base, path, &how, sizeof(how));
+	if ((fd = (int)syscall(SYS_openat2, base, path, &how, sizeof(how))) < 0)
+		fds_note();
 	return fd < 0 ? -errno : fd;
 }
 
@@ -262,7 +258,11 @@ static int reopen(int found, unsigned long long flags, mode_t mode)
 	/* O_EXCL stays with O_TMPFILE: a file never to be linked */
 	flags &= ~(unsigned long long)(O_CREAT | O_NOFOLLOW |
 				       ((flags & __O_TMPFILE) == __O_TMPFILE ? 0 : O_EXCL));
-	return open(self, (int)flags, mode);
+	int fd = open(self, (int)flags, mode);
+
+	if (fd < 0)
+		fds_note();
+	return fd;
 }
 
 /* A name that is not there yet, created exclusively in its directory,
@@ -289,6 +289,8 @@ static int create_here(int base, const char *path, struct open_how how)
 		how.resolve = RESOLVE_NO_MAGICLINKS;
 		fd = (int)syscall(SYS_openat2, parent, slash ? slash + 1 : path, &how, sizeof(how));
 	}
+	if (parent < 0 || fd < 0)
+		fds_note();
 	if (parent >= 0 && parent != base)
 		close(parent);
 	return fd;
@@ -451,7 +453,7 @@ static int write_here(const struct call *c, int fd, const struct iovec *remote, 
 int write_on_behalf(struct call *c)
 {
 	struct iovec remote[IOV_MAX_HERE];
-	int fd = their_fd(c, (int)call_arg(c, 0)), cnt = (int)call_arg(c, 2), done = 0;
+	int fd = their_fd(c, (int)call_arg(c, 0), NULL), cnt = (int)call_arg(c, 2), done = 0;
 	size_t total;
 	ssize_t r = 0;
 

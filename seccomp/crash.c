@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define MAX_WRITE (16 << 20) /* a larger write is unknown */
@@ -36,22 +37,32 @@
 
 EMD_CHANGE_TABLE(changes);
 
-enum crash_where crash_where_fd(pid_t tid, int fd, struct stat *st)
+/* What the caller's descriptor num is, as a struct stat (the records'). */
+static void stat_of(const struct statx *x, struct stat *st)
 {
-	char path[PATH_MAX];
+	*st = (struct stat){.st_dev = makedev(x->stx_dev_major, x->stx_dev_minor),
+			    .st_ino = x->stx_ino, .st_mode = x->stx_mode,
+			    .st_size = (off_t)x->stx_size};
+}
 
-	if (fstat(fd, st) != 0)
-		return CW_NONE;
+enum crash_where crash_where_fd(pid_t tid, int num, const struct stat *st)
+{
+	char link[64], path[PATH_MAX];
+	ssize_t n;
+
 	if (S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode))
 		return CW_CLAIMED;
 	if (!S_ISREG(st->st_mode))
 		return CW_NONE;
-	if (crash_fd_path(fd, path, sizeof(path)) != 0) {
+	snprintf(link, sizeof(link), "/proc/%d/fd/%d", tid, num);
+	if ((n = readlink(link, path, sizeof(path) - 1)) <= 0 || path[0] != '/' ||
+	    (size_t)n >= sizeof(path) - 1) {
 		/* past PATH_MAX: on the copy's file system, it may be the copy's */
-		if (crash_on_copy_fs(fd))
+		if (crash_on_copy_dev(st->st_dev))
 			crash_note(tid, CT_UNKNOWN, st, "a write to a file whose path cannot be told");
 		return CW_NONE;
 	}
+	path[n] = '\0';
 	if (crash_in_root(path))
 		return CW_FILE;
 	if (!crash_in_run(path) && ct_outside_ok(path, getenv(CT_ENV_OUTSIDE_OK)))
@@ -73,29 +84,42 @@ static int unfollowed(struct call *c, const struct stat *st, const char *what)
 	return CONTINUE;
 }
 
+/* Why a duplicate of a caller's descriptor (their_fd's err) was not had. */
+static const char *undup(int err)
+{
+	return err == NOT_QUIET ? "a change on a file system that sees its files' closes (FUSE, "
+				  "NFS...), made by the kernel"
+	       : fds_short(err) ? "a change left to the kernel: the supervisor had no descriptor free"
+				: "a change to a file the supervisor could not hold";
+}
+
 /* The caller's descriptor in argument i, here, if it is a regular file of
- * the copy (else -1: a claim is recorded for a pipe or a socket). */
+ * the copy (else -1: a claim is recorded for a pipe or a socket).  What it
+ * is is seen without a duplicate of it (fds.c). */
 static int copy_file(struct call *c, int i, struct stat *st)
 {
-	int fd = their_fd(c, (int)call_arg(c, i));
-	enum crash_where w = fd >= 0 ? crash_where_fd(c->req->pid, fd, st) : CW_NONE;
+	int num = (int)call_arg(c, i), fd, r;
+	struct statx stx;
+	enum crash_where w;
 
 	/* a caller this process may not inspect (not dumpable): its file
 	 * cannot be told, and may be the copy's */
-	if (fd == -EPERM || fd == -EACCES)
+	if ((r = their_file(c, num, &stx)) == -EPERM || r == -EACCES)
 		unfollowed(c, NULL, "a change by a program the supervisor may not inspect");
-
-	if (w == CW_CLAIMED) {
+	if (r < 0)
+		return -1;
+	stat_of(&stx, st);
+	if ((w = crash_where_fd(c->req->pid, num, st)) == CW_CLAIMED) {
 		struct ct_record h = {.kind = CT_CLAIM, .dev = st->st_dev, .ino = st->st_ino};
 
 		crash_claims(c->req->pid);
 		crash_record(c->req->pid, &h, NULL, 0);
 	}
-	if (w != CW_FILE && fd >= 0) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
+	if (w != CW_FILE)
+		return -1;
+	if ((fd = their_fd(c, num, NULL)) < 0 && fd != -EBADF && fd != -ESRCH)
+		unfollowed(c, st, undup(fd));
+	return fd < 0 ? -1 : fd;
 }
 
 /* Before a change of file st's contents through fd: claims, then the
@@ -338,12 +362,13 @@ static int size_change(struct call *c, const struct emd_change *r)
  * before it began. */
 static int sync_change(struct call *c, const struct emd_change *r)
 {
-	int fd = their_fd(c, (int)call_arg(c, 0)), e, all = r->how == EMD_CH_SYNCFS;
+	int fd = their_fd(c, (int)call_arg(c, 0), NULL), e, all = r->how == EMD_CH_SYNCFS;
 	struct ct_record h = {.kind = all ? CT_SYNC_ALL : CT_SYNC};
 	struct stat st = {0};
 
 	if (fd < 0)
-		return fd == -EBADF ? reply_error(c, EBADF) : CONTINUE;
+		return fd == -EBADF ? reply_error(c, EBADF) : fd == -ESRCH ? CONTINUE
+			       : unfollowed(c, NULL, "a durability call the supervisor could not make");
 	crash_claims(c->req->pid);
 	h.begin = crash_journal_size() + 1;
 	e = (all ? syncfs(fd) : r->how == EMD_CH_FDATASYNC ? fdatasync(fd) : fsync(fd)) ? errno : 0;
@@ -365,12 +390,13 @@ static int range_change(struct call *c, const struct emd_change *r)
 	unsigned wait = SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER;
 	unsigned flags = (unsigned)call_arg(c, r->flags);
 	long long off = call_arg64(c, 1), n = call_arg64(c, 2);
-	int fd = their_fd(c, (int)call_arg(c, 0)), e;
+	int fd = their_fd(c, (int)call_arg(c, 0), NULL), e;
 	struct stat st;
 	char path[PATH_MAX];
 
 	if (fd < 0)
-		return fd == -EBADF ? reply_error(c, EBADF) : CONTINUE;
+		return fd == -EBADF ? reply_error(c, EBADF) : fd == -ESRCH ? CONTINUE
+			       : unfollowed(c, NULL, "a sync_file_range the supervisor could not make");
 	e = syscall(SYS_sync_file_range, fd, off, n, flags) ? errno : 0;
 	if (!e && (flags & wait) == wait && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
 	    crash_fd_path(fd, path, sizeof(path)) == 0 && crash_in_root(path)) {
@@ -533,8 +559,15 @@ static int crash_answer(struct call *c)
 	return crash_stopped() ? reply_error(c, EINTR) : CONTINUE;
 }
 
+/* The journal says it: the run is unknown from here. */
+static void crash_unserved(struct call *c, const char *why)
+{
+	unfollowed(c, NULL, why);
+}
+
 /* crashtest's: the calls of change_requests.h. */
 const struct policy crash_policy = {
 	.name = "crashtest",
 	.answer = crash_answer,
+	.unserved = crash_unserved,
 };

@@ -46,6 +46,7 @@ int crash_in_run(const char *path);
 /* Is the absolute path the copy's directory, or one above it? */
 int crash_above_root(const char *path);
 int crash_on_copy_fs(int fd);
+int crash_on_copy_dev(dev_t dev);
 
 /* Is the directory dir (a descriptor) the copy's or below it, whatever its
  * path (a bind mount of it, another mount namespace's)? */
@@ -54,11 +55,11 @@ int crash_below_root(int dir);
 /* The absolute path of this process's fd, or -1. */
 int crash_fd_path(int fd, char *out, size_t size);
 
-/* crash.c: where a descriptor's file is (CT_* of ct.h's kind): a regular
- * file of the copy, a pipe or socket (a claim), or neither; a write on a
- * regular file elsewhere is noted as unknown. */
+/* crash.c: where the caller tid's descriptor num, the file st, is (CT_*
+ * of ct.h's kind): a regular file of the copy, a pipe or socket (a claim),
+ * or neither; a write on a regular file elsewhere is noted as unknown. */
 enum crash_where { CW_NONE, CW_FILE, CW_CLAIMED };
-enum crash_where crash_where_fd(pid_t tid, int fd, struct stat *st);
+enum crash_where crash_where_fd(pid_t tid, int num, const struct stat *st);
 
 /* crash_names.c: the calls that make, move or remove names, and opens
  * that create or truncate; a path call the supervisor cannot follow

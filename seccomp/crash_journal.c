@@ -296,7 +296,12 @@ int crash_on_copy_fs(int fd)
 {
 	struct stat st;
 
-	return fstat(fd, &st) == 0 && st.st_dev == run.root_dev;
+	return fstat(fd, &st) == 0 && crash_on_copy_dev(st.st_dev);
+}
+
+int crash_on_copy_dev(dev_t dev)
+{
+	return dev == run.root_dev;
 }
 
 int crash_below_root(int dir)

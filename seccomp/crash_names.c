@@ -78,7 +78,8 @@ static int path_base(struct call *c, int dirfd, int absolute, unsigned long long
 		return caller_dir(c, dirfd);
 	}
 	*resolve |= RESOLVE_IN_ROOT;
-	fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if ((fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		fds_note();
 	return fd < 0 ? -errno : fd;
 }
 
@@ -147,8 +148,10 @@ static int cname_of(struct call *c, int at, int i, struct cname *n)
 			      &how.resolve)) < 0)
 		return base == -EPERM || base == -EACCES ? -1 : 0;
 	n->dir = (int)syscall(SYS_openat2, base, dir, &how, sizeof(how));
-	if (n->dir < 0)
+	if (n->dir < 0) {
+		fds_note();
 		n->in = not_here(base, dir, how.resolve);
+	}
 	close(base);
 	if (n->dir < 0)
 		return n->in ? -1 : 0;

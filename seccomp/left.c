@@ -136,7 +136,7 @@ static struct held *held_of(const struct call *c, pid_t pid)
 	snprintf(h.program + (n > 0 ? n : 0), sizeof(h.program) - (size_t)(n > 0 ? n : 0), "%s",
 		 n > 0 ? "" : "?");
 	h.pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	h.err = their_fd(c, 2);
+	h.err = their_fd(c, 2, NULL);
 	if (h.pidfd < 0 || h.err < 0) {
 		if (h.pidfd >= 0)
 			close(h.pidfd);

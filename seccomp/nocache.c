@@ -37,6 +37,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -254,7 +255,10 @@ static int dontcache_io(struct call *c)
 	int n, fd, rwf;
 
 	if (!r || asked(c, r, &pos, &rwf) != 0 || !waits_killably() ||
-	    !same_rights(c->req->pid, NULL) || (fd = their_fd(c, (int)call_arg(c, 0))) < 0)
+	    !same_rights(c->req->pid, NULL))
+		return CONTINUE;
+	/* a file whose close its file system sees (FUSE, NFS) is the kernel's */
+	if ((fd = their_fd(c, (int)call_arg(c, 0), NULL)) < 0)
 		return CONTINUE;
 	if (their_iov(c, r, iov, &n, &total) != 0 || !servable(c, r, fd, pos, rwf, total, &st) ||
 	    !(buf = malloc(total ? total : 1))) {
@@ -281,7 +285,22 @@ static int dontcache_io(struct call *c)
 
 /* nocache's: the reads and writes of io_requests.h, not the request
  * table's durability requests (its filter notifies none of those). */
+/* Said on the caller's standard error, as the library says what it
+ * cannot drop. */
+static void nocache_unserved(struct call *c, const char *why)
+{
+	char name[32], line[256];
+	pid_t tgid;
+
+	if (!first_told(c, why, name, sizeof(name), &tgid))
+		return;
+	snprintf(line, sizeof(line), "nocache: %s[%d]: a read or write left to the kernel (its pages "
+		 "stay cached): %s\n", name, (int)tgid, why);
+	tell_caller(c, line);
+}
+
 const struct policy nocache_policy = {
 	.name = "nocache",
 	.answer = dontcache_io,
+	.unserved = nocache_unserved,
 };

@@ -1,11 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* proc.c -- what the supervisor reads of a calling process: its
- * descriptors (pidfd_getfd), its memory (process_vm_readv), its
- * environment, name and mappings (/proc).
- *
- * The caller is named by thread id: a thread may have a descriptor table
- * of its own (unshare(CLONE_FILES)), so its descriptors are fetched through
- * a pidfd of that very thread (PIDFD_THREAD, Linux 6.9).
+/* proc.c -- what the supervisor reads of a calling process: its memory
+ * (process_vm_readv), its environment, name and mappings (/proc); its
+ * descriptors are fds.c's.
  */
 #include "common/common.h"
 #include "supervisor.h"
@@ -17,7 +13,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/kcmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,86 +21,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL
-#endif
-
 int emd_glob_list_match(const char *globs, const char *name);
-
-/* A pidfd whose descriptor table is the thread's: the thread's own, or
- * before Linux 6.9 its process's, if the thread shares that table now
- * (*exact = 0: the thread may leave it, unshare(CLONE_FILES), at once). */
-static int thread_pidfd(pid_t tid, int *exact)
-{
-	char path[64], line[128];
-	int fd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD), tgid = 0;
-	FILE *f;
-
-	*exact = 1;
-	if (fd >= 0 || errno != EINVAL)
-		return fd;
-	*exact = 0;
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	if ((f = fopen(path, "re"))) {
-		while (fgets(line, sizeof(line), f) && sscanf(line, "Tgid: %d", &tgid) != 1)
-			;
-		fclose(f);
-	}
-	if (tgid <= 0 || (tgid != tid && syscall(SYS_kcmp, tgid, tid, KCMP_FILES, 0, 0) != 0)) {
-		errno = ENOSYS;
-		return -1;
-	}
-	return (int)syscall(SYS_pidfd_open, tgid, 0);
-}
-
-/* The pidfds of the threads served last, per worker: a pidfd names its
- * thread for good (after it exits, pidfd_getfd fails with ESRCH, and a new
- * one is opened for the thread that has its number now), so the two system
- * calls that make and close one are saved on each request after the first.
- * A process's pidfd standing for a thread (before Linux 6.9) is good for
- * one request only: checked again for the next. */
-#define PIDFDS 8
-static __thread struct {
-	pid_t tid;
-	int pidfd;
-} pidfds[PIDFDS];
-static __thread unsigned pidfds_next;
-
-static int getfd(pid_t tid, int fd, int fresh)
-{
-	unsigned i;
-	int r, e, exact = 1;
-
-	for (i = 0; !fresh && i < PIDFDS; i++)
-		if (pidfds[i].tid == tid && pidfds[i].pidfd > 0)
-			break;
-	if (fresh || i == PIDFDS) {
-		i = pidfds_next++ % PIDFDS;
-		if (pidfds[i].pidfd > 0)
-			close(pidfds[i].pidfd);
-		pidfds[i].tid = tid;
-		if ((pidfds[i].pidfd = thread_pidfd(tid, &exact)) < 0) {
-			r = -errno;
-			pidfds[i].pidfd = 0;
-			return r;
-		}
-		fresh = 1;
-	}
-	r = (int)syscall(SYS_pidfd_getfd, pidfds[i].pidfd, fd, 0);
-	e = errno;
-	if (!exact) {
-		close(pidfds[i].pidfd);
-		pidfds[i].pidfd = 0;
-	}
-	if (r < 0 && e == ESRCH && !fresh)
-		return getfd(tid, fd, 1);
-	return r < 0 ? -e : r;
-}
-
-int their_fd(const struct call *c, int fd)
-{
-	return getfd(c->req->pid, fd, 0);
-}
 
 int read_theirs(pid_t pid, unsigned long addr, void *out, size_t size, int string)
 {
@@ -224,8 +140,12 @@ int caller_fd_room(pid_t tid)
 	DIR *dir;
 
 	snprintf(path, sizeof(path), "/proc/%d/fd", tid);
-	if (prlimit(tid, RLIMIT_NOFILE, NULL, &lim) != 0 || !(dir = opendir(path)))
+	if (prlimit(tid, RLIMIT_NOFILE, NULL, &lim) != 0)
 		return 0;
+	if (!(dir = opendir(path))) {
+		fds_note();
+		return 0;
+	}
 	while ((d = readdir(dir)))
 		if (d->d_name[0] != '.' && strtoul(d->d_name, NULL, 10) < lim.rlim_cur)
 			below++;
@@ -304,9 +224,27 @@ int same_image(pid_t pid, const struct image_stamp *st)
 int open_proc(pid_t pid, const char *name)
 {
 	char path[64];
+	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
-	return open(path, O_RDONLY | O_CLOEXEC);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		fds_note();
+	return fd;
+}
+
+pid_t caller_process(pid_t tid, char *name, size_t size)
+{
+	char buf[512], *at;
+	int fd = open_proc(tid, "status");
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	name[0] = '\0';
+	if (!strncmp(buf, "Name:\t", 6))
+		snprintf(name, size, "%.*s", (int)strcspn(buf + 6, "\n"), buf + 6);
+	return (at = strstr(buf, "\nTgid:")) ? (pid_t)strtol(at + 6, NULL, 10) : tid;
 }
 
 pid_t caller_pid(pid_t tid)

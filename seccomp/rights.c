@@ -62,8 +62,10 @@ static int read_status(const char *pid, char **out, mode_t *umask_out, int *filt
 	snprintf(path, sizeof(path), "/proc/%s/status", pid);
 	*out = NULL;
 	*filters = -1;
-	if (!(f = fopen(path, "re")))
+	if (!(f = fopen(path, "re"))) {
+		fds_note();
 		return -1;
+	}
 	if (!(keep = open_memstream(out, &size))) {
 		fclose(f);
 		return -1;
@@ -96,6 +98,8 @@ static ssize_t file_text(const char *pid, const char *what, int link, char *out,
 		n = readlink(path, out, size);
 	else
 		n = (fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0 ? read(fd, out, size) : -1;
+	if (n < 0 && !link && fd < 0)
+		fds_note();
 	n = n < 0 ? -errno : n;
 	if (fd >= 0)
 		close(fd);

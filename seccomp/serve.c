@@ -164,7 +164,7 @@ static int idle_again(struct pool *p)
  * this worker is to leave, else 1. */
 static int serve_one(struct pool *p, struct seccomp_notif *req, struct seccomp_notif_resp *resp)
 {
-	struct call c = {p->listener, req, resp, NULL, 0, p->trusted, on_behalf};
+	struct call c = {p->listener, req, resp, NULL, 0, p->trusted, on_behalf, policy};
 	int how, surplus, got = receive(p, req);
 
 	if (__atomic_sub_fetch(&p->idle, 1, __ATOMIC_ACQ_REL) == 0 && got > 0)
@@ -199,6 +199,7 @@ static void *worker(void *arg)
 			;
 	if (!alive)
 		__atomic_store_n(&p->dead, 1, __ATOMIC_RELEASE);
+	fds_leave(); /* what it kept would outlive it */
 	free(req);
 	free(resp);
 	__atomic_sub_fetch(&p->workers, 1, __ATOMIC_ACQ_REL);
@@ -474,6 +475,7 @@ static int set_up(const struct seccomp_options *opt)
 	on_behalf = opt->on_behalf;
 	policy = policy_named(opt->policy ? opt->policy : "eatmydata");
 	record_attach(opt->record_fd);
+	unserved_init();
 	/* landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) */
 	landlock_enabled = syscall(SYS_landlock_create_ruleset, NULL, 0, 1UL) > 0;
 	/* Without /proc (a chroot), no listener could be told from a

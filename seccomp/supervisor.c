@@ -17,9 +17,12 @@
 #include "common/sync_on_exit.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 int reply_error(struct call *c, int err)
@@ -38,28 +41,36 @@ void note(int fd)
 	sync_on_exit_note(fd);
 }
 
+void note_file(const struct statx *stx)
+{
+	sync_on_exit_note_dev(makedev(stx->stx_dev_major, stx->stx_dev_minor));
+}
+
 int fd_check(int fd)
 {
 	return syscall(SYS_sync_file_range, fd, 0L, 0L, 0U) ? -errno : 0;
 }
 
+/* A descriptor's check: the kernel's answer r, or CONTINUE where it
+ * cannot be had (another user's caller, no descriptor free here: said). */
+static int checked(struct call *c, const struct statx *stx, int r)
+{
+	if (r == 0)
+		note_file(stx);
+	if (r == 0 || r == -EBADF || r == -EINVAL || r == -ESPIPE)
+		return r ? reply_error(c, -r) : 0;
+	return left_to_kernel(c, 0);
+}
+
 /* fsync, fdatasync, syncfs: the descriptor checked as the library checks
- * it (emd_check_fd), with `espipe` the answer for pipes and sockets. */
+ * it (emd_check_fd), with `espipe` the answer for pipes and sockets;
+ * without a duplicate of it (fds.c: whose close its file system sees). */
 static int check_fd(struct call *c, int espipe)
 {
-	int fd = their_fd(c, (int)call_arg(c, 0)), r;
+	struct statx stx;
+	int r = their_range_check(c, (int)call_arg(c, 0), 0, 0, 0, &stx);
 
-	if (fd == -EBADF)
-		return reply_error(c, EBADF);
-	if (fd < 0)
-		return left_to_kernel(c, 0);
-	r = fd_check(fd);
-	if (r == -ESPIPE)
-		r = espipe;
-	if (r == 0)
-		note(fd);
-	close(fd);
-	return r ? reply_error(c, -r) : 0;
+	return checked(c, &stx, r == -ESPIPE ? espipe : r);
 }
 
 static int sync_fd(struct call *c)
@@ -85,19 +96,11 @@ static int sync_range(struct call *c)
 {
 	int flags_arg = c->compat ? c->request->arg32 : c->request->arg;
 	int off_arg = flags_arg == 1 ? 2 : 1, width = c->compat ? 2 : 1;
-	int fd = their_fd(c, (int)call_arg(c, 0)), r;
+	struct statx stx;
 
-	if (fd == -EBADF)
-		return reply_error(c, EBADF);
-	if (fd < 0)
-		return left_to_kernel(c, 0);
-	r = (int)syscall(SYS_sync_file_range, fd, call_arg64(c, off_arg),
-			 call_arg64(c, off_arg + width),
-			 (unsigned)call_arg(c, flags_arg) & ~EMD_SFR_VALID) ? -errno : 0;
-	if (r == 0)
-		note(fd);
-	close(fd);
-	return r ? reply_error(c, -r) : 0;
+	return checked(c, &stx, their_range_check(c, (int)call_arg(c, 0), call_arg64(c, off_arg),
+						  call_arg64(c, off_arg + width),
+						  (unsigned)call_arg(c, flags_arg), &stx));
 }
 
 /* msync's checks, in the kernel's order; MS_INVALIDATE of locked pages
@@ -150,6 +153,27 @@ static int eats(struct call *c, const char *only)
 	return e->eats = caller_eats(tid, only);
 }
 
+void unserved(struct call *c, const char *why)
+{
+	if (c->policy && c->policy->unserved)
+		c->policy->unserved(c, why);
+}
+
+/* eatmydata's requests left to the kernel sync, and are counted as such
+ * (left.c; the record file with --stats); one left for a reason of the
+ * supervisor's own is said at once on the caller's standard error. */
+static void eat_unserved(struct call *c, const char *why)
+{
+	char name[32], line[256];
+	pid_t tgid;
+
+	if (recording() || !first_told(c, why, name, sizeof(name), &tgid))
+		return;
+	snprintf(line, sizeof(line), "eatmydata: %s[%d]: its durability calls go on to the kernel "
+		 "(they sync): %s\n", name, (int)tgid, why);
+	tell_caller(c, line);
+}
+
 /* eatmydata's: each request answered without its I/O. */
 const struct policy eat_policy = {
 	.name = "eatmydata",
@@ -166,6 +190,7 @@ const struct policy eat_policy = {
 		[EMD_EAT_AIO] = aio_submit,
 	},
 	.applies = eats,
+	.unserved = eat_unserved,
 };
 
 static const struct policy *const policies[] = {&eat_policy, &time_policy, &nocache_policy,
@@ -210,17 +235,22 @@ static const struct emd_request *request_of(const struct policy *p, const struct
 	return NULL;
 }
 
-int supervisor_answer(struct call *c, const struct policy *p, const char *only)
+/* A request the policy's handler let go on to the kernel after an open
+ * here failed for want of a descriptor (since `before`): said. */
+static int said(struct call *c, int how, unsigned before)
+{
+	if (how == CONTINUE && fds_shortages() != before)
+		unserved(c, "the supervisor had no descriptor free");
+	return how;
+}
+
+/* The request's own handler, as policy p says; eatmydata --stats counts
+ * what was eaten (not what went on to the kernel, nor a call the kernel's
+ * checks refused). */
+static int handled(struct call *c, const struct policy *p, const char *only)
 {
 	int how;
 
-	/* A caller this pid namespace does not see (one of its processes
-	 * entered another below none of ours): nothing of it can be named. */
-	if (!c->req->pid) {
-		if ((c->req->data.nr & ~EMD_X32_BIT) == SYS_landlock_restrict_self)
-			rights_note_landlock();
-		return CONTINUE;
-	}
 	if (p->answer && (c->req->data.nr & ~EMD_X32_BIT) != SYS_landlock_restrict_self)
 		return p->answer(c);
 	c->request = request_of(p, &c->req->data, &c->compat);
@@ -242,4 +272,19 @@ int supervisor_answer(struct call *c, const struct policy *p, const char *only)
 	if (p == &eat_policy && how == 0 && !c->resp->error)
 		record_eaten(c, -1);
 	return how;
+}
+
+int supervisor_answer(struct call *c, const struct policy *p, const char *only)
+{
+	unsigned before = fds_shortages();
+
+	/* A caller this pid namespace does not see (one of its processes
+	 * entered another below none of ours): nothing of it can be named. */
+	if (!c->req->pid) {
+		if ((c->req->data.nr & ~EMD_X32_BIT) == SYS_landlock_restrict_self)
+			rights_note_landlock();
+		unserved(c, "a process of another pid namespace than the supervisor's");
+		return CONTINUE;
+	}
+	return said(c, handled(c, p, only), before);
 }

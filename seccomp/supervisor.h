@@ -8,6 +8,7 @@
 #ifndef EMD_SUPERVISOR_H
 #define EMD_SUPERVISOR_H
 
+#include <errno.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -39,6 +40,7 @@ struct call {
 	 * a policy that judges the opener (fanotify permission events, audit
 	 * rules on exe=, BPF-LSM) then sees eatmydata's, not the program. */
 	int on_behalf;
+	const struct policy *policy; /* the run's tool's */
 };
 
 /* Argument i as the kernel reads it: 32 bits wide in the compat ABI. */
@@ -72,6 +74,18 @@ int supervisor_table_agrees(void);
  * I/O: the library's emd_check_fd, on this side. */
 int fd_check(int fd);
 
+/* unserved.c: a call the policy serves goes on to the kernel for `why`
+ * (the supervisor had no descriptor free...): said as the policy says it
+ * (supervisor.c's unserved).  first_told: 1 the first time for the
+ * caller's process image and `why` (a string of the supervisor's own, by
+ * address), with its process (tgid) and name.  tell_caller:
+ * a line on the caller's own standard error.  Both at this process's
+ * descriptor limit too: a reserve is given up for them. */
+void unserved(struct call *c, const char *why);
+void unserved_init(void);
+int first_told(const struct call *c, const char *why, char *name, size_t size, pid_t *tgid);
+void tell_caller(const struct call *c, const char *line);
+
 /* Reply that the call failed with err; returns 0 (the reply is to send). */
 int reply_error(struct call *c, int err);
 
@@ -89,9 +103,53 @@ int still_pending(const struct call *c);
 int caller_mem(const struct call *c, const struct iovec *remote, int n, size_t *room);
 ssize_t write_mem(int mem, const char *buf, size_t len, const struct iovec *remote, int n);
 
-/* proc.c: reading the caller.  A descriptor of the calling thread's table,
- * duplicated here, or -errno. */
-int their_fd(const struct call *c, int fd);
+/* fds.c: the calling thread's descriptors.  their_file: what fd is, as
+ * statx sees it through /proc/TID/fd/N, without opening it (nothing
+ * reaches its file system); their_flags: its open flags (fdinfo); both
+ * -EBADF where none is open.  their_path: the file at fd (AT_FDCWD: the
+ * working directory) held with O_PATH here.  All by thread number: check
+ * still_pending before trusting what they said.  -errno otherwise. */
+struct statx;
+int their_file(const struct call *c, int fd, struct statx *stx);
+int their_flags(const struct call *c, int fd);
+int their_path(const struct call *c, int fd);
+
+/* A duplicate of the caller's descriptor (pidfd_getfd), to act on, with
+ * what it is in *stx (NULL: not wanted); -errno; NOT_QUIET when closing a
+ * duplicate would reach its file system (its flush: FUSE tells its server,
+ * NFS writes the file back), which is then the kernel's to act on. */
+#define NOT_QUIET (-EXDEV)
+int their_fd(const struct call *c, int fd, struct statx *stx);
+
+/* Would closing a descriptor of the file stx do nothing on its file
+ * system (caller tid: whose mount table names its mount)?  1, 0, or
+ * -errno when that cannot be read (-EMFILE). */
+int closes_quietly(pid_t tid, const struct statx *stx);
+
+/* sync_file_range(fd, off, n, flags)'s answer for the caller's fd, the
+ * kernel's checks made here without a duplicate of it (nothing is written
+ * back): -EBADF, -EINVAL for the arguments, -ESPIPE for a kind of file it
+ * takes none of, 0; or another -errno when fd cannot be looked at.  *stx:
+ * what fd is. */
+int their_range_check(const struct call *c, int fd, long long off, long long n, unsigned flags,
+		      struct statx *stx);
+
+/* Is this process short of descriptors: err (-errno) is EMFILE, ENFILE? */
+static inline int fds_short(int err)
+{
+	return err == -EMFILE || err == -ENFILE;
+}
+
+/* A worker leaves: the descriptors it kept for the next request closed. */
+void fds_leave(void);
+
+/* After an open (of any kind) here failed: counted if for want of a
+ * descriptor (errno EMFILE, ENFILE), per worker; errno kept.  A request
+ * that goes on to the kernel after one was counted is said (unserved). */
+void fds_note(void);
+unsigned fds_shortages(void);
+
+/* proc.c: reading the caller. */
 
 /* Copy the caller's memory (a string: up to its NUL, a page at a time, so
  * that its end may sit just before unmapped memory); 0 or -1. */
@@ -127,6 +185,10 @@ int same_image(pid_t pid, const struct image_stamp *st);
 /* The process of thread tid (its thread group), or -1. */
 pid_t caller_pid(pid_t tid);
 
+/* The process of the calling thread tid (its Tgid), and its name into
+ * name (its comm, "" if unknown); tid if it cannot be read. */
+pid_t caller_process(pid_t tid, char *name, size_t size);
+
 /* /proc/PID/NAME, open for reading, or -1. */
 int open_proc(pid_t pid, const char *name);
 
@@ -139,8 +201,10 @@ void rights_init(void);
 void rights_note_landlock(void);
 int same_rights(pid_t tid, mode_t *umask_out);
 
-/* --sync-on-exit: note the file system behind fd (-1: all of them). */
+/* --sync-on-exit: note the file system behind fd (-1: all of them), or
+ * of the caller's file stx. */
 void note(int fd);
+void note_file(const struct statx *stx);
 
 /* behalf.c: the directory a caller's path is relative to (AT_FDCWD: its
  * working directory), here, or -errno.  The file (base, path) opened as
@@ -224,6 +288,10 @@ struct policy {
 	/* A policy whose filter notifies other calls than the request
 	 * table's (nocache's reads and writes) answers them all here. */
 	int (*answer)(struct call *c);
+	/* A call it serves, left to the kernel for `why`, a reason of the
+	 * supervisor's own: said where the tool says things (NULL: its
+	 * records say it already). */
+	void (*unserved)(struct call *c, const char *why);
 };
 extern const struct policy eat_policy; /* supervisor.c */
 extern const struct policy time_policy; /* timed.c: syncstat's */

@@ -117,10 +117,10 @@ static __thread struct known {
 	char path[sizeof(((struct emd_rec_slot *)0)->path)];
 } known[PATHS_CACHED];
 
-static void path_of(int fd, struct emd_rec_slot *s)
+/* The path of the file s->file, by its link in /proc (a descriptor's). */
+static void path_of(const char *proc, struct emd_rec_slot *s)
 {
 	struct known *k = &known[(s->file.dev ^ s->file.ino ^ s->file.btime_ns) % PATHS_CACHED];
-	char proc[64];
 	ssize_t n;
 
 	if (k->dev == s->file.dev && k->ino == s->file.ino && k->btime == s->file.btime_ns &&
@@ -128,28 +128,47 @@ static void path_of(int fd, struct emd_rec_slot *s)
 		memcpy(s->path, k->path, sizeof(s->path));
 		return;
 	}
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	n = readlink(proc, s->path, sizeof(s->path) - 1);
 	s->path[n > 0 ? n : 0] = '\0';
 	*k = (struct known){s->file.dev, s->file.ino, s->file.btime_ns, ""};
 	memcpy(k->path, s->path, sizeof(k->path));
 }
 
-/* The file open at fd here (a duplicate of the caller's), or none (-1). */
+/* The file stx, its link in /proc at `proc`. */
+static void file_is(const struct statx *stx, const char *proc, struct emd_rec_slot *s)
+{
+	s->file.dev = (unsigned long long)stx->stx_dev_major << 32 | stx->stx_dev_minor;
+	s->file.ino = stx->stx_ino;
+	s->file.btime_ns = stx->stx_btime.tv_sec * 1000000000ULL + stx->stx_btime.tv_nsec;
+	s->file.size = stx->stx_size;
+	s->file.mode = stx->stx_mode;
+	path_of(proc, s);
+}
+
+/* The file open at fd here (one this process opened), or none (-1). */
 static void file_of(int fd, struct emd_rec_slot *s)
 {
 	struct statx stx;
+	char proc[64];
 
 	snprintf(s->path, sizeof(s->path), "-");
-	if (fd < 0 || statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
-			    STATX_TYPE | STATX_MODE | STATX_INO | STATX_BTIME | STATX_SIZE, &stx))
-		return;
-	s->file.dev = (unsigned long long)stx.stx_dev_major << 32 | stx.stx_dev_minor;
-	s->file.ino = stx.stx_ino;
-	s->file.btime_ns = stx.stx_btime.tv_sec * 1000000000ULL + stx.stx_btime.tv_nsec;
-	s->file.size = stx.stx_size;
-	s->file.mode = stx.stx_mode;
-	path_of(fd, s);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (fd >= 0 && statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
+			     STATX_TYPE | STATX_MODE | STATX_INO | STATX_BTIME | STATX_SIZE, &stx) == 0)
+		file_is(&stx, proc, s);
+}
+
+/* The file of the caller's descriptor num, looked at without a duplicate
+ * of it (fds.c), or none. */
+static void file_theirs(const struct call *c, int num, struct emd_rec_slot *s)
+{
+	struct statx stx;
+	char proc[64];
+
+	snprintf(s->path, sizeof(s->path), "-");
+	snprintf(proc, sizeof(proc), "/proc/%d/fd/%d", c->req->pid, num);
+	if (num >= 0 && their_file(c, num, &stx) == 0)
+		file_is(&stx, proc, s);
 }
 
 /* A record of kind `kind` in s, its file at fd here (-1: none), begun at
@@ -179,14 +198,27 @@ static void record(const struct call *c, int kind, int fd, unsigned long long st
 	record_write(&s);
 }
 
+/* A record, untimed, of the caller's descriptor num's file (or none). */
+static void record_theirs(const struct call *c, int kind, int num)
+{
+	struct emd_rec_slot s;
+
+	if (!recording())
+		return;
+	fill(c, kind, -1, 0, 0, &s);
+	file_theirs(c, num, &s);
+	record_write(&s);
+}
+
 /* The caller's descriptor in argument 0, fetched; CONTINUE'd and counted
- * when it cannot be (another user's process, no pidfd_getfd). */
+ * when it cannot be (another user's process, no pidfd_getfd; a file whose
+ * close its file system sees, FUSE's, NFS's: made by the kernel). */
 static int fetch(struct call *c, int *fd)
 {
-	*fd = their_fd(c, (int)call_arg(c, 0));
+	*fd = their_fd(c, (int)call_arg(c, 0), NULL);
 	if (*fd >= 0 || *fd == -EBADF)
 		return 0;
-	record(c, c->request->kind, -1, 0, 0);
+	record_theirs(c, c->request->kind, (int)call_arg(c, 0));
 	return CONTINUE;
 }
 
@@ -332,24 +364,15 @@ static int counted_open(struct call *c)
 	return CONTINUE;
 }
 
-/* The record kind of a write on fd (here) whose open file syncs it, or -1. */
-static int file_syncs(int fd)
+/* The record kind of a write on the caller's descriptor fd whose open
+ * file syncs it (its flags, from fdinfo: no duplicate of it), or -1. */
+static int theirs_sync(const struct call *c, int fd)
 {
-	int flags = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+	int flags = their_flags(c, fd);
 
 	if (flags < 0 || !(flags & EMD_OPEN_SYNC_FLAGS))
 		return -1;
 	return (flags & O_SYNC) == O_SYNC ? EMD_K_WRITE_SYNC : EMD_K_WRITE_DSYNC;
-}
-
-/* The same of the caller's descriptor fd. */
-static int theirs_sync(struct call *c, int fd)
-{
-	int mine = their_fd(c, fd), kind = file_syncs(mine);
-
-	if (mine >= 0)
-		close(mine);
-	return kind;
 }
 
 /* A write (pwritev2 without sync flags too) on a descriptor whose open
@@ -358,25 +381,21 @@ static int theirs_sync(struct call *c, int fd)
  * to make (no write is made for a program: behalf.c says why). */
 static int counted_file_write(struct call *c)
 {
-	int fd = their_fd(c, (int)call_arg(c, 0)), kind = file_syncs(fd);
+	int kind = theirs_sync(c, (int)call_arg(c, 0));
 
 	if (kind >= 0)
-		record(c, kind, fd, 0, 0);
-	if (fd >= 0)
-		close(fd);
+		record_theirs(c, kind, (int)call_arg(c, 0));
 	return CONTINUE;
 }
 
 static int counted_write(struct call *c)
 {
-	int flags = (int)call_arg(c, c->compat ? c->request->arg32 : c->request->arg), fd;
+	int flags = (int)call_arg(c, c->compat ? c->request->arg32 : c->request->arg);
 
 	if (!(flags & EMD_RWF_SYNC_FLAGS))
 		return counted_file_write(c);
-	fd = their_fd(c, (int)call_arg(c, 0));
-	record(c, (flags & RWF_SYNC) ? EMD_K_PWRITEV2_SYNC : EMD_K_PWRITEV2_DSYNC, fd, 0, 0);
-	if (fd >= 0)
-		close(fd);
+	record_theirs(c, (flags & RWF_SYNC) ? EMD_K_PWRITEV2_SYNC : EMD_K_PWRITEV2_DSYNC,
+		      (int)call_arg(c, 0));
 	return CONTINUE;
 }
 
@@ -402,23 +421,21 @@ static int request_kind(const struct call *c)
  * an open names (read while the caller waits: never once answered). */
 static void record_as(const struct call *c, int flags, int file)
 {
-	int eat = c->request->eat, fd = file, at = (c->compat ? c->request->arg32 : c->request->arg) - 1;
+	int eat = c->request->eat, at = (c->compat ? c->request->arg32 : c->request->arg) - 1;
 	struct emd_rec_slot s;
 	char name[sizeof(s.path)];
 
 	if (!recording() || c->request->kind < 0)
 		return;
+	fill(c, request_kind(c), file, 0, 0, &s);
+	s.flags |= flags;
 	if (file < 0 && (eat == EMD_EAT_FD_SYNC || eat == EMD_EAT_FS_SYNC || eat == EMD_EAT_RANGE ||
 			 eat == EMD_EAT_WRITE))
-		fd = their_fd(c, (int)call_arg(c, 0));
-	fill(c, request_kind(c), fd, 0, 0, &s);
-	s.flags |= flags;
+		file_theirs(c, (int)call_arg(c, 0), &s);
 	if (file < 0 && eat == EMD_EAT_OPEN &&
 	    read_theirs(c->req->pid, call_arg(c, at < 0 ? 0 : at), name, sizeof(name), 1) == 0)
 		file_named(c, at > 0 ? (int)call_arg(c, 0) : AT_FDCWD, name, 0, &s);
 	record_write(&s);
-	if (fd >= 0 && fd != file)
-		close(fd);
 }
 
 void record_eaten(const struct call *c, int file)
@@ -436,13 +453,11 @@ void record_left(const struct call *c, int needs)
 static void submitted(struct call *c, int kind, int fd, const char *how)
 {
 	struct emd_rec_slot s;
-	int mine = fd >= 0 ? their_fd(c, fd) : -1;
 
-	fill(c, kind, mine, 0, 0, &s);
+	fill(c, kind, -1, 0, 0, &s);
+	file_theirs(c, fd, &s);
 	snprintf(s.site, sizeof(s.site), "%s submission (counted; completion not timed)", how);
 	record_write(&s);
-	if (mine >= 0)
-		close(mine);
 }
 
 #define SQE_OFF_FLAGS 28

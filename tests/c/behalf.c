@@ -5,6 +5,11 @@
  * Each case prints what the calls returned, for the test to compare with
  * the native run.
  * Usage: behalf CASE FILE...
+ *   burst FILE BIG   40 bursts of 16 threads, each reading FILE 20 times
+ *                    at once, then BIG read whole: "burst N" (BIG's bytes)
+ *   stuck FILE N     N threads each write a page to FILE (pwrite, at
+ *                    their own place) from memory that faults until all
+ *                    N have begun (userfaultfd): "stuck N written"
  *   readbuf FILE     FILE's first 64 KiB read into a static buffer: "read N
  *                    SUM", the sum of the bytes read
  * Or: behalf victim COMMAND...: run COMMAND, then say whether this
@@ -20,15 +25,116 @@
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <signal.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+static int burst_fd;
 static char buf64k[1 << 16];
+
+static void *reader(void *arg)
+{
+	char buf[4096];
+
+	(void)arg;
+	for (int i = 0; i < 20; i++)
+		if (pread(burst_fd, buf, sizeof(buf), 0) < 0)
+			exit(3);
+	return NULL;
+}
+
+/* Threads come and go: the supervisor's workers with them. */
+static int burst(const char *file, const char *big)
+{
+	static char buf[1 << 16];
+	pthread_t t[16];
+	long long total = 0;
+	ssize_t n;
+	int fd;
+
+	if ((burst_fd = open(file, O_RDONLY)) < 0)
+		return 2;
+	for (int round = 0; round < 40; round++) {
+		for (int i = 0; i < 16; i++)
+			if (pthread_create(&t[i], NULL, reader, NULL) != 0)
+				return 2;
+		for (int i = 0; i < 16; i++)
+			pthread_join(t[i], NULL);
+	}
+	if ((fd = open(big, O_RDONLY)) < 0)
+		return 2;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		total += n;
+	printf("burst %lld\n", total);
+	return n < 0;
+}
+
+static struct {
+	int fd, uffd, started, written;
+	char *lazy;
+} stuck;
+
+static void *stuck_writer(void *arg)
+{
+	long i = (long)arg;
+
+	__atomic_add_fetch(&stuck.started, 1, __ATOMIC_SEQ_CST);
+	if (pwrite(stuck.fd, stuck.lazy, 4096, i * 4096) == 4096)
+		__atomic_add_fetch(&stuck.written, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* The page given once every writer has begun, and half a second more: by
+ * then each waits on it, in the kernel or in the supervisor. */
+static void serve_page(int n)
+{
+	static char page[4096];
+	struct uffdio_copy copy = {.dst = (unsigned long)stuck.lazy, .src = (unsigned long)page,
+				   .len = 4096};
+	const struct timespec tick = {0, 10000000}, half = {0, 500000000};
+
+	while (__atomic_load_n(&stuck.started, __ATOMIC_SEQ_CST) < n)
+		nanosleep(&tick, NULL);
+	nanosleep(&half, NULL);
+	memset(page, 's', sizeof(page));
+	ioctl(stuck.uffd, UFFDIO_COPY, &copy);
+}
+
+static int stuck_writes(const char *file, int n)
+{
+	struct uffdio_api api = {.api = UFFD_API};
+	struct uffdio_register reg = {.mode = UFFDIO_REGISTER_MODE_MISSING};
+	pthread_t t[1024];
+
+	if (n < 1 || n > 1024 || (stuck.fd = open(file, O_WRONLY | O_CREAT, 0644)) < 0)
+		return 2;
+	stuck.uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
+	stuck.lazy = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	reg.range = (struct uffdio_range){(unsigned long)stuck.lazy, 4096};
+	if (stuck.uffd < 0 || ioctl(stuck.uffd, UFFDIO_API, &api) ||
+	    ioctl(stuck.uffd, UFFDIO_REGISTER, &reg))
+		return 2;
+	for (long i = 0; i < n; i++)
+		if (pthread_create(&t[i], NULL, stuck_writer, (void *)i) != 0)
+			return 2;
+	serve_page(n);
+	for (int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	printf("stuck %d written\n", stuck.written);
+	return 0;
+}
 
 static int readbuf(const char *file)
 {
@@ -74,5 +180,9 @@ int main(int argc, char **argv)
 		return victim(argv + 2);
 	if (argc == 3 && !strcmp(argv[1], "readbuf"))
 		return readbuf(argv[2]);
+	if (argc == 4 && !strcmp(argv[1], "burst"))
+		return burst(argv[2], argv[3]);
+	if (argc == 4 && !strcmp(argv[1], "stuck"))
+		return stuck_writes(argv[2], atoi(argv[3]));
 	return 2;
 }
