@@ -207,6 +207,22 @@ static ssize_t their_data(const struct call *c, const struct iovec *iov, unsigne
 	return got > 0 ? got : errno == EFAULT || got == 0 ? -EFAULT : -ESRCH;
 }
 
+/* The write of got bytes of buf made, within the caller's file size limit
+ * where it lands (limit.c): how many, -errno, or PAST_LIMIT (nothing
+ * written: the kernel's to refuse, and to signal). */
+#define PAST_LIMIT (-EFBIG - 4096)
+static ssize_t written(const struct call *c, int fd, const char *buf, ssize_t got, long long pos,
+		       int rwf)
+{
+	struct iovec v = {(void *)buf, (size_t)got};
+	struct change ch = {.kind = CHANGE_WRITE, .fd = fd, .iov = &v, .cnt = 1, .rwf = rwf,
+			    .pos = pos};
+	int limited;
+	long n = change_within(c->req->pid, &ch, &limited);
+
+	return n == -EFBIG && limited ? PAST_LIMIT : n;
+}
+
 /* The write of the caller's `got` bytes, read into buf beforehand (never
  * under the journal's lock: the caller's memory may wait on a thread of
  * its own, userfaultfd, which may itself change the copy first), made on
@@ -222,9 +238,10 @@ static int write_here(struct call *c, const struct emd_change *r, int fd, const 
 	 * (lseek) between the write and began_at's look at it */
 	long long before = pos < 0 ? lseek(fd, 0, SEEK_CUR) : -1, at;
 
-	if (got >= 0 && crash_acts(c) && (n = pwritev2(fd, &(struct iovec){(void *)buf,
-							   (size_t)got}, 1, pos, rwf)) < 0)
-		e = errno;
+	if (got >= 0 && crash_acts(c) && (n = written(c, fd, buf, got, pos, rwf)) < 0)
+		e = (int)-n;
+	if (n == PAST_LIMIT)
+		return unfollowed(c, st, "a write past the file size limit");
 	if (n < 0)
 		return e ? reply_error(c, e) : CONTINUE;
 	flags = (fl & O_DSYNC) || (rwf & (RWF_DSYNC | RWF_SYNC)) ? CT_F_DSYNC : 0;
@@ -325,6 +342,19 @@ static void resized(pid_t tid, const struct stat *st, int mode, long long off, l
 		crash_record(tid, &t, NULL, 0);
 }
 
+/* ftruncate or fallocate made, within the caller's file size limit as the
+ * kernel applies it (limit.c): 0, an errno, or -2 past the limit (nothing
+ * changed: the kernel's to refuse, and to signal). */
+static int resize(const struct call *c, int fd, int alloc, int mode, long long off, long long len)
+{
+	struct change ch = {.kind = alloc ? CHANGE_ALLOCATE : CHANGE_TRUNCATE, .fd = fd,
+			    .mode = mode, .pos = off, .len = len};
+	int limited;
+	long r = change_within(c->req->pid, &ch, &limited);
+
+	return r == -EFBIG && limited ? -2 : (int)-r;
+}
+
 /* ftruncate, fallocate (but its shifts): made here, and journaled. */
 static int size_change(struct call *c, const struct emd_change *r)
 {
@@ -348,12 +378,14 @@ static int size_change(struct call *c, const struct emd_change *r)
 	lock_file(c->req->pid, fd, &st);
 	if (!crash_acts(c))
 		e = -1;
-	else if (alloc ? fallocate(fd, mode, off, len) : ftruncate(fd, off))
-		e = errno;
+	else
+		e = resize(c, fd, alloc, mode, off, len);
 	if (!e && fstat(fd, &now) == 0)
 		resized(c->req->pid, &st, mode, off, alloc ? off + len : off, now.st_size);
 	crash_unlock();
 	close(fd);
+	if (e == -2)
+		return unfollowed(c, &st, "a truncation or an fallocate past the file size limit");
 	return e < 0 ? CONTINUE : e ? reply_error(c, e) : 0;
 }
 

@@ -158,20 +158,25 @@ static ssize_t do_read(const struct call *c, int fd, off_t pos, int rwf, char *b
 }
 
 /* Write: the caller's buffers into buf, as far as they are mapped (the
- * kernel writes what it could copy), then buf into the file. */
+ * kernel writes what it could copy), then buf into the file, within the
+ * caller's file size limit where the write lands (limit.c); past it, the
+ * kernel's to refuse (and signal). */
 static ssize_t do_write(const struct call *c, int fd, off_t pos, int rwf, char *buf, size_t total,
 			const struct iovec *iov, int n)
 {
 	struct iovec local = {buf, total};
+	struct change ch = {.kind = CHANGE_WRITE, .fd = fd, .iov = &local, .cnt = 1,
+			    .rwf = rwf | RWF_DONTCACHE, .pos = pos};
 	ssize_t r = 0;
+	int limited;
 
 	if (total && (r = process_vm_readv(c->req->pid, &local, 1, iov, (unsigned long)n, 0)) <= 0)
 		return r == 0 || errno == EFAULT ? -EFAULT : -ESRCH;
 	if (!still_pending(c)) /* the data may be another process's by now */
 		return -ESRCH;
 	local.iov_len = (size_t)r;
-	r = pwritev2(fd, &local, 1, pos, rwf | RWF_DONTCACHE);
-	return r < 0 ? -errno : r;
+	r = change_within(c->req->pid, &ch, &limited);
+	return r == -EFBIG && limited ? -ESRCH : r;
 }
 
 /* Does a caller wait killably once its call is taken here

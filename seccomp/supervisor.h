@@ -217,6 +217,24 @@ int open_here(int base, const char *path, struct open_how how, mode_t their_umas
 	      unsigned long long drop);
 int hand_over(struct call *c, int fd, int cloexec);
 
+/* limit.c: a change of a file (fd here) made for the caller tid within
+ * its file size limit, as the kernel applies it: to the change as it is
+ * made, not as it was seen before (the file position may move).  The
+ * result (bytes written, 0) or -errno; *limited when the caller has a
+ * limit, and then -EFBIG is its refusal, which changed nothing: the
+ * caller's to meet (the kernel signals it SIGXFSZ). */
+enum change_kind { CHANGE_WRITE, CHANGE_TRUNCATE, CHANGE_ALLOCATE };
+struct change {
+	enum change_kind kind;
+	int fd;
+	const struct iovec *iov; /* a write's */
+	int cnt, rwf;
+	int mode;     /* fallocate's */
+	off_t pos;    /* a write's offset (-1: the file position), the size, an offset */
+	off_t len;    /* fallocate's */
+};
+long change_within(pid_t tid, const struct change *ch, int *limited);
+
 /* nocache.c: may a write of len bytes at pos (-1: at fd's position) be
  * made here: within the caller's RLIMIT_FSIZE (which this process raised
  * for itself), at the end of an O_APPEND file? */

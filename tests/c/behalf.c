@@ -12,6 +12,10 @@
  *                    N have begun (userfaultfd): "stuck N written"
  *   readbuf FILE     FILE's first 64 KiB read into a static buffer: "read N
  *                    SUM", the sum of the bytes read
+ *   fsize FILE       under a file size limit of 64 KiB (SIGXFSZ ignored),
+ *                    1-byte writes at FILE's position for a second while
+ *                    another thread moves it between 0 and 1 MiB: "size
+ *                    N", FILE's size then (natively at most 64 KiB)
  * Or: behalf victim COMMAND...: run COMMAND, then say whether this
  * process's static buffer (readbuf's, at the same address in this static
  * program) was written meanwhile: "victim untouched" (as pid 1 of a pid
@@ -35,6 +39,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -136,6 +141,45 @@ static int stuck_writes(const char *file, int n)
 	return 0;
 }
 
+static int moving_fd, moving = 1;
+
+static void *mover(void *arg)
+{
+	(void)arg;
+	while (__atomic_load_n(&moving, __ATOMIC_RELAXED)) {
+		lseek(moving_fd, 1 << 20, SEEK_SET);
+		lseek(moving_fd, 0, SEEK_SET);
+	}
+	return NULL;
+}
+
+static int fsize(const char *file)
+{
+	struct rlimit lim = {64 << 10, 64 << 10};
+	struct timespec now, end;
+	struct stat st;
+	pthread_t t;
+
+	signal(SIGXFSZ, SIG_IGN);
+	if ((moving_fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0 ||
+	    setrlimit(RLIMIT_FSIZE, &lim) != 0 || pthread_create(&t, NULL, mover, NULL) != 0)
+		return 2;
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += 1;
+	do {
+		for (int i = 0; i < 100; i++)
+			if (write(moving_fd, "x", 1) < 0 && errno != EFBIG)
+				return 2;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (now.tv_sec < end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
+	__atomic_store_n(&moving, 0, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	if (fstat(moving_fd, &st) != 0)
+		return 2;
+	printf("size %lld\n", (long long)st.st_size);
+	return 0;
+}
+
 static int readbuf(const char *file)
 {
 	unsigned long sum = 0;
@@ -180,6 +224,8 @@ int main(int argc, char **argv)
 		return victim(argv + 2);
 	if (argc == 3 && !strcmp(argv[1], "readbuf"))
 		return readbuf(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "fsize"))
+		return fsize(argv[2]);
 	if (argc == 4 && !strcmp(argv[1], "burst"))
 		return burst(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "stuck"))

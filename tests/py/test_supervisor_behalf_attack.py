@@ -240,3 +240,21 @@ def test_fuse_sees_no_request_of_the_supervisor(tool, fuse):
     assert flushes == ["fsyncs-static", "rw-static"], ("native control", native)
     assert [who for op, who in under if op == "flush"] == flushes, under
     assert not [r for r in under if r[1] == "eatmydata"], under
+
+
+@pytest.mark.parametrize("tool", ["nocache", "crashtest"])
+def test_file_size_limit_where_the_write_lands(tool, scratch, tmp_path):
+    """1-byte writes at the file position under a 64 KiB limit, while
+    another thread moves the position between 0 and 1 MiB: natively each
+    write at 1 MiB fails (EFBIG).  The supervisor judged the limit at the
+    position it saw, then wrote with its own, raised limit: writes landed
+    at 1 MiB.  The limit is now the kernel's, at the write itself."""
+    native = runs([BEHALF, "fsize", scratch / "f"])
+    size = int(native.stdout.split()[1])
+    assert native.stdout.startswith("size ") and size <= 64 << 10, "native control"
+    if tool == "nocache":
+        r = runs([NOCACHE, BEHALF, "fsize", scratch / "g"])
+        out, line = r.stdout, r.line
+    else:
+        out, _, line = crashtest_run(tmp_path, "fsize", "f")
+    assert out.startswith("size ") and int(out.split()[1]) <= 64 << 10, line + out
