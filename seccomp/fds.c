@@ -176,7 +176,7 @@ int closes_quietly(pid_t tid, const struct statx *stx)
 /* A pidfd whose descriptor table is the thread's: the thread's own, or
  * before Linux 6.9 its process's, if the thread shares that table now
  * (*exact = 0: the thread may leave it, unshare(CLONE_FILES), at once). */
-static int thread_pidfd(pid_t tid, int *exact)
+int caller_pidfd(pid_t tid, int *exact)
 {
 	char path[64], line[128];
 	int fd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD), tgid = 0;
@@ -260,9 +260,9 @@ static int pidfd_of(pid_t tid, int *fresh, int *exact)
 	if (pidfds[i].pidfd > 0)
 		close(pidfds[i].pidfd);
 	pidfds[i].tid = tid;
-	if ((pidfds[i].pidfd = thread_pidfd(tid, exact)) < 0 && short_of_fds(errno)) {
+	if ((pidfds[i].pidfd = caller_pidfd(tid, exact)) < 0 && short_of_fds(errno)) {
 		forget_pidfds((int)i);
-		pidfds[i].pidfd = thread_pidfd(tid, exact);
+		pidfds[i].pidfd = caller_pidfd(tid, exact);
 	}
 	if (pidfds[i].pidfd < 0) {
 		fds_note();

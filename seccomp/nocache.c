@@ -294,14 +294,11 @@ static int dontcache_io(struct call *c)
  * cannot drop. */
 static void nocache_unserved(struct call *c, const char *why)
 {
-	char name[32], line[256];
+	char name[32];
 	pid_t tgid;
 
-	if (!first_told(c, why, name, sizeof(name), &tgid))
-		return;
-	snprintf(line, sizeof(line), "nocache: %s[%d]: a read or write left to the kernel (its pages "
-		 "stay cached): %s\n", name, (int)tgid, why);
-	tell_caller(c, line);
+	teller_ask(c, why, "nocache", "a read or write left to the kernel (its pages stay cached)",
+		   name, sizeof(name), &tgid);
 }
 
 const struct policy nocache_policy = {

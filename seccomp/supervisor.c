@@ -164,14 +164,12 @@ void unserved(struct call *c, const char *why)
  * supervisor's own is said at once on the caller's standard error. */
 static void eat_unserved(struct call *c, const char *why)
 {
-	char name[32], line[256];
+	char name[32];
 	pid_t tgid;
 
-	if (recording() || !first_told(c, why, name, sizeof(name), &tgid))
-		return;
-	snprintf(line, sizeof(line), "eatmydata: %s[%d]: its durability calls go on to the kernel "
-		 "(they sync): %s\n", name, (int)tgid, why);
-	tell_caller(c, line);
+	if (!recording())
+		teller_ask(c, why, "eatmydata", "its durability calls go on to the kernel (they sync)",
+			   name, sizeof(name), &tgid);
 }
 
 /* eatmydata's: each request answered without its I/O. */

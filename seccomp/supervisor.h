@@ -76,15 +76,16 @@ int fd_check(int fd);
 
 /* unserved.c: a call the policy serves goes on to the kernel for `why`
  * (the supervisor had no descriptor free...): said as the policy says it
- * (supervisor.c's unserved).  first_told: 1 the first time for the
- * caller's process image and `why` (a string of the supervisor's own, by
- * address), with its process (tgid) and name.  tell_caller:
- * a line on the caller's own standard error.  Both at this process's
- * descriptor limit too: a reserve is given up for them. */
+ * (supervisor.c's unserved).  teller_ask: whether it is the first time
+ * for the caller's process image and `why` (a string of the supervisor's
+ * own, by address): 1, 0, or -1 if that cannot be told; the process (tgid)
+ * and its name; and then, with a tool named, a line on the caller's own
+ * standard error, "TOOL: NAME[TGID]: WHAT: WHY".  At this process's
+ * descriptor limit too (unserved.c's teller). */
 void unserved(struct call *c, const char *why);
 void unserved_init(void);
-int first_told(const struct call *c, const char *why, char *name, size_t size, pid_t *tgid);
-void tell_caller(const struct call *c, const char *line);
+int teller_ask(const struct call *c, const char *why, const char *tool, const char *what,
+	       char *name, size_t size, pid_t *tgid);
 
 /* Reply that the call failed with err; returns 0 (the reply is to send). */
 int reply_error(struct call *c, int err);
@@ -133,6 +134,10 @@ int closes_quietly(pid_t tid, const struct statx *stx);
  * what fd is. */
 int their_range_check(const struct call *c, int fd, long long off, long long n, unsigned flags,
 		      struct statx *stx);
+
+/* A pidfd of the calling thread tid whose descriptor table is the
+ * thread's (see fds.c); *exact = 0: its process's, good for one request. */
+int caller_pidfd(pid_t tid, int *exact);
 
 /* Is this process short of descriptors: err (-errno) is EMFILE, ENFILE? */
 static inline int fds_short(int err)
