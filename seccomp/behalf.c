@@ -91,51 +91,15 @@ static int too_large(int compat, unsigned long long flags, const struct stat *st
 	       st->st_size > 0x7fffffff;
 }
 
-/* How far from `start` the caller's writable mappings reach without a gap. */
-struct span {
-	unsigned long start, end;
-};
-
-static int extend_writable(const struct emd_map *m, void *arg)
-{
-	struct span *s = arg;
-
-	if (m->lo <= s->start && s->start < m->hi && m->perms[1] == 'w')
-		s->start = m->hi;
-	return s->start >= s->end;
-}
-
-/* The bytes of remote[0..n), in order, that the kernel's copy to the
- * caller would fill before its first fault: up to the first byte not in a
- * writable mapping (maps: the open /proc/TID/maps). */
-static size_t writable_prefix(int maps, const struct iovec *remote, int n)
-{
-	size_t room = 0;
-
-	for (int i = 0; i < n; i++) {
-		unsigned long lo = (unsigned long)remote[i].iov_base;
-		struct span s = {lo, lo + remote[i].iov_len};
-
-		if (!remote[i].iov_len)
-			continue;
-		if (s.end < lo || lseek(maps, 0, SEEK_SET) != 0)
-			return room;
-		emd_maps_each(maps, extend_writable, &s);
-		if (s.start < s.end)
-			return room + (s.start - lo);
-		room += remote[i].iov_len;
-	}
-	return room;
-}
-
 int caller_mem(const struct call *c, const struct iovec *remote, int n, size_t *room)
 {
 	char path[64];
 	int mem, maps = open_proc(c->req->pid, "maps");
 
 	snprintf(path, sizeof(path), "/proc/%d/mem", c->req->pid);
-	mem = open(path, O_RDWR | O_CLOEXEC);
-	*room = mem >= 0 && maps >= 0 ? writable_prefix(maps, remote, n) : 0;
+	if ((mem = open(path, O_RDWR | O_CLOEXEC)) < 0)
+		fds_note();
+	*room = mem >= 0 && maps >= 0 ? mapped_prefix(maps, remote, n, 'w') : 0;
 	if (maps >= 0)
 		close(maps);
 	/* After the open: the thread opened, and the maps read, were the

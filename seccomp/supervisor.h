@@ -154,6 +154,11 @@ void fds_leave(void);
 void fds_note(void);
 unsigned fds_shortages(void);
 
+/* reach.c: how many bytes of remote[0..n), in order, the caller's
+ * mappings with permission perm ('r', 'w') reach before the first that is
+ * in none (the maps: /proc/TID/maps, open at its start). */
+size_t mapped_prefix(int maps, const struct iovec *remote, int n, char perm);
+
 /* proc.c: reading the caller. */
 
 /* Copy the caller's memory (a string: up to its NUL, a page at a time, so

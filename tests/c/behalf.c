@@ -12,6 +12,9 @@
  *                    N have begun (userfaultfd): "stuck N written"
  *   readbuf FILE     FILE's first 64 KiB read into a static buffer: "read N
  *                    SUM", the sum of the bytes read
+ *   maps FILE N V    with N mappings more (pages, writable and not in turn),
+ *                    one preadv of FILE into V buffers of 16 bytes, one in
+ *                    each of V writable pages: "maps R SUM"
  *   fsize FILE       under a file size limit of 64 KiB (SIGXFSZ ignored),
  *                    1-byte writes at FILE's position for a second while
  *                    another thread moves it between 0 and 1 MiB: "size
@@ -42,6 +45,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -180,6 +184,30 @@ static int fsize(const char *file)
 	return 0;
 }
 
+static int many_maps(const char *file, int n, int v)
+{
+	struct iovec iov[1024];
+	unsigned long sum = 0;
+	ssize_t r;
+	char *p = mmap(NULL, (size_t)n * 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int fd = open(file, O_RDONLY);
+
+	if (fd < 0 || p == MAP_FAILED || v > 1024 || v > n / 2)
+		return 2;
+	for (int i = 1; i < n; i += 2) /* each its own mapping */
+		if (mprotect(p + (size_t)i * 4096, 4096, PROT_READ) != 0)
+			return 2;
+	for (int i = 0; i < v; i++)
+		iov[i] = (struct iovec){p + (size_t)(n / v * i & ~1) * 4096, 16};
+	r = preadv(fd, iov, v, 0);
+	for (int i = 0; i < v; i++)
+		for (int j = 0; j < 16; j++)
+			sum += (unsigned char)((char *)iov[i].iov_base)[j];
+	printf("maps %zd %lu\n", r, sum);
+	return 0;
+}
+
 static int readbuf(const char *file)
 {
 	unsigned long sum = 0;
@@ -226,6 +254,8 @@ int main(int argc, char **argv)
 		return readbuf(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "fsize"))
 		return fsize(argv[2]);
+	if (argc == 5 && !strcmp(argv[1], "maps"))
+		return many_maps(argv[2], atoi(argv[3]), atoi(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "burst"))
 		return burst(argv[2], argv[3]);
 	if (argc == 4 && !strcmp(argv[1], "stuck"))

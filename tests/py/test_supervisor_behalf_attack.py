@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import BUILD, TESTS, cmdline, require
+from conftest import BUILD, TESTS, cmdline, require, run
 from helpers import cached_bytes as cached
 
 BEHALF = TESTS / "behalf-static"
@@ -258,3 +258,17 @@ def test_file_size_limit_where_the_write_lands(tool, scratch, tmp_path):
     else:
         out, _, line = crashtest_run(tmp_path, "fsize", "f")
     assert out.startswith("size ") and int(out.split()[1]) <= 64 << 10, line + out
+
+
+def test_many_buffers_among_many_mappings(scratch):
+    """One preadv of 256 buffers in a process of 20,000 mappings: the
+    supervisor read the caller's maps once per buffer (2 s a call, and 30,000
+    reads); once now.  The answer is the kernel's."""
+    data = os.urandom(1 << 16)
+    (scratch / "f").write_bytes(data)
+    cmd = [BEHALF, "maps", scratch / "f", "20000", "256"]
+    native = runs(cmd)
+    assert native.stdout.startswith("maps 4096 "), native
+    under = run([NOCACHE, *cmd], events=[("syscalls:sys_enter_read", None)])
+    assert under.stdout == native.stdout, under.why()
+    assert under.counts["syscalls:sys_enter_read"] < 3000, under.why()
