@@ -111,6 +111,16 @@ int caller_mem(const struct call *c, const struct iovec *remote, int n, size_t *
 	return mem;
 }
 
+int caller_unreachable(const struct call *c, const struct iovec *remote, int n, size_t got)
+{
+	int maps = open_proc(c->req->pid, "maps");
+	size_t readable = maps >= 0 ? mapped_prefix(maps, remote, n, 'r') : 0;
+
+	if (maps >= 0)
+		close(maps);
+	return readable > got;
+}
+
 ssize_t write_mem(int mem, const char *buf, size_t len, const struct iovec *remote, int n)
 {
 	size_t done = 0;

@@ -194,17 +194,25 @@ static int their_buffers(const struct call *c, const struct emd_change *r, struc
 }
 
 /* The caller's data, as far as it is mapped (the kernel writes what it
- * could copy), into buf: how much, or -errno. */
+ * could copy), into buf: how much, or -errno, or UNREACHABLE. */
+#define UNREACHABLE (-EFAULT - 4096)
 static ssize_t their_data(const struct call *c, const struct iovec *iov, unsigned cnt, char *buf,
 			  size_t total)
 {
 	struct iovec local = {buf, total};
 	ssize_t got;
 
+	int e;
+
 	if (!total)
 		return 0;
 	got = process_vm_readv(c->req->pid, &local, 1, iov, cnt, 0);
-	return got > 0 ? got : errno == EFAULT || got == 0 ? -EFAULT : -ESRCH;
+	e = errno;
+	/* memory only the caller reaches (memfd_secret, a device's mapping):
+	 * the caller's own write takes it */
+	if (got < (ssize_t)total && caller_unreachable(c, iov, (int)cnt, got < 0 ? 0 : (size_t)got))
+		return UNREACHABLE;
+	return got > 0 ? got : e == EFAULT || got == 0 ? -EFAULT : -ESRCH;
 }
 
 /* The write of got bytes of buf made, within the caller's file size limit
@@ -315,9 +323,14 @@ static int write_change(struct call *c, const struct emd_change *r)
 		char *buf = aligned_alloc(ALIGN, (total + ALIGN) & ~(size_t)(ALIGN - 1));
 		ssize_t got = buf ? their_data(c, iov, cnt, buf, total) : -ENOMEM;
 
-		lock_file(c->req->pid, fd, &st);
-		how = write_here(c, r, fd, &st, buf, got);
-		crash_unlock();
+		if (got == UNREACHABLE) {
+			how = unfollowed(c, &st, "a write from memory only the program reaches "
+					 "(memfd_secret, a device's)");
+		} else {
+			lock_file(c->req->pid, fd, &st);
+			how = write_here(c, r, fd, &st, buf, got);
+			crash_unlock();
+		}
 		free(buf);
 	}
 	close(fd);

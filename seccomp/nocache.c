@@ -57,6 +57,9 @@
 #endif
 
 #define MAX_IO (16 << 20) /* bytes made here per call; a larger call is the kernel's */
+/* A caller's buffer that only its own process reaches (behalf.c's
+ * caller_unreachable): the call is the kernel's, and said. */
+#define UNREACHABLE (-EFAULT - 4096)
 /* preadv2's and pwritev2's flags that mean the same made here, on the
  * caller's open file, with RWF_DONTCACHE added: they go into this call as
  * given (the kernel's own refusals, RWF_APPEND with RWF_NOAPPEND, are then
@@ -144,15 +147,18 @@ static ssize_t do_read(const struct call *c, int fd, off_t pos, int rwf, char *b
 		return -ESRCH;
 	if (room && total)
 		got = read_behind(fd, pos, rwf, buf, room < total ? room : total, st);
-	/* Short where a page the maps call writable faults (a guard region,
-	 * a shared mapping past its file's end) or was unmapped meanwhile:
-	 * the position is moved back by what was not given, as the kernel's
-	 * copy leaves it (a reader of the same open file in between is then
-	 * raced, as before the one preadv2: only on this path). */
-	if (got > 0 && (copied = write_mem(mem, buf, (size_t)got, iov, n)) < got && pos < 0)
-		lseek(fd, copied - got, SEEK_CUR);
-	if (got > 0 && copied == 0)
-		copied = -EFAULT;
+	/* Short where a page the maps call writable cannot be written from
+	 * here: memory only the caller reaches (memfd_secret, a device's
+	 * mapping), a guard region, a shared mapping past its file's end, or
+	 * unmapped meanwhile; the caller's own copy may take it or fault
+	 * there.  The read is the kernel's to make then, the position put
+	 * back (a reader of the same open file in between is then raced, as
+	 * before the one read: only on this path). */
+	if (got > 0 && (copied = write_mem(mem, buf, (size_t)got, iov, n)) < got) {
+		if (pos < 0)
+			lseek(fd, -got, SEEK_CUR);
+		got = UNREACHABLE;
+	}
 	close(mem);
 	return got > 0 ? copied : got;
 }
@@ -170,8 +176,15 @@ static ssize_t do_write(const struct call *c, int fd, off_t pos, int rwf, char *
 	ssize_t r = 0;
 	int limited;
 
-	if (total && (r = process_vm_readv(c->req->pid, &local, 1, iov, (unsigned long)n, 0)) <= 0)
-		return r == 0 || errno == EFAULT ? -EFAULT : -ESRCH;
+	if (total && (r = process_vm_readv(c->req->pid, &local, 1, iov, (unsigned long)n, 0)) <
+			     (ssize_t)total) {
+		int e = errno;
+
+		if (caller_unreachable(c, iov, n, r < 0 ? 0 : (size_t)r))
+			return UNREACHABLE;
+		if (r <= 0)
+			return r == 0 || e == EFAULT ? -EFAULT : -ESRCH;
+	}
 	if (!still_pending(c)) /* the data may be another process's by now */
 		return -ESRCH;
 	local.iov_len = (size_t)r;
@@ -278,9 +291,11 @@ static int dontcache_io(struct call *c)
 			: do_read(c, fd, pos, rwf, buf, total, iov, n, &st);
 	free(buf);
 	close(fd);
+	if (done == UNREACHABLE)
+		unserved(c, "a buffer of memory only the program reaches (memfd_secret, a device's)");
 	/* Refused here (a write: no RWF_DONTCACHE on this file system): as
 	 * asked. */
-	if (done == -EOPNOTSUPP || done == -EINVAL || done == -ESRCH)
+	if (done == -EOPNOTSUPP || done == -EINVAL || done == -ESRCH || done == UNREACHABLE)
 		return CONTINUE;
 	if (done < 0)
 		return reply_error(c, (int)-done);

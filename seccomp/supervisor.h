@@ -102,6 +102,12 @@ int still_pending(const struct call *c);
  * mappings up to the first gap).  write_mem: len bytes of buf into remote,
  * through such a file; how many were written. */
 int caller_mem(const struct call *c, const struct iovec *remote, int n, size_t *room);
+
+/* A copy from the caller's remote[0..n) stopped after `got` bytes where
+ * its mappings say there is more to read: memory no other process
+ * reaches (memfd_secret, a device's mapping such as perf's ring buffer),
+ * which the caller's own call takes.  Such a call is the kernel's. */
+int caller_unreachable(const struct call *c, const struct iovec *remote, int n, size_t got);
 ssize_t write_mem(int mem, const char *buf, size_t len, const struct iovec *remote, int n);
 
 /* fds.c: the calling thread's descriptors.  their_file: what fd is, as

@@ -12,6 +12,10 @@
  *                    N have begun (userfaultfd): "stuck N written"
  *   readbuf FILE     FILE's first 64 KiB read into a static buffer: "read N
  *                    SUM", the sum of the bytes read
+ *   unreachable FILE FILE's first page read into, and written at 8 KiB from,
+ *                    memory no other process reaches: memfd_secret's, and
+ *                    perf's ring buffer (a device's mapping): the counts
+ *                    and the sum of the bytes each read holds
  *   maps FILE N V    with N mappings more (pages, writable and not in turn),
  *                    one preadv of FILE into V buffers of 16 bytes, one in
  *                    each of V writable pages: "maps R SUM"
@@ -31,6 +35,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
+#include <linux/perf_event.h>
 #include <linux/seccomp.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
@@ -46,6 +51,9 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#ifndef SYS_memfd_secret
+#define SYS_memfd_secret 447
+#endif
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -184,6 +192,41 @@ static int fsize(const char *file)
 	return 0;
 }
 
+/* A read into mem and a write from it, said. */
+static void through(const char *what, int fd, char *mem)
+{
+	unsigned long sum = 0;
+	ssize_t r = pread(fd, mem, 4096, 0), w;
+
+	for (ssize_t i = 0; i < r; i++)
+		sum += (unsigned char)mem[i];
+	w = pwrite(fd, mem, 4096, 8192);
+	printf("%s read %zd %lu write %zd\n", what, r, sum, w);
+}
+
+static int unreachable(const char *file)
+{
+	struct perf_event_attr a = {.type = PERF_TYPE_SOFTWARE, .size = sizeof(a),
+				    .config = PERF_COUNT_SW_DUMMY, .disabled = 1};
+	int fd = open(file, O_RDWR), secret = (int)syscall(SYS_memfd_secret, 0), ring;
+	char *m;
+
+	if (fd < 0)
+		return 2;
+	if (secret < 0 || ftruncate(secret, 4096) != 0 ||
+	    (m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, secret, 0)) == MAP_FAILED)
+		printf("secret none\n"); /* a kernel without it */
+	else
+		through("secret", fd, m);
+	ring = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+	if (ring < 0 || (m = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_SHARED, ring, 0)) ==
+				MAP_FAILED)
+		printf("ring none\n");
+	else
+		through("ring", fd, m);
+	return 0;
+}
+
 static int many_maps(const char *file, int n, int v)
 {
 	struct iovec iov[1024];
@@ -254,6 +297,8 @@ int main(int argc, char **argv)
 		return readbuf(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "fsize"))
 		return fsize(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "unreachable"))
+		return unreachable(argv[2]);
 	if (argc == 5 && !strcmp(argv[1], "maps"))
 		return many_maps(argv[2], atoi(argv[3]), atoi(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "burst"))

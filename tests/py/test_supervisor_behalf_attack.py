@@ -260,6 +260,30 @@ def test_file_size_limit_where_the_write_lands(tool, scratch, tmp_path):
     assert out.startswith("size ") and int(out.split()[1]) <= 64 << 10, line + out
 
 
+@pytest.mark.parametrize("tool", ["nocache", "crashtest"])
+def test_memory_only_the_program_reaches(tool, scratch, tmp_path):
+    """A read into, and a write from, memfd_secret's memory and perf's ring
+    buffer: the kernel copies them for the program, but no other process
+    reaches them (the supervisor's copy failed: EFAULT).  Such a call is the
+    kernel's, and the run says it was not served."""
+    data = os.urandom(16384)
+    (scratch / "f").write_bytes(data)
+    native = runs([BEHALF, "unreachable", scratch / "f"])
+    assert "secret read 4096" in native.stdout or "secret none" in native.stdout, native
+    assert "ring read 4096" in native.stdout, native
+    want = (scratch / "f").read_bytes()
+    if tool == "nocache":
+        (scratch / "f").write_bytes(data)
+        r = runs([NOCACHE, BEHALF, "unreachable", scratch / "f"])
+        assert r.stdout == native.stdout and (scratch / "f").read_bytes() == want, r.line
+        assert "(its pages stay cached): a buffer of memory only the program reaches" in r.stderr, \
+            r.line + r.stderr
+    else:
+        out, unknown, line = crashtest_run(tmp_path, "unreachable", "f", files={"f": data})
+        assert out == native.stdout, line + out
+        assert any("memory only the program reaches" in w for w in unknown), (line, unknown)
+
+
 def test_many_buffers_among_many_mappings(scratch):
     """One preadv of 256 buffers in a process of 20,000 mappings: the
     supervisor read the caller's maps once per buffer (2 s a call, and 30,000
