@@ -427,16 +427,18 @@ static int write_here(const struct call *c, int fd, const struct iovec *remote, 
 int write_on_behalf(struct call *c)
 {
 	struct iovec remote[IOV_MAX_HERE];
-	int fd = their_fd(c, (int)call_arg(c, 0), NULL), cnt = (int)call_arg(c, 2), done = 0;
+	struct statx stx;
+	int fd = (int)call_arg(c, 0), cnt = (int)call_arg(c, 2), done = 0;
+	int r0 = their_range_check(c, fd, 0, 0, 0, &stx);
 	size_t total;
 	ssize_t r = 0;
 
-	if (fd < 0)
-		return fd == -EBADF ? CONTINUE : left_to_kernel(c, 0);
-	if (fd_check(fd) != 0) {
-		close(fd);
+	/* on what fsync would not act on (none, a pipe, a socket) the flags
+	 * sync nothing: no durability request */
+	if (r0 == -EBADF || r0 == -ESPIPE)
 		return CONTINUE;
-	}
+	if (r0 < 0 || (fd = their_fd(c, fd, NULL)) < 0)
+		return left_to_kernel(c, 0);
 	/* Without --on-behalf=on, whether it would have been made here. */
 	if (same_rights(c->req->pid, NULL) && no_size_limit(c->req->pid) && plain(fd) &&
 	    read_iovecs(c, fd, remote, cnt, &total))

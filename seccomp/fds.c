@@ -27,7 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -142,28 +144,37 @@ static int quiet_device(unsigned major)
 	return major == 1 || major == 4 || major == 5 || (major >= 136 && major <= 143);
 }
 
-int closes_quietly(pid_t tid, const struct statx *stx)
+/* A mount in no mount table is the kernel's own (memfd's tmpfs, the
+ * anonymous inodes of eventfd, epoll...), never a FUSE or NFS one: its
+ * type is asked of the file itself (statfs of /proc/TID/fd/N, which no
+ * server hears).  Quiet: tmpfs, ramfs, the anonymous inodes' (none of
+ * their files has a flush). */
+static int quiet_internal(pid_t tid, int fd)
 {
-	unsigned type = stx->stx_mode & S_IFMT;
+	char path[64];
+	struct statfs fs;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", tid, fd);
+	if (statfs(path, &fs) != 0)
+		return -errno;
+	return fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC ||
+	       fs.f_type == ANON_INODE_FS_MAGIC;
+}
+
+/* Is the mount of the file stx quiet, as its type (kept per mount)? */
+static int quiet_kept(pid_t tid, const struct statx *stx)
+{
 	unsigned long long dev = makedev(stx->stx_dev_major, stx->stx_dev_minor);
 	int quiet = -1;
 	unsigned i;
 
-	if (type == S_IFIFO || type == S_IFSOCK) /* pipes' and sockets' own: none */
-		return 1;
-	if (type == S_IFCHR)
-		return quiet_device(stx->stx_rdev_major);
-	if ((type != S_IFREG && type != S_IFDIR) || !(stx->stx_mask & STATX_MNT_ID))
-		return 0;
 	pthread_mutex_lock(&mounts_lock);
 	for (i = 0; i < MOUNTS_KEPT && quiet < 0; i++)
 		if (mounts[i].known && mounts[i].id == stx->stx_mnt_id && mounts[i].dev == dev)
 			quiet = mounts[i].known - 1;
 	pthread_mutex_unlock(&mounts_lock);
-	if (quiet >= 0)
+	if (quiet >= 0 || (quiet = quiet_mount(tid, stx->stx_mnt_id)) < 0)
 		return quiet;
-	if ((quiet = quiet_mount(tid, stx->stx_mnt_id)) < 0)
-		return quiet == -ENOENT ? 0 : quiet;
 	pthread_mutex_lock(&mounts_lock);
 	i = mounts_next++ % MOUNTS_KEPT;
 	mounts[i].id = stx->stx_mnt_id;
@@ -171,6 +182,23 @@ int closes_quietly(pid_t tid, const struct statx *stx)
 	mounts[i].known = 1 + quiet;
 	pthread_mutex_unlock(&mounts_lock);
 	return quiet;
+}
+
+int closes_quietly(pid_t tid, int fd, const struct statx *stx)
+{
+	unsigned type = stx->stx_mode & S_IFMT;
+	int quiet;
+
+	if (type == S_IFIFO || type == S_IFSOCK) /* pipes' and sockets' own: none */
+		return 1;
+	if (type == S_IFCHR)
+		return quiet_device(stx->stx_rdev_major);
+	if (type == 0) /* an anonymous inode */
+		return quiet_internal(tid, fd);
+	if ((type != S_IFREG && type != S_IFDIR) || !(stx->stx_mask & STATX_MNT_ID))
+		return 0;
+	quiet = quiet_kept(tid, stx);
+	return quiet == -ENOENT ? quiet_internal(tid, fd) : quiet;
 }
 
 /* A pidfd whose descriptor table is the thread's: the thread's own, or
@@ -302,7 +330,7 @@ int their_fd(const struct call *c, int fd, struct statx *stx)
 
 	if (!stx)
 		stx = &mine;
-	if ((r = their_file(c, fd, stx)) < 0 || (r = closes_quietly(c->req->pid, stx)) < 0)
+	if ((r = their_file(c, fd, stx)) < 0 || (r = closes_quietly(c->req->pid, fd, stx)) < 0)
 		return r;
 	return r ? getfd(c->req->pid, fd, 0) : NOT_QUIET;
 }

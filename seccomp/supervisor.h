@@ -128,10 +128,10 @@ int their_path(const struct call *c, int fd);
 #define NOT_QUIET (-EXDEV)
 int their_fd(const struct call *c, int fd, struct statx *stx);
 
-/* Would closing a descriptor of the file stx do nothing on its file
- * system (caller tid: whose mount table names its mount)?  1, 0, or
- * -errno when that cannot be read (-EMFILE). */
-int closes_quietly(pid_t tid, const struct statx *stx);
+/* Would closing a descriptor of the file stx, the caller tid's fd, do
+ * nothing on its file system (tid's mount table names its mount)?  1, 0,
+ * or -errno when that cannot be read (-EMFILE). */
+int closes_quietly(pid_t tid, int fd, const struct statx *stx);
 
 /* sync_file_range(fd, off, n, flags)'s answer for the caller's fd, the
  * kernel's checks made here without a duplicate of it (nothing is written

@@ -210,22 +210,34 @@ static void record_theirs(const struct call *c, int kind, int num)
 	record_write(&s);
 }
 
-/* The caller's descriptor in argument 0, fetched; CONTINUE'd and counted
- * when it cannot be (another user's process, no pidfd_getfd; a file whose
- * close its file system sees, FUSE's, NFS's: made by the kernel). */
-static int fetch(struct call *c, int *fd)
+/* The caller's descriptor in argument 0, fetched, and what it is (*stx);
+ * CONTINUE'd and counted when it cannot be (another user's process, no
+ * pidfd_getfd; a file whose close its file system sees, FUSE's, NFS's:
+ * made by the kernel). */
+static int fetch(struct call *c, int *fd, struct statx *stx)
 {
-	*fd = their_fd(c, (int)call_arg(c, 0), NULL);
+	*fd = their_fd(c, (int)call_arg(c, 0), stx);
 	if (*fd >= 0 || *fd == -EBADF)
 		return 0;
 	record_theirs(c, c->request->kind, (int)call_arg(c, 0));
 	return CONTINUE;
 }
 
-/* Answer with the call's result r (0 or -errno), recorded. */
-static int answer(struct call *c, int fd, unsigned long long start, long r)
+/* Answer with the call's result r (0 or -errno), recorded: its file fd
+ * here (-1: none), which is stx. */
+static int answer(struct call *c, int fd, const struct statx *stx, unsigned long long start,
+		  long r)
 {
-	record(c, c->request->kind, fd, start, r);
+	struct emd_rec_slot s;
+	char proc[64];
+
+	if (recording()) {
+		fill(c, c->request->kind, -1, start, r, &s);
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		if (fd >= 0)
+			file_is(stx, proc, &s);
+		record_write(&s);
+	}
 	if (fd >= 0)
 		close(fd);
 	return r < 0 ? reply_error(c, (int)-r) : 0;
@@ -235,9 +247,10 @@ static int answer(struct call *c, int fd, unsigned long long start, long r)
 static int timed_fd(struct call *c)
 {
 	unsigned long long start;
+	struct statx stx;
 	int fd, r;
 
-	if (fetch(c, &fd))
+	if (fetch(c, &fd, &stx))
 		return CONTINUE;
 	start = record_now();
 	if (fd < 0)
@@ -248,7 +261,7 @@ static int timed_fd(struct call *c)
 		r = fdatasync(fd) ? -errno : 0;
 	else
 		r = syncfs(fd) ? -errno : 0;
-	return answer(c, fd, start, r);
+	return answer(c, fd, &stx, start, r);
 }
 
 static int timed_all(struct call *c)
@@ -256,7 +269,7 @@ static int timed_all(struct call *c)
 	unsigned long long start = record_now();
 
 	sync();
-	return answer(c, -1, start, 0);
+	return answer(c, -1, NULL, start, 0);
 }
 
 /* The offsets follow the descriptor, or on arm's sync_file_range2 the
@@ -266,9 +279,10 @@ static int timed_range(struct call *c)
 	int flags_arg = c->compat ? c->request->arg32 : c->request->arg;
 	int off_arg = flags_arg == 1 ? 2 : 1, width = c->compat ? 2 : 1, fd;
 	unsigned long long start;
+	struct statx stx;
 	long r;
 
-	if (fetch(c, &fd))
+	if (fetch(c, &fd, &stx))
 		return CONTINUE;
 	start = record_now();
 	r = fd < 0 ? fd
@@ -276,7 +290,7 @@ static int timed_range(struct call *c)
 			     call_arg64(c, off_arg + width), (unsigned)call_arg(c, flags_arg))
 			   ? -errno
 			   : 0;
-	return answer(c, fd, start, r);
+	return answer(c, fd, &stx, start, r);
 }
 
 static int counted_mapping(struct call *c)

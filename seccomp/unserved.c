@@ -101,7 +101,7 @@ static int their_stderr(pid_t tid, int pidfd)
 
 	snprintf(path, sizeof(path), "/proc/%d/fd/2", tid);
 	if (statx(AT_FDCWD, path, AT_STATX_DONT_SYNC, STATX_TYPE | STATX_MNT_ID, &stx) != 0 ||
-	    closes_quietly(tid, &stx) != 1)
+	    closes_quietly(tid, 2, &stx) != 1)
 		return -1;
 	return (int)syscall(SYS_pidfd_getfd, pidfd, 2, 0);
 }
