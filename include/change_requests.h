@@ -56,8 +56,12 @@
 	X(mmap,          SYS_mmap,                 EMD_COMPAT(192, 192),  BITS,  3,  MAP_SHARED,       MAP,      0, -1,  -1,   3,   -1, 0) \
 	X(mprotect,      SYS_mprotect,             EMD_COMPAT(125, 125),  BITS,  2,  PROT_WRITE,       PROTECT,  0, -1,  -1,   -1,  -1, 0) \
 	X(pkey_mprotect, SYS_pkey_mprotect,        EMD_COMPAT(380, 394),  BITS,  2,  PROT_WRITE,       PROTECT,  0, -1,  -1,   -1,  -1, 0) \
+	X(tee,           SYS_tee,                  EMD_COMPAT(315, 342),  FD,    1,  0,                COPY,     0, -1,  -1,   -1,  -1, 0) \
 	X(sendto,        SYS_sendto,               EMD_COMPAT(369, 290),  FD,    0,  0,                CLAIM,    0, -1,  -1,   -1,  -1, 0) \
 	X(sendmsg,       SYS_sendmsg,              EMD_COMPAT(370, 296),  FD,    0,  0,                CLAIM,    0, -1,  -1,   -1,  -1, 0) \
+	X(sendmmsg,      SYS_sendmmsg,             EMD_COMPAT(345, 374),  FD,    0,  0,                CLAIM,    0, -1,  -1,   -1,  -1, 0) \
+	X(vmsplice,      SYS_vmsplice,             EMD_COMPAT(316, 343),  FD,    0,  0,                CLAIM,    0, -1,  -1,   -1,  -1, 0) \
+	X(bind,          SYS_bind,                 EMD_COMPAT(361, 282),  FD,    0,  0,                BIND,     0, -1,  -1,   -1,  -1, 0) \
 	X(io_uring_setup, SYS_io_uring_setup,      EMD_COMPAT(425, 425),  ALWAYS, 0, 0,                FOREIGN,  0, -1,  -1,   -1,  -1, 0) \
 	X(io_setup,      SYS_io_setup,             EMD_COMPAT(245, 243),  ALWAYS, 0, 0,                FOREIGN,  0, -1,  -1,   -1,  -1, 0) \
 	X(open,          EMD_SYS_OPEN,             EMD_COMPAT(5, 5),      BITS,  1,  EMD_OPEN_CHANGES, OPEN,     0, 0,   -1,   1,   -1, 0) \
@@ -84,14 +88,16 @@
  * TRUNCATE, ALLOCATE a size or a range; the durability calls are made and
  * are crash points; the name calls are made and journal their entries;
  * MAP, PROTECT look for a shared writable mapping of a file of the copy,
- * COPY for the kernel copying into one, FOREIGN for a change it cannot
- * follow: the run is unknown then; CLAIM, a send, is a claim. */
+ * COPY for the kernel copying into one (into a pipe or a socket, a claim),
+ * FOREIGN for a change it cannot follow: the run is unknown then; CLAIM, a
+ * send or a vmsplice, is a claim once it went; BIND of a Unix socket to a
+ * path makes a name. */
 enum emd_change_how {
 	EMD_CH_WRITE, EMD_CH_TRUNCATE, EMD_CH_ALLOCATE, EMD_CH_COPY,
 	EMD_CH_FSYNC, EMD_CH_FDATASYNC, EMD_CH_SYNCFS, EMD_CH_SYNC, EMD_CH_RANGE, EMD_CH_MSYNC,
 	EMD_CH_MAP, EMD_CH_PROTECT, EMD_CH_FOREIGN, EMD_CH_CLAIM,
 	EMD_CH_OPEN, EMD_CH_MKDIR, EMD_CH_MKNOD, EMD_CH_SYMLINK, EMD_CH_LINK, EMD_CH_UNLINK,
-	EMD_CH_RMDIR, EMD_CH_RENAME,
+	EMD_CH_RMDIR, EMD_CH_RENAME, EMD_CH_BIND,
 };
 
 struct emd_change {

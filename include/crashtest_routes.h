@@ -37,8 +37,13 @@
 	X(symlinkat,       SYS_symlinkat)                                      \
 	X(mknod,           EMD_SYS_PATHS(mknod))                               \
 	X(mknodat,         SYS_mknodat)                                        \
+	X(bind,            SYS_bind)                                           \
 	X(sendto,          SYS_sendto)                                         \
-	X(sendmsg,         SYS_sendmsg)
+	X(sendmsg,         SYS_sendmsg)                                        \
+	X(sendmmsg,        SYS_sendmmsg)                                       \
+	X(vmsplice,        SYS_vmsplice)                                       \
+	X(splice,          SYS_splice)                                         \
+	X(tee,             SYS_tee)
 /* clang-format on */
 
 #endif

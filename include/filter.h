@@ -29,6 +29,9 @@ struct emd_filter {
 	struct sock_filter insn[512];
 	unsigned short n;
 	int overflow;
+	/* crashtest's: the number that lets the listener's own handoff, a
+	 * sendmmsg (a claim, else), through (filter.c); 0: none. */
+	unsigned handoff;
 };
 void emd_filter_build(struct emd_filter *f, int no_io_uring, int probe_errno,
 		      enum emd_filter_table table);

@@ -2,7 +2,8 @@
 /* copy.c -- writes that do not look like write(): copy_file_range and
  * sendfile (the kernel copies into the file: what it copied is read back
  * from the source), fallocate and posix_fallocate (they extend, zero, punch
- * or shift a file); and sends on sockets, which are claims.  glibc's
+ * or shift a file); and sends on sockets and what goes into a pipe
+ * (sendmmsg, vmsplice, splice, tee, sendfile), which are claims.  glibc's
  * posix_fallocate reaches the kernel past fallocate, so both are wrapped.
  */
 #include "ct.h"
@@ -17,6 +18,20 @@
 static long long offset_of(int fd, const long long *off)
 {
 	return off ? *off : lseek64(fd, 0, SEEK_CUR);
+}
+
+ssize_t ct_claimed(int fd, ssize_t r)
+{
+	struct stat st;
+	int saved = errno;
+
+	if (r > 0 && ct_where_fd(fd, &st) == CT_CLAIMED) {
+		struct ct_record h = {.kind = CT_CLAIM, .dev = st.st_dev, .ino = st.st_ino};
+
+		ct_record(&h, NULL, 0);
+	}
+	errno = saved;
+	return r;
 }
 
 /* The kernel copied r bytes from in at in_pos into out, a file of the
@@ -58,7 +73,7 @@ static ssize_t sent(int out, int in, long long *off, size_t n,
 	long long from, to;
 
 	if (ct_where_fd(out, &st) != CT_FILE)
-		return call(out, in, off, n);
+		return ct_claimed(out, call(out, in, off, n)); /* into a socket or a pipe: a claim */
 	ct_lock_file(out, &st);
 	from = offset_of(in, off);
 	to = (fcntl(out, F_GETFL) & O_APPEND) ? st.st_size : offset_of(out, NULL);
@@ -147,35 +162,50 @@ PL_EXPORT int posix_fallocate64(int fd, off64_t off, off64_t len)
 	return fallocated(fd, -1, off, len, real_posix_fallocate);
 }
 
-/* A send on a socket tells someone: a claim, once it went. */
-static ssize_t claimed(int fd, ssize_t r)
-{
-	struct stat st;
-	int saved = errno;
-
-	if (r > 0 && ct_where_fd(fd, &st) == CT_CLAIMED) {
-		struct ct_record h = {.kind = CT_CLAIM, .dev = st.st_dev, .ino = st.st_ino};
-
-		ct_record(&h, NULL, 0);
-	}
-	errno = saved;
-	return r;
-}
-
 PL_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
-	return claimed(fd, REAL(send)(fd, buf, n, flags));
+	return ct_claimed(fd, REAL(send)(fd, buf, n, flags));
 }
 
 PL_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 			 const struct sockaddr *to, socklen_t len)
 {
-	return claimed(fd, REAL(sendto)(fd, buf, n, flags, to, len));
+	return ct_claimed(fd, REAL(sendto)(fd, buf, n, flags, to, len));
 }
 
 PL_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
-	return claimed(fd, REAL(sendmsg)(fd, msg, flags));
+	return ct_claimed(fd, REAL(sendmsg)(fd, msg, flags));
+}
+
+PL_EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags)
+{
+	return (int)ct_claimed(fd, REAL(sendmmsg)(fd, v, n, flags));
+}
+
+/* vmsplice's pipe end open for writing is put into (for reading, it is
+ * read from: no claim). */
+PL_EXPORT ssize_t vmsplice(int fd, const struct iovec *iov, size_t n, unsigned int flags)
+{
+	ssize_t r = REAL(vmsplice)(fd, iov, n, flags);
+	int saved = errno;
+
+	if ((fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDONLY)
+		return errno = saved, r;
+	errno = saved;
+	return ct_claimed(fd, r);
+}
+
+/* splice and tee into a pipe or a socket. */
+PL_EXPORT ssize_t splice(int in, loff_t *in_off, int out, loff_t *out_off, size_t len,
+			 unsigned int flags)
+{
+	return ct_claimed(out, REAL(splice)(in, in_off, out, out_off, len, flags));
+}
+
+PL_EXPORT ssize_t tee(int in, int out, size_t len, unsigned int flags)
+{
+	return ct_claimed(out, REAL(tee)(in, out, len, flags));
 }
 
 /* A shell's redirection of standard output or error to a file of the copy:

@@ -36,7 +36,8 @@
 	X(mkstemps64) X(mkostemps) X(mkostemps64) X(mkdtemp)                    \
 	X(sync_file_range) X(pwritev2) X(pwritev64v2) X(copy_file_range)        \
 	X(sendfile) X(sendfile64) X(fallocate) X(fallocate64) X(posix_fallocate) \
-	X(posix_fallocate64) X(send) X(sendto) X(sendmsg) X(dup2) X(dup3) X(execve)     \
+	X(posix_fallocate64) X(send) X(sendto) X(sendmsg) X(sendmmsg) X(vmsplice)       \
+	X(splice) X(tee) X(dup2) X(dup3) X(execve)                                      \
 	X(execvpe) X(fexecve) X(execveat) X(posix_spawn) X(posix_spawnp) X(syscall)
 enum { REAL_SYMBOLS(PL_ID) CT_NREAL };
 extern void *ct_real_fn[CT_NREAL];
@@ -96,6 +97,11 @@ enum ct_where ct_where_fd(int fd, struct stat *st);
 /* data.c: before a change of file st's contents through fd: claims, the
  * lock, and st taken again under it (the size the change starts from). */
 void ct_lock_file(int fd, struct stat *st);
+
+/* copy.c: a send on a socket, what is put into a pipe (fd), tells someone:
+ * a claim once it went (r > 0: a failed one told no one).  Keeps errno;
+ * returns r. */
+ssize_t ct_claimed(int fd, ssize_t r);
 
 /* data.c: a write of n bytes (the first n of iov) made at off through fd,
  * a file of the copy; flags CT_F_DSYNC / CT_F_SYNC. */

@@ -270,12 +270,73 @@ static int create_here(int base, const char *path, struct open_how how)
 	return fd;
 }
 
-/* Open as asked, without the flags `drop` (eatmydata's: the sync flags), never blocking, through no magic
- * link, with the caller's umask; -1 when this cannot be the caller's own
- * open (the kernel then makes it, and answers exactly: EEXIST, EISDIR,
- * ELOOP...).  A name that is not there yet is created exclusively.  An
- * existing file is opened with O_CREAT only if it is the caller's own:
- * otherwise fs.protected_regular may refuse it in a sticky directory. */
+/* fs.protected_regular or fs.protected_fifos: 0, 1, 2; -1 unknown. */
+static int protected_level(const char *which)
+{
+	char path[64], v[8] = "";
+	int fd, n;
+
+	snprintf(path, sizeof(path), "/proc/sys/fs/%s", which);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = (int)read(fd, v, sizeof(v) - 1);
+	close(fd);
+	return n > 0 && v[0] >= '0' && v[0] <= '9' ? v[0] - '0' : -1;
+}
+
+/* O_CREAT of the existing file st, not the opener's, at `path` from base:
+ * the kernel's may_create_in_sticky, which refuses it in a sticky
+ * directory others may write (fs.protected_regular, protected_fifos) before
+ * anything is opened: -EACCES; 0, it goes on as an open without O_CREAT;
+ * -1 when it cannot be told (a symlink followed: another directory's). */
+static int sticky_answer(int base, const char *path, const struct stat *st)
+{
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_MAGICLINKS};
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+	struct stat d, last;
+	int fd, level;
+
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+	fd = (int)syscall(SYS_openat2, base, slash == path ? "/" : dir, &how, sizeof(how));
+	level = fd < 0 || fstat(fd, &d) != 0 ||
+			fstatat(fd, slash ? slash + 1 : path, &last, AT_SYMLINK_NOFOLLOW) != 0 ||
+			S_ISLNK(last.st_mode) ? -1 : 0;
+	if (fd >= 0)
+		close(fd);
+	if (level < 0 || !(d.st_mode & S_ISVTX) || (!S_ISREG(st->st_mode) && !S_ISFIFO(st->st_mode)))
+		return level;
+	level = protected_level(S_ISREG(st->st_mode) ? "protected_regular" : "protected_fifos");
+	if (level <= 0 || st->st_uid == d.st_uid)
+		return level < 0 ? -1 : 0;
+	return (d.st_mode & S_IWOTH) || ((d.st_mode & S_IWGRP) && level >= 2) ? -EACCES : 0;
+}
+
+/* May an existing file be opened as asked (its flags), through `found`:
+ * 1, 0, or -EACCES (the kernel's may_create_in_sticky). */
+static int existing_opens(int base, const char *path, int compat, unsigned long long flags,
+			  int found, struct stat *st)
+{
+	int r;
+
+	if (!plain(found) || fstat(found, st) != 0 || too_large(compat, flags, st))
+		return 0;
+	if (!(flags & O_CREAT) || st->st_uid == geteuid())
+		return !((flags & O_CREAT) && ((flags & O_EXCL) || S_ISDIR(st->st_mode)));
+	if ((flags & O_EXCL) || S_ISDIR(st->st_mode))
+		return 0;
+	return (r = sticky_answer(base, path, st)) == -EACCES ? -EACCES : r == 0;
+}
+
+/* Open as asked, without the flags `drop` (eatmydata's: the sync flags),
+ * never blocking, through no magic link, with the caller's umask; -1 when
+ * this cannot be the caller's own open (the kernel then makes it, and
+ * answers exactly: EEXIST, EISDIR, ELOOP...), -EACCES when the kernel
+ * refuses it before it opens anything (fs.protected_regular).  A name that
+ * is not there yet is created exclusively.  An existing file is opened
+ * with O_CREAT only where the kernel's sticky-directory rule would let it,
+ * as if without. */
 int open_here(int base, const char *path, struct open_how how, mode_t their_umask, int compat,
 	      unsigned long long drop)
 {
@@ -283,10 +344,9 @@ int open_here(int base, const char *path, struct open_how how, mode_t their_umas
 	unsigned long long flags = (how.flags & ~drop) | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
 	int found = find_here(base, path, how.flags), fd = -1, nonblock = how.flags & O_NONBLOCK;
 	mode_t mine = umask(their_umask); /* this thread's own: see worker() */
+	int opens = found >= 0 ? existing_opens(base, path, compat, how.flags, found, &st) : 0;
 
-	if (found >= 0 && plain(found) && fstat(found, &st) == 0 && !(how.flags & O_CREAT &&
-	    ((how.flags & O_EXCL) || S_ISDIR(st.st_mode) || st.st_uid != geteuid())) &&
-	    !too_large(compat, how.flags, &st))
+	if (opens == 1)
 		fd = reopen(found, flags, (mode_t)how.mode);
 	if (found == -ENOENT && (how.flags & O_CREAT)) {
 		how.flags = flags;
@@ -300,7 +360,7 @@ int open_here(int base, const char *path, struct open_how how, mode_t their_umas
 		close(fd);
 		fd = -1;
 	}
-	return fd < 0 ? -1 : fd;
+	return opens == -EACCES ? -EACCES : fd < 0 ? -1 : fd;
 }
 
 /* Hand the new descriptor over; the caller's answer is the kernel's
@@ -355,6 +415,8 @@ int open_on_behalf(struct call *c)
 		return CONTINUE;
 	fd = open_here(base, path, how, their_umask, c->compat, EMD_OPEN_SYNC_FLAGS);
 	close(base);
+	if (fd == -EACCES) /* refused before it opened anything: the kernel's answer, no sync */
+		return reply_error(c, EACCES);
 	if (fd < 0 || !still_pending(c)) {
 		if (fd >= 0)
 			close(fd);

@@ -94,8 +94,10 @@ static const char *undup(int err)
 }
 
 /* The caller's descriptor in argument i, here, if it is a regular file of
- * the copy (else -1: a claim is recorded for a pipe or a socket).  What it
- * is is seen without a duplicate of it (fds.c). */
+ * the copy; CLAIMED for a pipe or a socket (what goes there is a claim:
+ * crash_claims.c), else -1.  What it is is seen without a duplicate of it
+ * (fds.c). */
+#define CLAIMED (-2)
 static int copy_file(struct call *c, int i, struct stat *st)
 {
 	int num = (int)call_arg(c, i), fd, r;
@@ -109,14 +111,8 @@ static int copy_file(struct call *c, int i, struct stat *st)
 	if (r < 0)
 		return -1;
 	stat_of(&stx, st);
-	if ((w = crash_where_fd(c->req->pid, num, st)) == CW_CLAIMED) {
-		struct ct_record h = {.kind = CT_CLAIM, .dev = st->st_dev, .ino = st->st_ino};
-
-		crash_claims(c->req->pid);
-		crash_record(c->req->pid, &h, NULL, 0);
-	}
-	if (w != CW_FILE)
-		return -1;
+	if ((w = crash_where_fd(c->req->pid, num, st)) != CW_FILE)
+		return w == CW_CLAIMED ? CLAIMED : -1;
 	if ((fd = their_fd(c, num, NULL)) < 0 && fd != -EBADF && fd != -ESRCH)
 		unfollowed(c, st, undup(fd));
 	return fd < 0 ? -1 : fd;
@@ -313,6 +309,8 @@ static int write_change(struct call *c, const struct emd_change *r)
 	unsigned cnt;
 	int fd = copy_file(c, r->arg, &st), how, buffers;
 
+	if (fd == CLAIMED)
+		return crash_claim_write(c, r, (int)call_arg(c, r->arg), &st);
 	if (fd < 0)
 		return CONTINUE;
 	buffers = their_buffers(c, r, iov, &cnt, &total);
@@ -508,13 +506,15 @@ static int protect_change(struct call *c, const struct emd_change *r)
 		     : CONTINUE;
 }
 
-/* copy_file_range, sendfile, splice: the kernel copies; into a pipe or a
- * socket, a claim. */
+/* copy_file_range, sendfile, splice, tee: the kernel copies; into a pipe
+ * or a socket, a claim (made here). */
 static int copy_change(struct call *c, const struct emd_change *r)
 {
 	struct stat st;
 	int fd = copy_file(c, r->arg, &st);
 
+	if (fd == CLAIMED)
+		return crash_claim_copy(c, r, (int)call_arg(c, r->arg), &st);
 	if (fd < 0)
 		return CONTINUE;
 	close(fd);
@@ -522,15 +522,18 @@ static int copy_change(struct call *c, const struct emd_change *r)
 			  "sendfile, splice)");
 }
 
-/* A send on a socket (a pipe's write is a write): a claim, made by the
- * kernel. */
+/* A send on a socket (a pipe's write is a write): a claim once it went,
+ * made here; vmsplice's into a pipe the same. */
 static int claim_change(struct call *c, const struct emd_change *r)
 {
 	struct stat st;
-	int fd = copy_file(c, r->arg, &st);
+	int fd = copy_file(c, r->arg, &st), num = (int)call_arg(c, r->arg);
 
+	if (fd == CLAIMED)
+		return r->nr == SYS_vmsplice ? crash_claim_vmsplice(c, num, &st)
+					     : crash_claim_send(c, r, num, &st);
 	if (fd >= 0)
-		close(fd); /* ENOTSOCK: the kernel's */
+		close(fd); /* ENOTSOCK, EBADF: the kernel's */
 	return CONTINUE;
 }
 
@@ -562,7 +565,7 @@ static int (*const handlers[])(struct call *c, const struct emd_change *r) = {
 	[EMD_CH_MKDIR] = crash_names,	 [EMD_CH_MKNOD] = crash_names,
 	[EMD_CH_SYMLINK] = crash_names,	 [EMD_CH_LINK] = crash_names,
 	[EMD_CH_UNLINK] = crash_names,	 [EMD_CH_RMDIR] = crash_names,
-	[EMD_CH_RENAME] = crash_names,
+	[EMD_CH_RENAME] = crash_names,	 [EMD_CH_BIND] = crash_names,
 };
 
 /* A 32-bit program's change to the copy is not followed: named. */
@@ -574,10 +577,13 @@ static int compat_change(struct call *c, const struct emd_change *r)
 
 	if (r->path >= 0)
 		return crash_foreign_path(c, r, what);
-	if (r->how == EMD_CH_MAP || r->how == EMD_CH_PROTECT)
+	if (r->how == EMD_CH_MAP || r->how == EMD_CH_PROTECT || r->how == EMD_CH_BIND)
 		return handlers[r->how](c, r);
-	if (r->test != EMD_TEST_FD || (fd = copy_file(c, r->arg, &st)) < 0)
+	if (r->test != EMD_TEST_FD || (fd = copy_file(c, r->arg, &st)) == -1)
 		return CONTINUE;
+	if (fd == CLAIMED)
+		return unfollowed(c, &st, "a write or a send to a pipe or a socket by a 32-bit program "
+				  "(whether it went cannot be seen)");
 	close(fd);
 	return unfollowed(c, &st, what);
 }

@@ -61,6 +61,15 @@ int crash_fd_path(int fd, char *out, size_t size);
 enum crash_where { CW_NONE, CW_FILE, CW_CLAIMED };
 enum crash_where crash_where_fd(pid_t tid, int num, const struct stat *st);
 
+/* crash_claims.c: what the program tells others through its pipe or
+ * socket num (the file st): a write (write, writev, pwritev2), a send
+ * (sendto, sendmsg, sendmmsg), a vmsplice, a copy into it (splice, tee,
+ * sendfile), made here and a claim once it went. */
+int crash_claim_write(struct call *c, const struct emd_change *r, int num, const struct stat *st);
+int crash_claim_send(struct call *c, const struct emd_change *r, int num, const struct stat *st);
+int crash_claim_vmsplice(struct call *c, int num, const struct stat *st);
+int crash_claim_copy(struct call *c, const struct emd_change *r, int num, const struct stat *st);
+
 /* crash_names.c: the calls that make, move or remove names, and opens
  * that create or truncate; a path call the supervisor cannot follow
  * (FOREIGN: truncate by name). */

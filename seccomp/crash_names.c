@@ -25,7 +25,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -123,29 +125,18 @@ static int placed(struct cname *n)
 	return 1;
 }
 
-/* The caller's path in argument i (its directory before it if at) as a
- * directory here and one name: 1, with n->dir open; 0 when there is none
- * to follow (the kernel fails the call, or it names "." or ".."); -1 when
- * the path goes through a magic link, whose target this cannot tell. */
-static int cname_of(struct call *c, int at, int i, struct cname *n)
+/* The caller's path (from its directory dirfd, AT_FDCWD: its working
+ * directory) as a directory here and one name: as cname_of. */
+static int cname_at(struct call *c, int dirfd, char *path, struct cname *n)
 {
 	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
 			       .resolve = RESOLVE_NO_MAGICLINKS};
-	char path[PATH_MAX];
 	const char *dir;
-	int base, absolute;
+	int base, absolute = *path == '/';
 
-	n->dir = -1;
-	n->in = 0;
-	/* a caller this process may not inspect (not dumpable, for a
-	 * supervisor without CAP_SYS_PTRACE): its path cannot be told */
-	if (read_theirs(c->req->pid, call_arg(c, i), path, sizeof(path), 1) != 0 || !*path)
-		return errno == EPERM ? -1 : 0;
-	absolute = *path == '/';
 	if (!(dir = split(path, n)))
 		return 0;
-	if ((base = path_base(c, at ? (int)call_arg(c, i - 1) : AT_FDCWD, absolute,
-			      &how.resolve)) < 0)
+	if ((base = path_base(c, dirfd, absolute, &how.resolve)) < 0)
 		return base == -EPERM || base == -EACCES ? -1 : 0;
 	n->dir = (int)syscall(SYS_openat2, base, dir, &how, sizeof(how));
 	if (n->dir < 0) {
@@ -156,6 +147,23 @@ static int cname_of(struct call *c, int at, int i, struct cname *n)
 	if (n->dir < 0)
 		return n->in ? -1 : 0;
 	return placed(n);
+}
+
+/* The caller's path in argument i (its directory before it if at) as a
+ * directory here and one name: 1, with n->dir open; 0 when there is none
+ * to follow (the kernel fails the call, or it names "." or ".."); -1 when
+ * the path goes through a magic link, whose target this cannot tell. */
+static int cname_of(struct call *c, int at, int i, struct cname *n)
+{
+	char path[PATH_MAX];
+
+	n->dir = -1;
+	n->in = 0;
+	/* a caller this process may not inspect (not dumpable, for a
+	 * supervisor without CAP_SYS_PTRACE): its path cannot be told */
+	if (read_theirs(c->req->pid, call_arg(c, i), path, sizeof(path), 1) != 0 || !*path)
+		return errno == EPERM ? -1 : 0;
+	return cname_at(c, at ? (int)call_arg(c, i - 1) : AT_FDCWD, path, n);
 }
 
 static void done(struct cname *n)
@@ -211,7 +219,9 @@ static int make(struct call *c, const struct emd_change *r, const struct cname *
 		e = mkdirat(a->dir, a->last, mode);
 		break;
 	case EMD_CH_MKNOD:
-		e = mknodat(a->dir, a->last, mode, (dev_t)call_arg(c, r->path + 2));
+		/* the kernel's device number is 32 bits, the register's upper
+		 * half ignored (glibc's mknodat refuses one past 32 bits) */
+		e = (int)syscall(SYS_mknodat, a->dir, a->last, mode, (unsigned)call_arg(c, r->path + 2));
 		break;
 	case EMD_CH_SYMLINK:
 		e = symlinkat(target, a->dir, a->last);
@@ -355,8 +365,10 @@ static int open_made(struct call *c, struct cname *n, struct open_how how, mode_
 		return -2;
 	if (leaves_it(&was, how.flags))
 		return CONTINUE;
-	if (!crash_acts(c) || (fd = open_here(n->dir, n->last, how, um, 0, 0)) < 0)
+	if (!crash_acts(c) || (fd = open_here(n->dir, n->last, how, um, 0, 0)) == -1)
 		return keeps_it(&was, how.flags) ? CONTINUE : -1;
+	if (fd == -EACCES) /* refused before it opened anything, as the kernel would */
+		return reply_error(c, EACCES);
 	if (!was.st_ino && fstat(fd, &st) == 0) {
 		note_name(c->req->pid, CT_CREATE, n, &st, NULL);
 	} else if (was.st_ino && was.st_size && (how.flags & O_TRUNC)) {
@@ -560,6 +572,78 @@ static int find_names(struct call *c, const struct emd_change *r, struct cname *
 	return 1;
 }
 
+/* The socket sock bound to the name n, through this worker's own working
+ * directory (bind takes no directory; serve.c: each worker has its own):
+ * 0 or an errno. */
+static int bound(int sock, const struct cname *n)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int e;
+
+	if (strlen(n->last) >= sizeof(a.sun_path))
+		return ENAMETOOLONG;
+	strcpy(a.sun_path, n->last);
+	if (fchdir(n->dir) != 0)
+		return -1;
+	e = bind(sock, (struct sockaddr *)&a, sizeof(a)) ? errno : 0;
+	if (chdir("/") != 0)
+		(void)0; /* its own working directory, used for nothing else */
+	return e;
+}
+
+/* The Unix socket path a bind names (the caller's sockaddr), or 0: none
+ * (another family, an abstract or no name, one the kernel refuses). */
+static int bind_path(const struct call *c, char *path, size_t size)
+{
+	struct sockaddr_un un;
+	socklen_t len = (socklen_t)call_arg(c, 2);
+	size_t off = offsetof(struct sockaddr_un, sun_path);
+
+	if (len <= off || len > sizeof(un) || size < sizeof(un.sun_path) + 1 ||
+	    read_theirs(c->req->pid, call_arg(c, 1), &un, len, 0) != 0 ||
+	    un.sun_family != AF_UNIX || !un.sun_path[0])
+		return 0;
+	snprintf(path, size, "%.*s", (int)(len - off), un.sun_path);
+	return 1;
+}
+
+/* bind of a Unix socket to a path makes a name there (journaled as the
+ * library journals it, a node made); made here on the caller's socket. */
+static int crash_bind(struct call *c)
+{
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
+	struct cname n = {.dir = -1};
+	struct stat now;
+	mode_t their_umask, mine;
+	int found, sock = -1, e = -1;
+
+	if (!bind_path(c, path, sizeof(path)) || (found = cname_at(c, AT_FDCWD, path, &n)) == 0 ||
+	    (found > 0 && !n.in))
+		return done(&n), CONTINUE;
+	if (c->compat) { /* a 32-bit program's changes are not followed */
+		unknown(c, "a bind by a 32-bit program");
+		return done(&n), CONTINUE;
+	}
+	if (found < 0 || !same_rights(c->req->pid, &their_umask) ||
+	    (sock = their_fd(c, (int)call_arg(c, 0), NULL)) < 0) {
+		unknown(c, found < 0 ? "a bind through /proc's links" : "a bind the supervisor could "
+			"not make (other rights, a socket it could not hold)");
+		return done(&n), CONTINUE;
+	}
+	crash_claims(c->req->pid);
+	crash_lock();
+	mine = umask(their_umask); /* this thread's own: see serve.c */
+	if (crash_acts(c))
+		e = bound(sock, &n);
+	umask(mine);
+	if (e == 0 && (now = entry(&n)).st_ino)
+		note_name(c->req->pid, CT_MKNOD, &n, &now, NULL);
+	crash_unlock();
+	close(sock);
+	done(&n);
+	return e < 0 ? CONTINUE : e ? reply_error(c, e) : 0;
+}
+
 int crash_names(struct call *c, const struct emd_change *r)
 {
 	struct cname a, b;
@@ -570,6 +654,8 @@ int crash_names(struct call *c, const struct emd_change *r)
 
 	if (r->how == EMD_CH_OPEN)
 		return crash_open(c, r);
+	if (r->how == EMD_CH_BIND)
+		return crash_bind(c);
 	found = find_names(c, r, &a, &b);
 	if (found == 1 && !same_rights(c->req->pid, &their_umask))
 		found = -2;

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -113,9 +114,25 @@ static void notify_any(struct emd_filter *f, int compat)
 	ret(f, NOTIFY);
 }
 
+/* The listener is handed to the supervisor with sendmmsg (send_listener)
+ * by the process just put under the filter, whose sendmmsg crashtest
+ * takes for a claim: that one is let through, known by the upper half of
+ * its vlen (of which the kernel takes 32 bits), a number drawn for this
+ * filter, which no program under it is told. */
+static void handoff_rule(struct emd_filter *f)
+{
+	rule(f, SYS_sendmmsg, 4);
+	load(f, ARG_LO(2) + 4);
+	emit(f, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, f->handoff, 0, 1));
+	ret(f, ALLOW);
+	load(f, offsetof(struct seccomp_data, nr));
+}
+
 /* crashtest's: each call of change_requests.h, by its test. */
 static void change_rules(struct emd_filter *f, int compat)
 {
+	if (!compat && f->handoff)
+		handoff_rule(f);
 	notify_any(f, compat);
 	for (size_t i = 0; i < EMD_NCHANGES; i++) {
 		const struct emd_change *r = &changes[i];
@@ -220,6 +237,8 @@ void emd_filter_build(struct emd_filter *f, int no_io_uring, int probe_errno,
 {
 	f->n = 0;
 	f->overflow = 0;
+	if (table != EMD_FILTER_CHANGES)
+		f->handoff = 0;
 	load(f, offsetof(struct seccomp_data, arch));
 	abi_block(f, EMD_ARCH_NATIVE, 0, no_io_uring, probe_errno, table);
 	abi_block(f, EMD_ARCH_COMPAT, 1, no_io_uring, probe_errno, table);
@@ -243,8 +262,9 @@ static int install(struct sock_fprog *prog)
 	return fd < 0 ? -errno : fd;
 }
 
-static int send_listener(int sock, int fd, char data, emd_raw_syscall *sys)
+static int send_listener(int sock, int fd, char data, unsigned handoff, emd_raw_syscall *sys)
 {
+	long vlen = (long)(1 | (unsigned long long)handoff << 32); /* 1 in a 32-bit build */
 	char ctl[CMSG_SPACE(sizeof(int))] = {0};
 	struct iovec iov = {&data, 1};
 	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
@@ -255,13 +275,15 @@ static int send_listener(int sock, int fd, char data, emd_raw_syscall *sys)
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	/* sendmmsg: the process is under the filter it sends, whose policy
-	 * may notify sendmsg (crashtest's: a claim) to this very listener,
-	 * which no one reads yet; and past a library's own wrappers. */
+	/* sendmmsg with the handoff's number: the process is under the filter
+	 * it sends, whose policy may notify sendmsg and sendmmsg (crashtest's:
+	 * claims) to this very listener, which no one reads yet; and past a
+	 * library's own wrappers. */
 	if (sys)
-		return sys(SYS_sendmmsg, sock, (long)&(struct mmsghdr){.msg_hdr = msg}, 1, MSG_NOSIGNAL,
-			   0, 0) == 1 ? 0 : -EPIPE;
-	return sendmmsg(sock, &(struct mmsghdr){.msg_hdr = msg}, 1, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+		return sys(SYS_sendmmsg, sock, (long)&(struct mmsghdr){.msg_hdr = msg}, vlen,
+			   MSG_NOSIGNAL, 0, 0) == 1 ? 0 : -EPIPE;
+	return syscall(SYS_sendmmsg, sock, &(struct mmsghdr){.msg_hdr = msg}, vlen, MSG_NOSIGNAL) == 1
+		       ? 0 : -errno;
 }
 
 /* Whoever holds the listener can answer this process's calls for it and
@@ -292,6 +314,9 @@ static int filter_self(int sock, int no_io_uring, char tag, emd_raw_syscall *sys
 	    !ours(sock))
 		return -EPIPE;
 	policy = getenv("EATMYDATA_SECCOMP_POLICY");
+	if (syscall(SYS_getrandom, &f.handoff, sizeof(f.handoff), GRND_NONBLOCK) !=
+	    (long)sizeof(f.handoff) || !f.handoff)
+		f.handoff = 0x454d4448; /* no entropy yet: a number all the same */
 	emd_filter_build(&f, no_io_uring, emd_probe_errno(policy), emd_filter_table_of(policy));
 	if (f.overflow)
 		return -E2BIG;
@@ -302,7 +327,7 @@ static int filter_self(int sock, int no_io_uring, char tag, emd_raw_syscall *sys
 		listener = install(&prog);
 	if (listener < 0)
 		return listener;
-	r = send_listener(sock, listener, tag, sys);
+	r = send_listener(sock, listener, tag, f.handoff, sys);
 	close(listener);
 	return r;
 }

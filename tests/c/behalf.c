@@ -19,6 +19,13 @@
  *   maps FILE N V    with N mappings more (pages, writable and not in turn),
  *                    one preadv of FILE into V buffers of 16 bytes, one in
  *                    each of V writable pages: "maps R SUM"
+ *   tell VIA         "committed" written over the start of ./data, the peer
+ *                    told so by VIA (sendmsg, sendmmsg, vmsplice, splice,
+ *                    tee), ./data synced after: a claim before the data is
+ *                    durable
+ *   untold VIA       the same, but the telling fails (the peer gone: EPIPE,
+ *                    SIGPIPE ignored) and tells no one
+ *   creat FILE       open(FILE, O_CREAT | O_WRONLY | O_TRUNC): its errno
  *   fsize FILE       under a file size limit of 64 KiB (SIGXFSZ ignored),
  *                    1-byte writes at FILE's position for a second while
  *                    another thread moves it between 0 and 1 MiB: "size
@@ -48,6 +55,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -251,6 +259,58 @@ static int many_maps(const char *file, int n, int v)
 	return 0;
 }
 
+/* "committed\n" told to the peer of p (a pipe or a socket pair: the
+ * other end, p[0], the peer's, closed first when `gone`). */
+static ssize_t told(const char *via, int p[2])
+{
+	static char word[] = "committed\n";
+	struct iovec v = {word, sizeof(word) - 1};
+	struct mmsghdr m = {.msg_hdr = {.msg_iov = &v, .msg_iovlen = 1}};
+	int q[2], data = open("data", O_RDONLY);
+
+	if (!strcmp(via, "sendmsg"))
+		return sendmsg(p[1], &m.msg_hdr, MSG_NOSIGNAL);
+	if (!strcmp(via, "sendmmsg"))
+		return sendmmsg(p[1], &m, 1, MSG_NOSIGNAL);
+	if (!strcmp(via, "vmsplice"))
+		return vmsplice(p[1], &v, 1, 0);
+	if (!strcmp(via, "splice"))
+		return splice(data, NULL, p[1], NULL, v.iov_len, 0);
+	/* tee: from a pipe the data was spliced into first (a claim too) */
+	if (pipe(q) || splice(data, NULL, q[1], NULL, v.iov_len, 0) < 0)
+		return -1;
+	return tee(q[0], p[1], v.iov_len, 0);
+}
+
+static int tell(const char *via, int gone)
+{
+	int p[2], fd = open("data", O_WRONLY);
+	int sock = !strcmp(via, "sendmsg") || !strcmp(via, "sendmmsg"), e;
+	ssize_t r;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (fd < 0 || write(fd, "committed\n", 10) != 10 ||
+	    (sock ? socketpair(AF_UNIX, SOCK_STREAM, 0, p) : pipe(p)) != 0)
+		return 2;
+	if (gone)
+		close(p[0]);
+	r = told(via, p);
+	e = errno;
+	/* said once synced: what it prints is a claim too */
+	if (fsync(fd) != 0)
+		return 2;
+	printf("%s %zd %s\n", via, r, r < 0 ? strerror(e) : "ok");
+	return 0;
+}
+
+static int creat_it(const char *file)
+{
+	int fd = open(file, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+
+	printf("creat %s\n", fd < 0 ? strerror(errno) : "ok");
+	return 0;
+}
+
 static int readbuf(const char *file)
 {
 	unsigned long sum = 0;
@@ -299,6 +359,12 @@ int main(int argc, char **argv)
 		return fsize(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "unreachable"))
 		return unreachable(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "tell"))
+		return tell(argv[2], 0);
+	if (argc == 3 && !strcmp(argv[1], "untold"))
+		return tell(argv[2], 1);
+	if (argc == 3 && !strcmp(argv[1], "creat"))
+		return creat_it(argv[2]);
 	if (argc == 5 && !strcmp(argv[1], "maps"))
 		return many_maps(argv[2], atoi(argv[3]), atoi(argv[4]));
 	if (argc == 4 && !strcmp(argv[1], "burst"))

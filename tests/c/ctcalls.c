@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 static int data(void)
@@ -93,8 +94,23 @@ static long call_link(void) { return syscall(EMD_SYS_PATHS(link), "data", "other
 static long call_linkat(void) { return syscall(SYS_linkat, AT_FDCWD, "data", AT_FDCWD, "other", 0); }
 static long call_symlink(void) { return syscall(EMD_SYS_PATHS(symlink), "data", "sym"); }
 static long call_symlinkat(void) { return syscall(SYS_symlinkat, "data", AT_FDCWD, "sym"); }
-static long call_mknod(void) { return syscall(EMD_SYS_PATHS(mknod), "node", S_IFREG | 0644, 0); }
-static long call_mknodat(void) { return syscall(SYS_mknodat, AT_FDCWD, "node", S_IFREG | 0644, 0); }
+/* A device number past 32 bits: the kernel takes its lower half. */
+#define DEV_PAST_32 (1L << 32)
+static long call_mknod(void)
+{
+	return syscall(EMD_SYS_PATHS(mknod), "node", S_IFREG | 0644, DEV_PAST_32);
+}
+static long call_mknodat(void)
+{
+	return syscall(SYS_mknodat, AT_FDCWD, "node", S_IFREG | 0644, DEV_PAST_32);
+}
+static long call_bind(void)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX, .sun_path = "sock"};
+	int s = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	return s < 0 ? -1 : syscall(SYS_bind, s, &a, sizeof(a));
+}
 static long call_sendto(void)
 {
 	int sv[2];
@@ -107,6 +123,36 @@ static long call_sendmsg(void)
 	int sv[2];
 
 	return socketpair(AF_UNIX, SOCK_STREAM, 0, sv) ?: syscall(SYS_sendmsg, sv[0], &m, 0);
+}
+static long call_sendmmsg(void)
+{
+	struct mmsghdr m[2] = {{.msg_hdr = {.msg_iov = iov, .msg_iovlen = 1}},
+			       {.msg_hdr = {.msg_iov = iov, .msg_iovlen = 1}}};
+	int sv[2];
+
+	return socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) ?: syscall(SYS_sendmmsg, sv[0], m, 2, 0);
+}
+static long call_vmsplice(void)
+{
+	int p[2];
+
+	return pipe(p) ?: syscall(SYS_vmsplice, p[1], iov, 1, 0);
+}
+static long call_splice(void)
+{
+	int p[2];
+
+	return pipe(p) ?: syscall(SYS_splice, data(), NULL, p[1], NULL, 3, 0);
+}
+static long call_tee(void)
+{
+	int a[2], b[2];
+	long r;
+
+	/* the first pipe filled by a splice, itself a claim */
+	if (pipe(a) || pipe(b) || (r = syscall(SYS_splice, data(), NULL, a[1], NULL, 3, 0)) < 0)
+		return -1;
+	return syscall(SYS_tee, a[0], b[1], 3, 0);
 }
 
 struct row {

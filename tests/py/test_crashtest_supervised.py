@@ -141,7 +141,9 @@ CTCALLS = [line.split()[0] for line in subprocess.run(
 # Every other row is journaled alike or makes the run unknown, saying why.
 FOLLOWED = {"fsync", "fdatasync", "syncfs", "sync", "open", "openat", "creat", "write",
             "writev", "pwrite64", "pwritev", "ftruncate", "rename", "renameat", "unlink",
-            "unlinkat", "rmdir", "mkdir", "mkdirat", "link", "linkat", "symlink", "symlinkat"}
+            "unlinkat", "rmdir", "mkdir", "mkdirat", "link", "linkat", "symlink", "symlinkat",
+            "mknod", "mknodat", "bind", "sendto", "sendmsg", "sendmmsg", "vmsplice", "splice",
+            "tee"}
 NOT_FOLLOWED = {"msync": r"\bmap|mmap|mapping", "copy_file_range": "copy_file_range",
                 "sendfile": "sendfile"}
 # What the library leaves to the kernel, dynamic or static (test_crashtest.py).

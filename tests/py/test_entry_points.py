@@ -159,7 +159,8 @@ EXPORTS = {"eatmydata": set(ENTRY_POINTS) | set(NEW_ENTRIES) | RECORDED_ONLY, "n
                "sendfile64", "fallocate", "fallocate64", "posix_fallocate", "posix_fallocate64",
                "mknod", "mknodat", "mkfifo", "mkfifoat", "bind", "syscall",
                # claims: what a program tells the world, and the descriptors that carry it
-               "send", "sendto", "sendmsg", "dup2", "dup3",
+               "send", "sendto", "sendmsg", "sendmmsg", "vmsplice", "splice", "tee", "dup2",
+               "dup3",
                # the picture of stdio buffers and mappings before an exec replaces the image
                "execve", "execv", "execvp", "execvpe", "fexecve", "execveat", "execl",
                "execlp", "execle",

@@ -17,7 +17,7 @@ import time
 import pytest
 
 from conftest import BUILD, TESTS, cmdline, require, run
-from helpers import cached_bytes as cached
+from helpers import cached_bytes as cached, crash_report
 
 BEHALF = TESTS / "behalf-static"
 NOCACHE = BUILD / "bin" / "nocache"
@@ -296,3 +296,77 @@ def test_many_buffers_among_many_mappings(scratch):
     under = run([NOCACHE, *cmd], events=[("syscalls:sys_enter_read", None)])
     assert under.stdout == native.stdout, under.why()
     assert under.counts["syscalls:sys_enter_read"] < 3000, under.why()
+
+
+DYNAMIC = TESTS / "behalf"
+
+
+def points(d, *args, check="true"):
+    """crashtest --json --each --seed=1 D -- behalf ARGS, dynamic (the
+    library's) then static (the supervisor's): each (exit status, a line
+    per point: the call it followed and its verdict, the command line)."""
+    runs_ = []
+    for prog in (DYNAMIC, BEHALF):
+        opts = ["--each", "--seed=1", f"--check={check}", d, "--", prog, *args]
+        code, report = crash_report(*opts)
+        runs_.append((code, [f"{p['after']}: {p['verdict']}" for p in report.points],
+                      cmdline([CRASHTEST, "--json", *opts])))
+    return runs_
+
+
+@pytest.mark.parametrize("via", ["sendmsg", "sendmmsg", "vmsplice", "splice", "tee"])
+@pytest.mark.parametrize("case", ["tell", "untold"])
+def test_a_claim_once_it_went(case, via, tmp_path):
+    """A program writes "committed" over its data, tells its peer so, then
+    syncs: the telling is a claim, a crash point where the data may be lost
+    (FAILED).  sendmmsg and vmsplice were never claims (a dynamic or static
+    program's lie went unseen: ok), and under the supervisor a failed send
+    was one (untold: the peer gone, EPIPE), where the library's run is ok:
+    the static build's points and verdicts must be the dynamic build's, a
+    claim only once the call succeeded."""
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / "data").write_text("old data here\n")
+    dynamic, static = points(d, case, via, check="grep -q committed data")
+    assert dynamic[:2] == static[:2], dynamic[2] + "\n" + static[2]
+    told = [line for line in dynamic[1] if line.startswith("a write to a pipe or socket")]
+    if case == "tell" or via == "tee":  # tee's own pipe was filled by a splice, a claim
+        assert told and dynamic[0] == 1, dynamic
+    else:
+        assert not told and dynamic[0] == 0, dynamic
+
+
+@pytest.fixture
+def protected_regular():
+    """fs.protected_regular=1 for the test (it may be 0 here)."""
+    path = "/proc/sys/fs/protected_regular"
+    with open(path) as f:
+        old = f.read().strip()
+    with open(path, "w") as f:
+        f.write("1")
+    yield
+    with open(path, "w") as f:
+        f.write(old)
+
+
+@pytest.mark.root
+@pytest.mark.parametrize("owner,answer", [(65534, "ok"), (12345, "Permission denied")],
+                         ids=["the directory's owner's", "another user's"])
+def test_create_over_a_file_in_a_sticky_directory(owner, answer, tmp_path, protected_regular):
+    """open(O_CREAT | O_TRUNC) by root of a file in a sticky directory that
+    anyone may write (nobody's): where the file is another user's, the
+    kernel refuses it (EACCES) before it opens anything, and the library's
+    run is ok; the supervisor left it to the kernel and the run was
+    unknown.  It answers as the kernel, and truncates as it, where the file
+    is the directory owner's."""
+    d = tmp_path / "d"
+    (d / "s").mkdir(parents=True)
+    os.chown(d / "s", 65534, 65534)
+    (d / "s").chmod(0o1777)
+    (d / "s" / "f").write_text("x\n")
+    os.chown(d / "s" / "f", owner, owner)
+    dynamic, static = points(d, "creat", "s/f")
+    assert dynamic[:2] == static[:2], dynamic[2] + "\n" + static[2]
+    assert dynamic[0] == 0, dynamic
+    r = runs([BEHALF, "creat", d / "s" / "f"])
+    assert r.stdout == f"creat {answer}\n", "native control"
