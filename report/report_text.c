@@ -180,7 +180,8 @@ static void kind_groups(FILE *out, const struct groups *gs, int eaten)
 			fprintf(out, ", %llu failed", g->errors);
 		if (g->untimed && !eaten)
 			fprintf(out, ", %llu counted, not timed (left to the kernel: an io_uring "
-				"or AIO submission, an msync, an O_SYNC open or write)", g->untimed);
+				"or AIO submission, an msync, an O_SYNC open or write, a file on "
+				"FUSE or NFS)", g->untimed);
 		if (g->left && eaten)
 			fprintf(out, ", %llu not eaten (left to the disk)", g->left);
 		if (eaten || !g->timed) {
