@@ -45,7 +45,7 @@ static void unsync(const struct call *c, unsigned long at)
 	/* Regular files only: a directory has no read to stand for its fsync.
 	 * Looked at without a duplicate (fds.c). */
 	if (their_range_check(c, (int)cb.aio_fildes, 0, 0, 0, &stx) == 0 &&
-	    S_ISREG(stx.stx_mode) && (flags = their_flags(c, (int)cb.aio_fildes)) >= 0 &&
+	    S_ISREG(stx.stx_mode) && (flags = their_open_flags(c, (int)cb.aio_fildes)) >= 0 &&
 	    emd_iocb_unsync(&cb, flags & O_ACCMODE) && (mem = caller_mem(c, &remote, 1, &room)) >= 0) {
 		/* Into the caller's memory, held open: never a process that
 		 * took its number since (behalf.c). */

@@ -329,7 +329,7 @@ int crash_claim_send(struct call *c, const struct emd_change *r, int num, const 
 int crash_claim_vmsplice(struct call *c, int num, const struct stat *st)
 {
 	struct iovec iov[THEIR_IOV_MAX];
-	int cnt = (int)call_arg(c, 2), flags = their_flags(c, num);
+	int cnt = (int)call_arg(c, 2), flags = their_open_flags(c, num);
 	char *buf;
 	long n;
 

@@ -40,19 +40,6 @@
 
 #define STATX_WHAT (STATX_TYPE | STATX_MODE | STATX_INO | STATX_SIZE | STATX_BTIME | STATX_MNT_ID)
 
-int their_file(const struct call *c, int fd, struct statx *stx)
-{
-	char path[64];
-
-	if (fd < 0)
-		return -EBADF;
-	snprintf(path, sizeof(path), "/proc/%d/fd/%d", c->req->pid, fd);
-	/* DONT_SYNC: a FUSE or NFS file's attributes as cached, not asked */
-	if (statx(AT_FDCWD, path, AT_STATX_DONT_SYNC, STATX_WHAT, stx) == 0)
-		return 0;
-	return errno == ENOENT ? -EBADF : -errno;
-}
-
 int their_flags(const struct call *c, int fd)
 {
 	char path[64], text[256], *at;
@@ -251,11 +238,6 @@ static void forget_pidfds(int but)
 		}
 }
 
-void fds_leave(void)
-{
-	forget_pidfds(-1);
-}
-
 static __thread unsigned shortages;
 
 void fds_note(void)
@@ -272,6 +254,98 @@ unsigned fds_shortages(void)
 static int short_of_fds(int e)
 {
 	return e == EMFILE || e == ENFILE;
+}
+
+/* The /proc/TID/fd directories of the threads looked at last, per worker
+ * (O_PATH): a name looked up there is one path component, where a whole
+ * path from / walks /proc each time.  A kept one of a thread that is gone
+ * finds nothing (ENOENT), and is opened again: its number may be
+ * another's now.  Closed when the worker leaves, and at this process's
+ * descriptor limit. */
+#define FDDIRS 4
+static __thread struct {
+	pid_t tid;
+	int dir;
+} fddirs[FDDIRS];
+static __thread unsigned fddirs_next;
+
+static void forget_fddirs(void)
+{
+	for (unsigned i = 0; i < FDDIRS; i++) {
+		if (fddirs[i].dir > 0)
+			close(fddirs[i].dir);
+		fddirs[i].dir = 0;
+	}
+}
+
+/* The thread's /proc/TID/fd, kept or (fresh) opened now; -errno. */
+static int fddir_of(pid_t tid, int fresh)
+{
+	char path[64];
+	unsigned i;
+
+	for (i = 0; !fresh && i < FDDIRS; i++)
+		if (fddirs[i].tid == tid && fddirs[i].dir > 0)
+			return fddirs[i].dir;
+	i = fddirs_next++ % FDDIRS;
+	if (fddirs[i].dir > 0)
+		close(fddirs[i].dir);
+	snprintf(path, sizeof(path), "/proc/%d/fd", tid);
+	fddirs[i].tid = tid;
+	if ((fddirs[i].dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0 && short_of_fds(errno)) {
+		forget_pidfds(-1); /* this worker's own, for room */
+		fddirs[i].dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (fddirs[i].dir < 0) {
+		fds_note();
+		fddirs[i].dir = 0;
+		return errno == ENOENT ? -ESRCH : -errno;
+	}
+	return fddirs[i].dir;
+}
+
+/* statx of the caller's fd there (AT_SYMLINK_NOFOLLOW in flags: of its
+ * link, whose mode is its access mode), with a directory kept, or again
+ * with a fresh one where the kept one finds nothing. */
+static int stat_theirs(pid_t tid, int fd, int flags, struct statx *stx)
+{
+	char name[16];
+	int fresh = 0, dir;
+
+	if (fd < 0)
+		return -EBADF;
+	snprintf(name, sizeof(name), "%d", fd);
+	for (;; fresh = 1) {
+		if ((dir = fddir_of(tid, fresh)) < 0)
+			return dir;
+		/* DONT_SYNC: a FUSE or NFS file's attributes as cached, not asked */
+		if (statx(dir, name, flags | AT_STATX_DONT_SYNC, STATX_WHAT, stx) == 0)
+			return 0;
+		if (errno != ENOENT || fresh)
+			return errno == ENOENT ? -EBADF : -errno;
+	}
+}
+
+int their_file(const struct call *c, int fd, struct statx *stx)
+{
+	return stat_theirs(c->req->pid, fd, 0, stx);
+}
+
+/* The caller's descriptor is open for reading or writing (not O_PATH, nor
+ * the ioctl-only access mode 3): 1, 0, -errno.  Its link in /proc/TID/fd
+ * has the mode of its access (fs/proc/fd.c): no fdinfo to read. */
+static int their_access(const struct call *c, int fd)
+{
+	struct statx link;
+	int r = stat_theirs(c->req->pid, fd, AT_SYMLINK_NOFOLLOW, &link);
+
+	return r < 0 ? r : (link.stx_mode & (S_IRUSR | S_IWUSR)) != 0;
+}
+
+void fds_leave(void)
+{
+	forget_pidfds(-1);
+	forget_fddirs();
 }
 
 /* The slot of the thread's pidfd, opened now if need be (then *fresh is
@@ -357,10 +431,25 @@ int their_range_check(const struct call *c, int fd, long long off, long long n, 
 {
 	int fl, r = their_file(c, fd, stx);
 
-	if (r < 0)
+	if (r < 0 || (r = their_access(c, fd)) < 0)
 		return r;
-	/* fdget refuses an O_PATH descriptor first, as none */
-	if ((fl = their_flags(c, fd)) < 0 || (fl & O_PATH))
+	/* fdget refuses an O_PATH descriptor first, as none (neither read nor
+	 * write: its flags tell it from the access mode 3) */
+	if (!r && ((fl = their_flags(c, fd)) < 0 || (fl & O_PATH)))
 		return fl < 0 ? fl : -EBADF;
 	return range_check(stx->stx_mode & S_IFMT, off, n, flags);
+}
+
+int their_open_flags(const struct call *c, int fd)
+{
+	struct statx stx;
+	int mine = their_fd(c, fd, &stx), fl;
+
+	if (mine == NOT_QUIET)
+		return their_flags(c, fd);
+	if (mine < 0)
+		return mine;
+	fl = fcntl(mine, F_GETFL);
+	close(mine);
+	return fl < 0 ? -errno : fl;
 }

@@ -121,6 +121,10 @@ int their_file(const struct call *c, int fd, struct statx *stx);
 int their_flags(const struct call *c, int fd);
 int their_path(const struct call *c, int fd);
 
+/* Its open flags the cheapest way that changes nothing: F_GETFL of a
+ * duplicate where its close is quiet, else fdinfo. */
+int their_open_flags(const struct call *c, int fd);
+
 /* A duplicate of the caller's descriptor (pidfd_getfd), to act on, with
  * what it is in *stx (NULL: not wanted); -errno; NOT_QUIET when closing a
  * duplicate would reach its file system (its flush: FUSE tells its server,

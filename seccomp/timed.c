@@ -382,7 +382,7 @@ static int counted_open(struct call *c)
  * file syncs it (its flags, from fdinfo: no duplicate of it), or -1. */
 static int theirs_sync(const struct call *c, int fd)
 {
-	int flags = their_flags(c, fd);
+	int flags = their_open_flags(c, fd);
 
 	if (flags < 0 || !(flags & EMD_OPEN_SYNC_FLAGS))
 		return -1;

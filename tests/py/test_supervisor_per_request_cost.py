@@ -19,17 +19,21 @@ SHORT, LONG = 500, 2500
 
 # Per fdatasync served, beyond the native run's (the caller's own call is
 # answered before the kernel counts it): RECV and SEND; for syncstat, a
-# statx of the caller's file through /proc/TID/fd (fds.c: is a duplicate's
-# close quiet there?), its descriptor fetched (pidfd_getfd) and closed, the
-# call itself, the caller's stack pointer and stack (site.c) and its
-# image's stamp (timed.c); for eatmydata, the stamp of the image whose
-# environment said it eats (supervisor.c: read once per image, was an open,
-# two reads and a close per request), the statx of its file and its open
-# flags (fdinfo: an open, a read and a close): no duplicate of it.  Under
-# syncstat the write before each fdatasync is served too (does its open
-# file sync it?): RECV, SEND, its fdinfo opened, read and closed, 5 more.
-# One more is a regression.
-PER_CALL = {"syncstat": 8 + 5, "eatmydata": 6}
+# statx of the caller's file in its /proc/TID/fd (fds.c: is a duplicate's
+# close quiet there, not a flush a FUSE server hears?), its descriptor
+# fetched (pidfd_getfd) and closed, the call itself, the caller's stack
+# pointer and stack (site.c) and its image's stamp (timed.c); for
+# eatmydata, the stamp of the image whose environment said it eats
+# (supervisor.c: read once per image, was an open, two reads and a close
+# per request), a statx of its file and one of its link, whose mode is its
+# access mode: no duplicate of it (it was fetched, checked with
+# sync_file_range(fd, 0, 0, 0) and closed: 6).  Under syncstat the write
+# before each fdatasync is served too (does its open file sync it?): RECV,
+# SEND, the statx, its descriptor fetched, asked (F_GETFL) and closed, 6
+# more (5 before the statx, which keeps a FUSE file's flags from being
+# asked through a duplicate: its close would be a flush).  One more is a
+# regression.
+PER_CALL = {"syncstat": 8 + 6, "eatmydata": 4}
 TOOLS = {"syncstat": [SYNCSTAT, "-o", "/dev/null", "--"], "eatmydata": [BUILD / "bin" / "eatmydata"]}
 
 
