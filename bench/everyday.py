@@ -57,7 +57,7 @@ def runs_of(rows, top, env):
     for i, row in enumerate(rows):
         for t in TOOLS:
             d = top / f"{i}-{t}"
-            fixture(d / "w", row, env)
+            fixture(d / "w", row, env, cold=t in ("native", "nocache"))
             cmds[(row.name, t)] = command(row, t, d / "w", d)
             dirs[(row.name, t)] = d
     return conftest.run_many(cmds, env=env), dirs
