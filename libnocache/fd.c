@@ -16,19 +16,30 @@ PL_EXPORT int close(int fd)
 	return NC_REAL(close)(fd);
 }
 
-/* newfd is closed first, silently. */
+/* newfd is closed first, silently.  A file put under stdin, stdout or
+ * stderr is written and read by libc's streams too (`sort -o FILE`). */
+static int duped(int newfd, int r)
+{
+	int saved = errno;
+
+	if (r >= 0)
+		nc_std_stream(newfd);
+	errno = saved;
+	return r;
+}
+
 PL_EXPORT int dup2(int oldfd, int newfd)
 {
 	if (oldfd != newfd)
 		nc_forget(newfd);
-	return NC_REAL(dup2)(oldfd, newfd);
+	return duped(newfd, NC_REAL(dup2)(oldfd, newfd));
 }
 
 PL_EXPORT int dup3(int oldfd, int newfd, int flags)
 {
 	if (oldfd != newfd)
 		nc_forget(newfd);
-	return NC_REAL(dup3)(oldfd, newfd, flags);
+	return duped(newfd, NC_REAL(dup3)(oldfd, newfd, flags));
 }
 
 /* The numbers of parked files in the range go with it. */
@@ -52,6 +63,7 @@ PL_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
  * pending, which the parent then finds done. */
 __attribute__((destructor)) static void at_exit(void)
 {
+	nc_flush_std();
 	nc_drop_all();
 }
 

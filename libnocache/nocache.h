@@ -109,7 +109,9 @@ void nc_debug_closed(int fd);
 	X(remove)                                                              \
 	X(rename)                                                              \
 	X(renameat)                                                            \
-	X(renameat2)
+	X(renameat2)                                                           \
+	X(ftruncate)                                                           \
+	X(ftruncate64)
 
 enum { NC_REAL_SYMBOLS(PL_ID) NC_NREAL };
 extern void *nc_real_fn[NC_NREAL];
@@ -176,6 +178,18 @@ void nc_forget(int fd);
 /* The same for every descriptor still open, which stay known, and every
  * parked file: at exit and exec. */
 void nc_drop_all(void);
+
+/* fd (0 to 2) is one a stream of libc's uses: classified now, its I/O
+ * taken to be unseen (stdio.c). */
+void nc_std_stream(int fd);
+
+/* Flush stdout and stderr where they write to a file, before the
+ * destructor's drop (libc's own flush comes after it). */
+void nc_flush_std(void);
+
+/* fd's file was cut (or grown) to `len` (ftruncate): pages past it are
+ * gone from the page cache, those written there later are the command's. */
+void nc_truncated(int fd, struct nc_file *f, off64_t len);
 
 /* Wait for the writeback of what was written through fd and drop all it
  * touched. */

@@ -142,7 +142,9 @@ NOCACHE_EXPORTS = {
     "fopen", "fopen64", "fdopen", "freopen", "freopen64",
     # What would see a parked file (libnocache/visible.c).
     "fork", "vfork", "posix_spawn", "posix_spawnp", "system", "popen", "umount", "umount2",
-    "unlink", "unlinkat", "remove", "rename", "renameat", "renameat2"}
+    "unlink", "unlinkat", "remove", "rename", "renameat", "renameat2",
+    # A file cut short (libnocache/io.c).
+    "ftruncate", "ftruncate64"}
 EXPORTS = {"eatmydata": set(ENTRY_POINTS) | set(NEW_ENTRIES) | RECORDED_ONLY, "nocache": NOCACHE_EXPORTS,
            "hirestimes": {"times", "sysconf", "__sysconf"},
            "crashtest": {
