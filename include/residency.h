@@ -42,6 +42,11 @@ void nc_residency_free(struct nc_residency *r);
  * cached: [*first, *last); 0 when there is none. */
 int nc_uncached_run(const struct nc_residency *r, size_t *first, size_t *last, size_t end);
 
+/* The record of pages [first, first + pages) of r's file into *out (freed
+ * with nc_residency_free), numbered from 0; 0 if it could not be made. */
+int nc_residency_slice(const struct nc_residency *r, size_t first, size_t pages,
+		       struct nc_residency *out);
+
 /* The file was cut to `pages` pages: none past them is cached now. */
 void nc_residency_cut(struct nc_residency *r, size_t pages);
 

@@ -125,11 +125,13 @@ static void settle_reads(int fd, const struct nc_file *f, struct nc_range all, s
 {
 	unsigned long long left, before = ~0ULL;
 
+	nc_own_maps++;
 	for (int round = 0; round < NC_SETTLE_ROUNDS &&
 	     (left = nc_residency_settle(fd, &f->was, first)) && left < before; round++) {
 		dontneed(fd, f, all, 1);
 		before = left;
 	}
+	nc_own_maps--;
 }
 
 /* At close and exit: write back all that was written, and drop it all,
@@ -240,6 +242,16 @@ void nc_forget(int fd)
 	errno = saved;
 }
 
+void nc_disown(int fd)
+{
+	struct nc_file *f = nc_file(fd);
+
+	if (f) {
+		nc_residency_free(&f->was);
+		*f = (struct nc_file){0};
+	}
+}
+
 static void drop_known(int fd, struct nc_file *f)
 {
 	take_whole(fd, f);
@@ -250,6 +262,7 @@ void nc_drop_all(void)
 {
 	int saved = errno;
 
+	nc_unmap_all();
 	nc_each_file(drop_known);
 	nc_unpark_range(0, -1u, 1);
 	errno = saved;

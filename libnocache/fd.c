@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* fd.c -- the end of a descriptor (close, dup2, dup3, closefrom) and of the
- * process (exit, _exit), when what the command brought in is written back
- * and dropped, and the copies the kernel makes itself (copy_file_range,
- * sendfile), which leave pages behind on both sides.
+/* fd.c -- the end of a descriptor (close, dup2, dup3, closefrom, and
+ * syscall(SYS_close), libuv's and so Node's) and of the process (exit,
+ * _exit), when what the command brought in is written back and dropped,
+ * and the copies the kernel makes itself (copy_file_range, sendfile), which
+ * leave pages behind on both sides.
  */
 #include "nocache.h"
 
 #include <errno.h>
 #include <linux/close_range.h>
+#include <stdarg.h>
 #include <stdnoreturn.h>
+#include <sys/syscall.h>
 
 PL_EXPORT int close(int fd)
 {
@@ -79,6 +82,28 @@ PL_EXPORT noreturn void _Exit(int status)
 	nc_drop_all();
 	NC_REAL(_Exit)(status);
 	__builtin_unreachable();
+}
+
+/* libuv (Node's) closes a file with syscall(SYS_close), past close(3): the
+ * file it wrote stayed cached.  Every other number goes on as it came; six
+ * arguments are taken as the kernel's ABI passes them, as libc's own
+ * syscall does. */
+PL_EXPORT long syscall(long nr, ...)
+{
+	long a[6];
+	va_list ap;
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (nr == SYS_close)
+		nc_forget((int)a[0]);
+	else if (nr == SYS_close_range)
+		nc_unpark_range((unsigned int)a[0], (unsigned int)a[1], (a[2] & CLOSE_RANGE_CLOEXEC) != 0);
+	else if (nr == SYS_exit_group)
+		nc_drop_all();
+	return NC_REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
 /* Classify both sides before the copy (what was cached is to stay), drop

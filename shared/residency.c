@@ -128,6 +128,27 @@ int nc_uncached_run(const struct nc_residency *r, size_t *first, size_t *last, s
 	return *last > *first;
 }
 
+int nc_residency_slice(const struct nc_residency *r, size_t first, size_t pages,
+		       struct nc_residency *out)
+{
+	size_t n = r->map_pages > first ? r->map_pages - first : 0;
+
+	*out = (struct nc_residency){0};
+	out->cached_below = r->cached_below > first ? r->cached_below - first : 0;
+	if (n > pages)
+		n = pages;
+	if (!n)
+		return 1;
+	out->map = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (out->map == MAP_FAILED) {
+		out->map = NULL;
+		return 0;
+	}
+	memcpy(out->map, r->map + first, n);
+	out->map_pages = n;
+	return 1;
+}
+
 void nc_residency_cut(struct nc_residency *r, size_t pages)
 {
 	if (r->cached_below > pages)

@@ -3,10 +3,14 @@
 or write wrapper sees leaves the page cache as it found it too -- libc's
 streams on the files a shell's redirections open (stdin, stdout, stderr:
 `seq > out`, `sort < in`), one put under stdout (`sort -o`), a file cut
-and written again (`sort -o FILE FILE`), and what the kernel was still
-reading ahead when the command closed the file (`head`).  Each command natively, the control that leaves the files
+and written again (`sort -o FILE FILE`), files read through a mapping
+(git, Python's mmap), a file libuv (Node) closes with syscall(SYS_close),
+and what the kernel was still reading ahead when the command closed the
+file (`head`).  Each command natively, the control that leaves the files
 cached, then under nocache, on the same files cold: not a page of them is
 left, and no durability request is made (sync_file_range only)."""
+import os
+import shlex
 import subprocess
 
 import pytest
@@ -15,6 +19,13 @@ from conftest import TESTS, require, run
 from helpers import DURABLE, NOCACHE, cached_under, evict_all
 
 LINES = 200000  # nums: "1\n" .. "200000\n", 1.2 MiB
+PY_MAP = ("import mmap, os; f = open('nums', 'rb'); m = mmap.mmap(f.fileno(), 0, "
+          "prot=mmap.PROT_READ); f.close(); print(sum(m[::4096])){end}")
+NODE = ("const fs = require('fs'); const fd = fs.openSync('out', 'w'); "
+        "for (let i = 0; i < 2000; i++) fs.writeSync(fd, 'line ' + i + '\\n'); fs.closeSync(fd);")
+GIT = ("GIT_AUTHOR_DATE='1700000000 +0000' GIT_COMMITTER_DATE='1700000000 +0000' "
+       "git -c user.name=u -c user.email=u@example.invalid -c init.defaultBranch=main")
+
 # name: (script, the files to check, the marker its client takes)
 COMMANDS = {
     # stdout opened by the shell, written by libc's stdio.
@@ -36,6 +47,15 @@ COMMANDS = {
     # What readahead was still reading at close.
     "head | tail": ("head -n 50000 nums | tail -n 100 > out", ["nums", "out"], None),
     "head -c": ("head -c 300000 nums > /dev/null", ["nums"], None),
+    # Mappings: munmap, and a process that exits with its mapping.
+    "git add": (f"{GIT} init -q g && cd g && cp ../nums . && {GIT} add nums && "
+                f"{GIT} commit -qm x", ["g/nums"], None),
+    "python mmap": (f"python3 -c {shlex.quote(PY_MAP.format(end='; m.close()'))}",
+                    ["nums"], None),
+    "python mmap, _exit": (f"python3 -c {shlex.quote(PY_MAP.format(end='; os._exit(0)'))}",
+                           ["nums"], None),
+    # libuv's close.
+    "node": (f"node -e {shlex.quote(NODE)}", ["out"], "node"),
 }
 
 
