@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <stdio_ext.h>
+#include <sys/stat.h>
 
 static FILE *opened(FILE *stream)
 {
@@ -29,11 +30,20 @@ static FILE *opened(FILE *stream)
 	return stream;
 }
 
+/* One fstat tells a terminal or a pipe, most often there, from a file:
+ * the descriptor is then known as one, with no cachestat. */
 void nc_std_stream(int fd)
 {
 	struct nc_file *f = nc_file(fd);
+	struct stat st;
 
-	if (f && fd <= STDERR_FILENO && nc_mode(fd, f) != NC_PLAIN)
+	if (!f || fd > STDERR_FILENO)
+		return;
+	if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		*f = (struct nc_file){.kind = NC_KIND_OTHER, .mode = NC_PLAIN};
+		return;
+	}
+	if (nc_mode(fd, f) != NC_PLAIN)
 		f->stdio = 1;
 }
 
