@@ -38,6 +38,8 @@ answer set against the kernel's own view of the same run. Made by
   (a write on an `O_DSYNC` descriptor is one); nothing unobserved or lost.
 - **nocache**: the files the command read or wrote are out of the page cache
   afterwards (fincore), where natively they stay; the native run's files.
+  Both runs start with none of the fixture's files cached (a page nocache
+  finds cached is to stay).
 - **crashtest**: `--each` with a check of what the files must hold: the
   verdict the command's syncs deserve under the posix model (ok, or failed
   where a crash can lose what it wrote), and no point unknown.
