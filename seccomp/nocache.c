@@ -270,8 +270,10 @@ static int dontcache_io(struct call *c)
 	ssize_t done;
 	off_t pos;
 	char *buf;
-	int n, fd, rwf;
+	int n, fd, rwf, end = nocache_end(c);
 
+	if (end >= 0)
+		return end;
 	if (!r || asked(c, r, &pos, &rwf) != 0 || !waits_killably() ||
 	    !same_rights(c->req->pid, NULL))
 		return CONTINUE;
@@ -289,6 +291,7 @@ static int dontcache_io(struct call *c)
 		behind_before(fd, &st);
 	done = r->write ? do_write(c, fd, pos, rwf, buf, total, iov, n)
 			: do_read(c, fd, pos, rwf, buf, total, iov, n, &st);
+	behind_served(fd, &st, c->listener);
 	free(buf);
 	close(fd);
 	if (done == UNREACHABLE)
@@ -320,4 +323,5 @@ const struct policy nocache_policy = {
 	.name = "nocache",
 	.answer = dontcache_io,
 	.unserved = nocache_unserved,
+	.gone = nocache_gone,
 };
