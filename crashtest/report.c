@@ -14,14 +14,15 @@
 #include <string.h>
 #include <sys/wait.h>
 
-static const char *const verdict_name[] = {"ok", "FAILED", "unknown", "unchecked"};
+static const char *const verdict_name[NVERDICTS] = {"ok", "FAILED", "unknown", "unchecked",
+						    "in other shards"};
 
 #define MODELS 8 /* at most, of report_head.shown */
 
 static struct {
 	struct report_head h;
-	size_t points, states, distinct, checked, count[4];
-	size_t by_model[MODELS][4];
+	size_t points, states, distinct, checked, count[NVERDICTS];
+	size_t by_model[MODELS][NVERDICTS];
 } r;
 
 int command_failed(const struct command_end *c)
@@ -231,7 +232,10 @@ static void interrupted_text(const struct report_tail *t)
 {
 	char name[32];
 
-	printf("interrupted by %s ", signal_name(t->interrupted, name, sizeof(name)));
+	if (t->budget_spent)
+		printf("stopped by --budget=%gs ", t->budget);
+	else
+		printf("interrupted by %s ", signal_name(t->interrupted, name, sizeof(name)));
 	if (r.h.end.interrupted)
 		printf("while the command ran: no point was built\n");
 	else if (!t->planned)
@@ -260,12 +264,12 @@ int report_end(const struct report_tail *t)
 		if (r.count[UNCHECKED])
 			printf("nothing was checked: give --check=CMD, a command that tells whether "
 			       "the directory is as it should be\n");
-		if (t->interrupted)
+		if (t->interrupted || t->budget_spent)
 			interrupted_text(t);
 	}
 	fflush(stdout);
 	return command_failed(&r.h.end) ? 4 : r.count[FAILED] ? 1 : r.count[UNKNOWN] ? 2 :
-	       r.count[UNCHECKED] ? 3 : 0;
+	       t->budget_spent ? 5 : r.count[UNCHECKED] ? 3 : 0;
 }
 
 void point_result_free(struct point_result *p)

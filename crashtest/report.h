@@ -11,7 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum verdict { OK, FAILED, UNKNOWN, UNCHECKED };
+/* ELSEWHERE: checked by another shard (crashtest check --shard). */
+enum verdict { OK, FAILED, UNKNOWN, UNCHECKED, ELSEWHERE, NVERDICTS };
 
 /* A file and how many of its unsynced changes a state lost. */
 struct lost {
@@ -26,6 +27,7 @@ struct state_result {
 	char *output; /* what it printed (its end, if long), escaped */
 	long same_as; /* checked already at this earlier point */
 	int checked_before;
+	size_t check; /* 1 + its check (run.h), 0: none */
 	struct lost *lost;
 	size_t nlost;
 	char *changes[3]; /* the changes it lost, when no more than three */
@@ -38,6 +40,7 @@ struct point_result {
 	uint64_t output; /* bytes the command had printed */
 	size_t unsynced, allowed, built, distinct, checked;
 	int cut;
+	int stopped; /* crashtest stopped before its states were all met */
 	enum verdict v;
 	struct problems unknown;
 	struct state_result *s; /* each distinct state built */
@@ -79,7 +82,9 @@ struct report_head {
 struct report_tail {
 	double seconds;
 	int interrupted;
-	size_t planned;
+	int budget_spent; /* --budget stopped it (interrupted is 0) */
+	double budget;
+	size_t planned, reported;
 };
 
 void report_start(const struct report_head *h);

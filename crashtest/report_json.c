@@ -21,7 +21,8 @@
 
 static struct jw w;
 static const struct report_head *heads;
-static const char *const verdict_name[] = {"ok", "failed", "unknown", "unchecked"};
+static const char *const verdict_name[NVERDICTS] = {"ok", "failed", "unknown", "unchecked",
+						    "other_shard"};
 
 static void text(const char *key, const char *s)
 {
@@ -102,7 +103,7 @@ static void state_json(const struct state_result *s)
 	jw_string(&w, "verdict", verdict_name[s->v]);
 	maybe("check_status", s->status >= 0, s->status);
 	jw_string(&w, "check_output", s->output ? s->output : "");
-	maybe("same_as_point", s->checked_before, s->same_as);
+	maybe("same_as_point", s->checked_before && s->same_as, s->same_as); /* the end: null */
 	jw_array(&w, "lost");
 	for (size_t i = 0; i < s->nlost; i++) {
 		jw_object(&w, NULL);
@@ -146,12 +147,12 @@ void json_point(const struct point_result *p, const char *model, int only_by_ada
 }
 
 /* Each model's verdicts, if the report has several. */
-static void by_models(const size_t (*by_model)[4])
+static void by_models(const size_t (*by_model)[NVERDICTS])
 {
 	jw_object(&w, "by_model");
 	for (size_t k = 0; heads && k < heads->shown && heads->shown > 1; k++) {
 		jw_object(&w, heads->models[k]);
-		for (int v = 0; v < 4; v++)
+		for (int v = 0; v < NVERDICTS; v++)
 			jw_count(&w, verdict_name[v], by_model[k][v]);
 		jw_end(&w);
 	}
@@ -159,7 +160,8 @@ static void by_models(const size_t (*by_model)[4])
 }
 
 void json_end(size_t npoints, size_t states, size_t distinct, size_t checked,
-	      const size_t count[4], const size_t (*by_model)[4], const struct report_tail *tail)
+	      const size_t count[NVERDICTS], const size_t (*by_model)[NVERDICTS],
+	      const struct report_tail *tail)
 {
 	char name[32];
 
@@ -169,12 +171,14 @@ void json_end(size_t npoints, size_t states, size_t distinct, size_t checked,
 	jw_count(&w, "states", states);
 	jw_count(&w, "distinct", distinct);
 	jw_count(&w, "checked", checked);
-	for (int v = 0; v < 4; v++)
+	for (int v = 0; v < NVERDICTS; v++)
 		jw_count(&w, verdict_name[v], count[v]);
 	jw_real(&w, "seconds", tail->seconds, 17);
 	by_models(by_model);
 	jw_end(&w);
-	if (tail->interrupted)
+	if (tail->budget_spent)
+		jw_string(&w, "interrupted", "budget");
+	else if (tail->interrupted)
 		jw_string(&w, "interrupted", signal_name(tail->interrupted, name, sizeof(name)));
 	else
 		jw_null(&w, "interrupted");

@@ -5,13 +5,16 @@
  * on each.  DIR is only read.
  */
 #define _GNU_SOURCE 1
+#include "crashtest/check.h"
 #include "crashtest/run.h"
+#include "crashtest/schedule.h"
 #include "crashtest/text.h"
 #include "common/common.h"
 #include "seccomp/seccomp.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +52,10 @@ static const char usage[] =
 	"      --check=CMD  run CMD with sh -c in each state: its exit status is the\n"
 	"                   verdict (CRASHTEST_OUTPUT names a file holding what\n"
 	"                   COMMAND printed up to the crash point)\n"
+	"  -j, --jobs=N     check N states at once (default: the CPUs crashtest may\n"
+	"                   use), each checker in namespaces of its own\n"
+	"      --budget=D   start no state after D (90s, 10m, 1.5h): the report\n"
+	"                   has the points done, and says it was cut short\n"
 	"      --json       the report in JSON\n"
 	"      --first-failure  under a failed point, its first failed state only\n"
 	"      --seccomp=S  auto (default): a program the library cannot enter\n"
@@ -117,6 +124,36 @@ static void outside_ok(const char *glob, struct options *o)
 	o->outside_ok = more;
 }
 
+/* "90s", "10m", "1.5h", "2d", or seconds; dies naming the option if it
+ * is none of those. */
+static double parse_duration(const char *what, const char *arg)
+{
+	static const struct { char unit; double seconds; } units[] = {
+		{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}};
+	char *end;
+	double v = strtod(arg, &end);
+
+	for (size_t i = 0; *end && i < sizeof(units) / sizeof(*units); i++)
+		if (end[0] == units[i].unit && !end[1]) {
+			v *= units[i].seconds;
+			end++;
+		}
+	if (end == arg || *end || !(v > 0) || v > 1e9)
+		die("%s: '%s' is not a duration (90s, 10m, 1.5h) (try 'crashtest --help')", what, arg);
+	return v;
+}
+
+/* The CPUs this process may run on: -j's default. */
+static int cpus(void)
+{
+	cpu_set_t set;
+	int n;
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0 || (n = CPU_COUNT(&set)) < 1)
+		return 1;
+	return n > MAX_JOBS ? MAX_JOBS : n;
+}
+
 /* One option of the crash points; 0 if c is not one. */
 static int point_option(int c, struct options *o)
 {
@@ -135,6 +172,10 @@ static int point_option(int c, struct options *o)
 		o->each = 1;
 	else if (c == 'w')
 		o->writes = 1;
+	else if (c == 'J')
+		o->jobs = (int)parse_number("-j", optarg, 1, MAX_JOBS);
+	else if (c == 'B')
+		o->budget = parse_duration("--budget", optarg);
 	else
 		return 0;
 	return 1;
@@ -164,14 +205,17 @@ static void parse(int argc, char **argv, struct options *o)
 		{"random", required_argument, 0, 'r'}, {"seed", required_argument, 0, 's'},
 		{"writes", no_argument, 0, 'w'},       {"model", required_argument, 0, 'M'},
 		{"states", required_argument, 0, 'n'}, {"classes", required_argument, 0, 'C'},
-		{"json", no_argument, 0, 'j'},         {"seccomp", required_argument, 0, 'S'},
+		{"json", no_argument, 0, 'Q'},         {"seccomp", required_argument, 0, 'S'},
 		{"first-failure", no_argument, 0, 'F'}, {"outside-ok", required_argument, 0, 'O'},
+		{"jobs", required_argument, 0, 'J'},   {"budget", required_argument, 0, 'B'},
 		{"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
 		{0, 0, 0, 0},
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "+hV", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+hVj:", longs, NULL)) != -1) {
+		if (c == 'j')
+			c = 'J';
 		if (point_option(c, o))
 			continue;
 		if (c == 'c')
@@ -180,7 +224,7 @@ static void parse(int argc, char **argv, struct options *o)
 			parse_model(optarg, o);
 		else if (c == 'C')
 			o->classes = parse_classes(optarg);
-		else if (c == 'j')
+		else if (c == 'Q')
 			o->json = 1;
 		else if (c == 'F')
 			o->first_failure = 1;
@@ -210,65 +254,6 @@ static const char *real_dir(const char *dir)
 	if (!(real = realpath(dir, NULL)))
 		die("cannot use %s: %s", dir, strerror(errno));
 	return real;
-}
-
-/* A step of splitmix64: the draw of --random, the same for the same seed. */
-static unsigned long long next_random(unsigned long long *state)
-{
-	unsigned long long z = (*state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static int by_number(const void *a, const void *b)
-{
-	long x = *(const long *)a, y = *(const long *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The crash points to build, of the n the run passed, ascending. */
-static long *choose(const struct options *o, long n, long *count)
-{
-	long k = o->at ? 1 : o->each ? (o->max && o->max < n ? o->max : n) :
-		 o->random < n ? o->random : n;
-	long *v = calloc((size_t)k + 1, sizeof(*v)), got = 0;
-	unsigned long long state = o->seed;
-
-	if (!v)
-		die("out of memory");
-	if (o->at)
-		v[got++] = o->at;
-	if (o->each || (o->random && k == n))
-		for (got = 0; got < k; got++)
-			v[got] = got + 1;
-	/* Floyd's draw: k distinct points, each set of k equally likely. */
-	for (long j = n - k + 1; got < k; j++) {
-		long t = 1 + (long)(next_random(&state) % (unsigned long long)j);
-		int seen = 0;
-
-		for (long i = 0; i < got; i++)
-			seen |= v[i] == t;
-		v[got++] = seen ? j : t;
-	}
-	qsort(v, (size_t)k, sizeof(*v), by_number);
-	*count = k;
-	return v;
-}
-
-/* On a terminal, how far a long run is: points done, states, time. */
-static void progress(long done, long total, size_t states, double start)
-{
-	double spent = monotonic_seconds() - start;
-
-	if (!isatty(2) || spent < 2 || total < 2)
-		return;
-	fprintf(stderr, "\rcrashtest: %ld/%ld points, %zu states, %.0f s, about %.0f s left  ",
-		done, total, states, spent, spent / (double)done * (double)(total - done));
-	if (done == total)
-		fprintf(stderr, "\r%*s\r", 70, "");
 }
 
 /* COMMAND did not run (not found, not runnable, crashtest's own error in
@@ -313,32 +298,6 @@ static void check_at(const struct run *run, const struct options *o)
 	    run->m.npoints, run->m.npoints == 1 ? "" : "s", how);
 }
 
-/* The points asked for, then the end; a signal stops them (how many were
- * to be built, in *planned). */
-static void points(struct run *run, const struct options *o, double start, size_t *planned)
-{
-	long n = 0, *at = choose(o, (long)run->m.npoints, &n);
-	struct point_result p[NMODELS];
-	size_t states = 0, k;
-	long total = n + !o->at;
-
-	*planned = (size_t)total;
-	for (long i = 0; i < total && !run_caught(); i++) {
-		for (k = 0; k < run->nmodels && !run_caught(); k++)
-			run_point(run, o, k, i < n ? at[i] : 0, &p[k]);
-		if (!run_caught())
-			report_point(p);
-		while (k-- > 0) {
-			states += p[k].built;
-			point_result_free(&p[k]);
-		}
-		progress(i + 1, total, states, start);
-	}
-	if (run_caught() && isatty(2))
-		fprintf(stderr, "\r%*s\r", 70, "");
-	free(at);
-}
-
 /* After the command ran (unless a signal stopped it): its journal read,
  * and what could not go on. */
 static void analyse(struct run *run, const struct options *o)
@@ -362,7 +321,7 @@ static long index_of(const struct run *run, enum model x)
 int main(int argc, char **argv)
 {
 	const char *names[NMODELS];
-	struct options o = {.states = 64, .classes = CLASS_ALL, .seccomp = "auto",
+	struct options o = {.states = 64, .classes = CLASS_ALL, .seccomp = "auto", .jobs = cpus(),
 			    .outside_ok = strdup(outside_ok_default)};
 	struct run run = {.fd = -1, .j.fd = -1};
 	double start = monotonic_seconds();
@@ -391,8 +350,11 @@ int main(int argc, char **argv)
 					   index_of(&run, MODEL_EXT4_NOADA), o.writes, o.json,
 					   o.first_failure, &o.seed, o.states, &run.m.unexplored,
 					   command_end(&run, &o)});
+	if (o.budget)
+		run_stop_at(start + o.budget);
+	tail.budget = o.budget;
 	if (!run_caught())
-		points(&run, &o, start, &tail.planned);
+		run_points(&run, &o, start, &tail);
 	tail.seconds = monotonic_seconds() - start;
 	tail.interrupted = run_caught();
 	status = report_end(&tail);
