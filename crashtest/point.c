@@ -7,6 +7,7 @@
 #define _GNU_SOURCE 1
 #include "crashtest/build.h"
 #include "crashtest/check.h"
+#include "crashtest/merge.h"
 #include "crashtest/run.h"
 #include "crashtest/text.h"
 #include "common/common.h"
@@ -188,6 +189,8 @@ static int to_check(struct run *run, const struct options *o, const struct built
 		return 0;
 	}
 	r->check = c = new_check(run, h, p->number, p->output, err);
+	if (run->merge)
+		return merge_take(run->merge, run, c - 1);
 	if (!run_owns(run, c - 1)) {
 		run->checked[c - 1].state = CHECK_ELSEWHERE;
 		return 0;

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* ELSEWHERE: checked by another shard (crashtest check --shard). */
 enum verdict { OK, FAILED, UNKNOWN, UNCHECKED, ELSEWHERE, NVERDICTS };
@@ -69,12 +70,30 @@ struct report_head {
 	const char *const *models;
 	size_t shown;
 	long ext4, noada;
-	int writes, json;
+	int writes;
+	int text;          /* the text report on standard output */
+	FILE *json;        /* the JSON report goes there, or NULL */
+	const char *junit; /* the JUnit XML goes there, or NULL */
 	int first_failure; /* text: only the first failed state of a point */
 	const unsigned long long *seed; /* of --random and of the states' sample */
 	size_t bound;
 	struct problems *unexplored;
 	struct command_end end;
+	/* crashtest check: the bundle's name, this shard of how many, and
+	 * where that came from (--shard, a CI's variable); NULL: a whole run. */
+	const char *bundle, *shard_from;
+	long shard, shards;
+};
+
+/* A check a shard made, for crashtest merge: the state (its hash and the
+ * output lengths it was checked with), its result. */
+struct report_check {
+	size_t id;
+	uint64_t key[4];
+	enum verdict v;
+	int status;
+	const char *output;
+	const struct problems *why;
 };
 
 /* How the report ends: the time it took, and if a signal interrupted the
@@ -85,6 +104,8 @@ struct report_tail {
 	int budget_spent; /* --budget stopped it (interrupted is 0) */
 	double budget;
 	size_t planned, reported;
+	const struct report_check *checks; /* crashtest check: this shard's */
+	size_t nchecks;
 };
 
 void report_start(const struct report_head *h);

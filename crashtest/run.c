@@ -158,10 +158,16 @@ int run_caught(void)
 }
 
 static double deadline;
+static int stopped;
 
 void run_stop_at(double when)
 {
 	deadline = when;
+}
+
+void run_stop(void)
+{
+	stopped = 1;
 }
 
 int run_budget_spent(void)
@@ -171,7 +177,7 @@ int run_budget_spent(void)
 
 int run_stopping(void)
 {
-	return caught || run_budget_spent();
+	return caught || stopped || run_budget_spent();
 }
 
 void die_of_caught(void)

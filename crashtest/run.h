@@ -17,7 +17,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* crashtest, crashtest record, check and merge. */
+enum mode { MODE_RUN, MODE_RECORD, MODE_CHECK, MODE_MERGE };
+
 struct options {
+	enum mode mode;
 	long at, max, random;
 	unsigned long long seed;
 	int each, json, writes, seeded, classes, first_failure;
@@ -29,6 +33,13 @@ struct options {
 	const char *check, *dir, *preload, *seccomp;
 	char *outside_ok; /* globs, one a line: the defaults and --outside-ok's */
 	char **cmd;
+	const char *bundle;      /* record: where it goes; check, merge: which */
+	const char *json_file;   /* --json=FILE: the JSON there, the text as well */
+	const char *junit;       /* --junit=FILE */
+	const char *check_given; /* check --check: the checker, not the bundle's */
+	long shard, shards;      /* check: shard `shard` (from 0) of `shards` */
+	const char *shard_from;  /* where that came from */
+	char **reports;          /* merge: the shards' reports */
 };
 
 /* A state to check, once: by its hash and the output the checker is
@@ -48,6 +59,7 @@ struct checked {
 };
 
 struct workers;
+struct merge;
 
 struct run {
 	char dir[PATH_MAX]; /* the run directory */
@@ -79,6 +91,7 @@ struct run {
 	size_t capindex;
 	struct workers *workers;
 	long shard, shards; /* this run checks the checks c with c % shards == shard */
+	struct merge *merge; /* crashtest merge: the results come from the shards */
 };
 
 /* The run directory, the base and the copy the command runs in. */
@@ -143,7 +156,9 @@ int run_caught(void);
 
 /* No state is started past this time (monotonic_seconds; --budget). */
 void run_stop_at(double deadline);
-/* A signal caught, or the budget spent: no new state is started. */
+/* No new state is started from now on (merge: a shard was cut short). */
+void run_stop(void);
+/* A signal caught, the budget spent, run_stop: no new state is started. */
 int run_stopping(void);
 int run_budget_spent(void);
 

@@ -227,6 +227,6 @@ void run_points(struct run *run, const struct options *o, double start,
 	}
 	finish(&s);
 	tail->reported = (size_t)s.done;
-	tail->budget_spent = !run_caught() && s.done < s.total && run_budget_spent();
+	tail->budget_spent |= !run_caught() && s.done < s.total && run_budget_spent();
 	free(at);
 }

@@ -6,8 +6,10 @@ the run with a whole report of what was done."""
 import json
 import os
 import random
+import re
 import shutil
 import signal
+import struct
 import subprocess
 import tempfile
 import time
@@ -31,7 +33,10 @@ def run(*args, env=None, timeout=600, user=(), cwd=None):
 
 
 def report(*args, **kw):
-    r = run("--json", *args, **kw)
+    """crashtest --json ARGS (after the subcommand, if any), its status and
+    report, which follows its schema."""
+    sub = args[:1] if args and args[0] in ("check", "merge") else ()
+    r = run(*sub, "--json", *args[len(sub):], **kw)
     doc = json.loads(r.stdout)
     jsonschema.validate(doc, json.loads(CRASHTEST_SCHEMA.read_text()))
     return r.returncode, Report(doc)
@@ -215,3 +220,230 @@ def test_sigterm_at_any_moment_leaves_a_whole_report(tmp_path):
         assert doc["totals"]["points"] == len(doc["points"]), i
         assert doc["totals"]["states"] == sum(p["states_built"] for p in doc["points"]), i
         assert not list(tmp.iterdir()), (i, list(tmp.iterdir()))
+
+
+# ---- record once, check anywhere, in shards ----------------------------------
+
+def recorded(tmp_path, case, *options):
+    """The bundle of CASES[case], recorded with options."""
+    setup, cmd, check = CASES[case]
+    d = setup(tmp_path / "rec")
+    bundle = tmp_path / "run.ctb"
+    r = run("record", f"--bundle={bundle}", "--seed=7", f"--check={check}", *options, d, "--",
+            *cmd)
+    assert r.returncode == 0 and "crashtest: recorded" in r.stdout, r.stdout
+    return bundle
+
+
+def untimed(text):
+    """A text report but for its time."""
+    return re.sub(r", [\d.]+ s\n", ", T s\n", text)
+
+
+def whole(doc):
+    """A report as a run of the whole bundle has it: no shard's parts."""
+    doc = timeless(doc)
+    for key in ("bundle", "shard", "checks"):
+        doc.pop(key, None)
+    return doc
+
+
+def shards(tmp_path, bundle, n, *options):
+    """Shards 1..n of the bundle, their --json reports."""
+    out = []
+    for i in range(1, n + 1):
+        path = tmp_path / f"shard-{n}-{i}.json"
+        run("check", f"--shard={i}/{n}", f"--json={path}", *options, bundle)
+        doc = json.loads(path.read_text())
+        jsonschema.validate(doc, json.loads(CRASHTEST_SCHEMA.read_text()))
+        out.append((path, doc))
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["replace, no fsync", "sqlite, synchronous=FULL"])
+def test_shards_merged_are_the_whole_run(tmp_path, case):
+    """Recorded once; checked whole, and in 1, 2, 3, 7 shards, and in more
+    shards than it has checks (some have nothing to do).  Each check is in exactly
+    one shard, the shards are balanced (their counts differ by one at
+    most), and merged they give the report of the whole -- text, JSON and
+    exit status."""
+    bundle = recorded(tmp_path, case, "--each", "--writes", "--model=all")
+    status, doc = report("check", bundle)
+    text = run("check", bundle)
+    every = {c["check"] for c in doc["checks"]}
+    assert every == set(range(len(every))) and len(every) > 5, every
+    for n in (1, 2, 3, 7, *([len(every) + 3] if len(every) < 40 else [])):
+        parts = shards(tmp_path, bundle, n)
+        ids = [[c["check"] for c in d["checks"]] for _, d in parts]
+        assert sorted(i for part in ids for i in part) == sorted(every), n
+        assert max(map(len, ids)) - min(map(len, ids)) <= 1, (n, list(map(len, ids)))
+        paths = [str(p) for p, _ in parts]
+        merged = run("merge", "--json", bundle, *paths)
+        assert merged.returncode == status and whole(json.loads(merged.stdout)) == whole(doc), n
+        merged = run("merge", bundle, *reversed(paths))
+        assert untimed(merged.stdout) == untimed(text.stdout), n
+
+
+def test_a_bundle_is_checked_by_another_user_elsewhere(tmp_path):
+    """The directory the run was recorded from is gone; the bundle, copied
+    elsewhere, is checked by another user in another TMPDIR: the same
+    verdicts as a run of its own."""
+    if os.geteuid() != 0:
+        pytest.skip("drops from root to nobody")
+    bundle = recorded(tmp_path, "replace, no fsync", "--each")
+    shutil.rmtree(tmp_path / "rec")
+    top = tempfile.mkdtemp(prefix="crashtest-scale.")
+    try:
+        os.chmod(top, 0o755)
+        copy = os.path.join(top, "copy.ctb")
+        shutil.copy(bundle, copy)
+        shutil.chown(copy, "nobody", "nogroup")
+        shutil.chown(top, "nobody", "nogroup")
+        status, doc = report("check", copy, user=NOBODY, env=dict(os.environ, TMPDIR=top))
+        assert status == 1 and doc.verdicts()[-1] == ("end", "failed"), doc.verdicts()
+        assert sorted(os.listdir(top)) == ["copy.ctb"], os.listdir(top)
+    finally:
+        shutil.rmtree(top)
+
+
+@pytest.mark.parametrize("env, shard", [
+    ({"CI_NODE_INDEX": "2", "CI_NODE_TOTAL": "3"}, (2, 3)),             # GitLab, from 1
+    ({"CIRCLE_NODE_INDEX": "2", "CIRCLE_NODE_TOTAL": "3"}, (3, 3)),     # CircleCI, from 0
+    ({"BUILDKITE_PARALLEL_JOB": "0", "BUILDKITE_PARALLEL_JOB_COUNT": "2"}, (1, 2)),
+    ({"JOB_COMPLETION_INDEX": "1", "--shards": "4"}, (2, 4)),         # Kubernetes
+    ({"CI_NODE_INDEX": "2", "CI_NODE_TOTAL": "3", "--shard": "1/5"}, (1, 5)),
+])
+def test_the_ci_says_which_shard(tmp_path, env, shard):
+    """A CI's parallel job names the shard in its variables: GitLab's
+    counted from 1, CircleCI's and Buildkite's from 0, Kubernetes' index
+    with --shards=N; --shard wins over them."""
+    bundle = recorded(tmp_path, "replace, no fsync", "--each")
+    options = [f"{k}={v}" for k, v in env.items() if k.startswith("--")]
+    variables = {k: v for k, v in env.items() if not k.startswith("--")}
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("CI_", "CIRCLE", "BUILDKITE",
+                                                                      "JOB_COMPLETION"))}
+    _, doc = report("check", *options, bundle, env=dict(clean, **variables))
+    assert (doc["shard"]["index"], doc["shard"]["count"]) == shard, doc["shard"]
+
+
+def test_merge_refuses_what_is_not_one_partition(tmp_path):
+    """A shard missing, one given twice, a report of another bundle, a check
+    in two reports: each refused (125) with what is wrong, never a report."""
+    bundle = recorded(tmp_path, "replace, no fsync", "--each", "--writes")
+    parts = [str(p) for p, _ in shards(tmp_path, bundle, 3)]
+    cases = {"shard 3 of 3 has no report": parts[:2],
+             "shard 2's report a second time": [*parts, parts[1]]}
+    other = recorded(tmp_path / "other" if (tmp_path / "other").mkdir() is None else None,
+                     "replace, no fsync", "--each", "--writes")
+    other_part = shards(tmp_path / "other", other, 3)[2][0]
+    cases["not of this one"] = [*parts[:2], str(other_part)]
+    doc = json.loads(open(parts[0]).read())
+    doc["checks"].append(json.loads(open(parts[1]).read())["checks"][0])
+    twice = tmp_path / "twice.json"
+    twice.write_text(json.dumps(doc))
+    cases["shard 2's, not shard 1's"] = [str(twice), *parts[1:]]
+    for words, reports in cases.items():
+        r = subprocess.run([CRASHTEST, "merge", bundle, *reports], capture_output=True, text=True,
+                           timeout=120)
+        assert r.returncode == 125 and words in r.stderr and not r.stdout, (words, r.stderr)
+
+
+def renamed(bundle, old, new):
+    """The bundle with the base's entry `old` named `new` (as long): its
+    items are a tag (4 bytes), a length (8), the bytes; an entry (tag 9)
+    is 32 bytes, then its name."""
+    at = bundle.index(b"\n", bundle.index(b"\n") + 1) + 1
+    while at < len(bundle):
+        tag, n = struct.unpack_from("<IQ", bundle, at)
+        if tag == 9 and bundle[at + 12 + 32:at + 12 + 32 + len(old)] == old:
+            name = at + 12 + 32
+            return bundle[:name] + new + bundle[name + len(new):]
+        at += 12 + n
+    raise AssertionError("no such entry")
+
+
+def test_a_bundle_cut_short_or_doctored_is_refused(tmp_path):
+    """A bundle cut short (an upload that stopped), one whose base names a
+    file ../x, one of another kind: refused (125), nothing made outside
+    the run directory."""
+    bundle = recorded(tmp_path, "replace, no fsync", "--each")
+    data = bundle.read_bytes()
+    short = tmp_path / "short.ctb"
+    short.write_bytes(data[:len(data) - 20])
+    evil = tmp_path / "evil.ctb"
+    evil.write_bytes(renamed(data, b"data", b"../x"))
+    alien = tmp_path / "alien.ctb"
+    alien.write_bytes(data.replace(b"little-endian", b"big-endian!!!", 1))
+    for path, words in [(short, "cut short"), (evil, "out of place"),
+                        (alien, "a machine of another kind")]:
+        r = subprocess.run([CRASHTEST, "check", path], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 125 and words in r.stderr, (path.name, r.stderr)
+    assert not (tmp_path / "x").exists()
+
+
+# ---- JUnit --------------------------------------------------------------------
+
+def junit_valid(path):
+    """The file follows the JUnit schema CI tools read (tests/data), and its
+    counts are those of its cases."""
+    lxml = pytest.importorskip("lxml.etree")
+    schema = lxml.XMLSchema(lxml.parse(str(CRASH.parents[1] / "data" / "junit.xsd")))
+    doc = lxml.parse(str(path))
+    schema.assertValid(doc)
+    suite = doc.getroot().find("testsuite")
+    cases = suite.findall("testcase")
+    assert int(suite.get("tests")) == len(cases)
+    assert int(suite.get("failures")) == sum(c.find("failure") is not None for c in cases)
+    assert int(suite.get("errors")) == sum(c.find("failure") is None and
+                                           c.find("error") is not None for c in cases)
+    return cases
+
+
+def test_junit_has_a_case_per_point(tmp_path, old):
+    """--junit=FILE: a case per point and model, passed where ok; a failure
+    per failed state, with what it lost and the checker's output; beside
+    the text report, which is unchanged."""
+    out = tmp_path / "report.xml"
+    check = REPLACED + " || { echo 'data: <'$(cat data)'> & more'; exit 1; }"
+    r = run("--junit", out, "--model=all", "--each", "--writes", f"--check={check}", old, "--",
+            CRASHY, "bad", "data", "expected")
+    assert r.returncode == 1 and r.stdout.splitlines()[-2].startswith("4 points"), r.stdout
+    cases = junit_valid(out)
+    assert len(cases) == 4 * 3, len(cases)
+    assert {c.get("classname") for c in cases} == {"crashtest.posix", "crashtest.ext4-ordered",
+                                                   "crashtest.xfs"}
+    failed = [c for c in cases if c.find("failure") is not None]
+    assert failed and all(c.get("name") in ("end", "point 3 after rename data.tmp -> data")
+                          for c in failed), [c.get("name") for c in failed]
+    text = failed[0].find("failure").text
+    assert "lost: " in text and "check exit 1" in text and "data: <" in text, text
+
+
+def test_junit_of_what_is_unknown_unchecked_or_cut_short(tmp_path, old):
+    """No checker: each case skipped.  A run stopped by its budget: a case
+    of the run in error, saying so.  Both follow the schema."""
+    out = tmp_path / "a.xml"
+    run("--junit", out, "--each", old, "--", CRASHY, "bad", "data", "expected")
+    assert all(c.find("skipped") is not None for c in junit_valid(out))
+    d = tmp_path / "d"
+    d.mkdir()
+    out = tmp_path / "b.xml"
+    r = run("--junit", out, "-j1", "--budget=1s", "--each", "--check=sleep 0.3", d, "--", "sh",
+            "-c", TWENTY)
+    assert r.returncode == 5, r.stdout
+    cases = junit_valid(out)
+    errors = [c.find("error").get("message") for c in cases if c.find("error") is not None]
+    assert len(errors) == 1 and errors[0].startswith("stopped by --budget=1s after "), errors
+
+
+def test_merge_writes_junit_too(tmp_path):
+    """The merged report's JUnit: the cases of the whole run."""
+    bundle = recorded(tmp_path, "replace, no fsync", "--each", "--writes")
+    parts = [str(p) for p, _ in shards(tmp_path, bundle, 2)]
+    whole_xml, merged_xml = tmp_path / "whole.xml", tmp_path / "merged.xml"
+    run("check", "--junit", whole_xml, bundle)
+    run("merge", "--junit", merged_xml, bundle, *parts)
+    names = [(c.get("name"), c.find("failure") is not None) for c in junit_valid(whole_xml)]
+    assert [(c.get("name"), c.find("failure") is not None)
+            for c in junit_valid(merged_xml)] == names
