@@ -159,6 +159,21 @@ void workers_init(struct workers *w, struct run *run, int n)
 
 /* ---- in the worker ------------------------------------------------------ */
 
+/* A worker ignores the signals that stop crashtest, which kills it then
+ * itself: a signal to the whole tree (pkill, a CI killing the job's
+ * processes) ends the run as crashtest's own would, never as a check that
+ * failed; its checker gets them as any program does. */
+static void set_signals(void (*how)(int))
+{
+	static const int stops[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+
+	for (int sig = 1; sig < 32; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
+	for (size_t i = 0; i < sizeof(stops) / sizeof(*stops); i++)
+		signal(stops[i], how);
+}
+
 /* The first n bytes of the run's file `from` as the slot's new file `to`:
  * what the command had printed up to the point. */
 static void prefix(const struct run *run, const char *from, int slot, const char *to, uint64_t n)
@@ -244,7 +259,8 @@ static void kill_leftovers(pid_t group)
 }
 
 /* `sh -c CHECK` in the state, its output in the slot's file `check`; its
- * status as a shell gives it. */
+ * status as a shell gives it, or minus the signal that stops crashtest
+ * that killed it (not a verdict: a kill from outside, set_signals). */
 static int run_checker(const struct run *run, const struct options *o, const struct job *j,
 		       int slot)
 {
@@ -258,6 +274,7 @@ static int run_checker(const struct run *run, const struct options *o, const str
 		die("cannot run the check: %s", strerror(errno));
 	if (pid == 0) {
 		setpgid(0, 0);
+		set_signals(SIG_DFL);
 		checker_env(run, j->point, j->what);
 		/* By path: with a slot mounted on the run directory, its state. */
 		if (chdir(run->dir) != 0 || chdir("work") != 0 || dup2(out, 1) < 0 ||
@@ -271,10 +288,14 @@ static int run_checker(const struct run *run, const struct options *o, const str
 		if (errno != EINTR)
 			die("cannot wait: %s", strerror(errno));
 	kill_leftovers(pid);
+	if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM ||
+				    WTERMSIG(status) == SIGHUP))
+		return -WTERMSIG(status);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* The result on the pipe: "status length\n", the output; or "unknown
+/* The result on the pipe: "status length\n", the output (a negative
+ * status: the signal that killed the checker from outside); or "unknown
  * n\n", then each reason, NUL-ended.  Cut to RESULT_MAX. */
 static void send_result(int fd, int status, const char *output, const struct problems *why)
 {
@@ -310,8 +331,7 @@ static noreturn void worker(struct run *run, const struct options *o, const stru
 	setpgid(0, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	for (int sig = 1; sig < 32; sig++)
-		signal(sig, SIG_DFL);
+	set_signals(SIG_IGN);
 	snprintf(name, sizeof(name), w->isolated ? "s%d" : ".", k);
 	if ((slot = openat(run->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		die("cannot open %s/%s: %s", run->dir, name, strerror(errno));
@@ -393,6 +413,10 @@ static int take_result(struct checked *c, const char *buf, size_t len)
 	}
 	if (sscanf(buf, "%d %zu\n", &status, &n) != 2 || !strchr(buf, '\n'))
 		return -1;
+	if (status < 0) {
+		run_interrupt(-status); /* its checker killed from outside: no verdict */
+		return 0;
+	}
 	at = (size_t)(strchr(buf, '\n') - buf) + 1;
 	c->status = status;
 	c->v = status == 0 ? OK : FAILED;
@@ -415,15 +439,16 @@ int workers_reap(struct workers *w, struct run *run, int wait)
 	watch_worker(pid, 0);
 	buf = read_all(w->w[k].fd, &len);
 	close(w->w[k].fd);
-	if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0) ||
-	    take_result(&run->checked[w->w[k].check - 1], buf, len) != 0) {
-		if (!run_caught())
-			die("a worker checking a state failed (%s %d)", WIFEXITED(status) ?
-			    "exit status" : "signal", WIFEXITED(status) ? WEXITSTATUS(status) :
-			    WTERMSIG(status));
-	} else {
+	/* Once crashtest is interrupted, no result is taken: a checker killed
+	 * with it (a signal to the whole tree) would seem to have failed. */
+	if (WIFSIGNALED(status) && !run_caught())
+		run_interrupt(WTERMSIG(status)); /* killed from outside: the run ends */
+	else if (!run_caught() && (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+				   take_result(&run->checked[w->w[k].check - 1], buf, len) != 0))
+		die("a worker checking a state failed (exit status %d)",
+		    WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	if (!run_caught())
 		run->checked[w->w[k].check - 1].state = CHECK_DONE;
-	}
 	free(buf);
 	w->w[k] = (struct worker){0};
 	w->running--;

@@ -141,9 +141,14 @@ void watch_worker(pid_t pid, int on)
 		on_signal(caught); /* it came before pid was known */
 }
 
+void run_interrupt(int sig)
+{
+	on_signal(sig);
+}
+
 void catch_signals(void)
 {
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
 	struct sigaction sa = {.sa_handler = on_signal}, old;
 
 	crashtest_pid = getpid();

@@ -146,6 +146,9 @@ void power_off(pid_t group);
 int wait_for(pid_t pid);
 void catch_signals(void);
 
+/* The run ends as if crashtest had caught sig (a worker was killed). */
+void run_interrupt(int sig);
+
 /* A worker (check.c) that a signal to crashtest kills at once, or no
  * longer one. */
 void watch_worker(pid_t pid, int on);

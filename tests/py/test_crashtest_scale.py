@@ -447,3 +447,48 @@ def test_merge_writes_junit_too(tmp_path):
     names = [(c.get("name"), c.find("failure") is not None) for c in junit_valid(whole_xml)]
     assert [(c.get("name"), c.find("failure") is not None)
             for c in junit_valid(merged_xml)] == names
+
+
+def tree(pid):
+    """pid and every process below it."""
+    children = {}
+    for stat in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            text = open(f"/proc/{stat}/stat").read()
+        except (OSError, ValueError):
+            continue
+        children.setdefault(int(text[text.rindex(")") + 2:].split()[1]), []).append(int(stat))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo += children.get(p, [])
+    return sorted(out)
+
+
+@pytest.mark.parametrize("order", ["pids", "leaves first"])
+def test_a_signal_to_the_whole_tree_ends_the_run_whole(tmp_path, order):
+    """SIGTERM to every process of crashtest's tree, as pkill sends it (in
+    the order of the pids) or a CI that kills a job's processes (here the
+    workers and checkers 0.3 s before crashtest): the workers outlive it
+    (they ignore it; crashtest kills them), a checker it killed is no
+    failed check but the run's end, and the report is whole, marked
+    interrupted."""
+    d = tmp_path / "d"
+    d.mkdir()
+    cmd = [str(CRASHTEST), "--json", "-j2", "--each", "--check=sleep 0.3", d, "--", "sh", "-c",
+           TWENTY]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    below = [pid for pid in tree(p.pid) if pid != p.pid]
+    pids = tree(p.pid) if order == "pids" else [*reversed(below), "sleep", p.pid]
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM) if pid != "sleep" else time.sleep(0.3)
+        except ProcessLookupError:
+            pass
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == -signal.SIGTERM, (p.returncode, err)
+    doc = json.loads(out)
+    jsonschema.validate(doc, json.loads(CRASHTEST_SCHEMA.read_text()))
+    assert doc["interrupted"] == "SIGTERM" and doc["totals"]["failed"] == 0, doc["totals"]
