@@ -215,7 +215,7 @@ void run_points(struct run *run, const struct options *o, double start,
 
 	s.total = n + !o->at;
 	tail->planned = (size_t)s.total;
-	workers_init(&w, run, o->check ? o->jobs : 1);
+	workers_init(&w, run, o->check && !run->merge ? o->jobs : 1);
 	w.done = drain;
 	w.arg = &s;
 	for (long i = 0; i < s.total && !run_stopping(); i++) {

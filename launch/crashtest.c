@@ -268,22 +268,24 @@ static int report_option(int c, struct options *o)
 	return 1;
 }
 
+/* The options of crashtest and its subcommands (allowed[] says whose). */
+static const struct option longs[] = {
+	{"at", required_argument, 0, 'a'},     {"each", no_argument, 0, 'e'},
+	{"max", required_argument, 0, 'm'},    {"check", required_argument, 0, 'c'},
+	{"random", required_argument, 0, 'r'}, {"seed", required_argument, 0, 's'},
+	{"writes", no_argument, 0, 'w'},       {"model", required_argument, 0, 'M'},
+	{"states", required_argument, 0, 'n'}, {"classes", required_argument, 0, 'C'},
+	{"json", optional_argument, 0, 'Q'},   {"seccomp", required_argument, 0, 'S'},
+	{"first-failure", no_argument, 0, 'F'}, {"outside-ok", required_argument, 0, 'O'},
+	{"jobs", required_argument, 0, 'J'},   {"budget", required_argument, 0, 'B'},
+	{"junit", required_argument, 0, 'U'},  {"bundle", required_argument, 0, 'b'},
+	{"shard", required_argument, 0, 'H'},  {"shards", required_argument, 0, 'N'},
+	{"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
+	{0, 0, 0, 0},
+};
+
 static void parse(int argc, char **argv, struct options *o)
 {
-	static const struct option longs[] = {
-		{"at", required_argument, 0, 'a'},     {"each", no_argument, 0, 'e'},
-		{"max", required_argument, 0, 'm'},    {"check", required_argument, 0, 'c'},
-		{"random", required_argument, 0, 'r'}, {"seed", required_argument, 0, 's'},
-		{"writes", no_argument, 0, 'w'},       {"model", required_argument, 0, 'M'},
-		{"states", required_argument, 0, 'n'}, {"classes", required_argument, 0, 'C'},
-		{"json", optional_argument, 0, 'Q'},   {"seccomp", required_argument, 0, 'S'},
-		{"first-failure", no_argument, 0, 'F'}, {"outside-ok", required_argument, 0, 'O'},
-		{"jobs", required_argument, 0, 'J'},   {"budget", required_argument, 0, 'B'},
-		{"junit", required_argument, 0, 'U'},  {"bundle", required_argument, 0, 'b'},
-		{"shard", required_argument, 0, 'H'},  {"shards", required_argument, 0, 'N'},
-		{"help", no_argument, 0, 'h'},         {"version", no_argument, 0, 'V'},
-		{0, 0, 0, 0},
-	};
 	int c, index;
 
 	while ((c = getopt_long(argc, argv, "+hVj:", longs, &index)) != -1) {
@@ -409,8 +411,8 @@ static void choose_shard(struct options *o)
 		o->shards = n ? parse_number(ci[k].count, n, 1, 1 << 20) : o->shards;
 		o->shard = parse_number(ci[k].index, i, ci[k].from_one, o->shards - !ci[k].from_one) -
 			   ci[k].from_one;
-		snprintf(from, sizeof(from), "%s=%s%s%s%s", ci[k].index, i, n ? ", " : "",
-			 n ? ci[k].count : "", n ? "" : "");
+		snprintf(from, sizeof(from), "%s=%s%s%s%s%s", ci[k].index, i, n ? ", " : "",
+			 n ? ci[k].count : "", n ? "=" : "", n ? n : "");
 		o->shard_from = from;
 	}
 	if (o->shard < 0)
