@@ -494,6 +494,8 @@ static int record(struct run *run, const struct options *o)
 {
 	struct stat st;
 
+	if (run_caught())
+		return 0; /* interrupted: no bundle of half a run; it dies of the signal */
 	bundle_write(o->bundle, run, o);
 	if (stat(o->bundle, &st) != 0)
 		die("cannot write %s: %s", o->bundle, strerror(errno));
