@@ -168,11 +168,13 @@ $(B)/cli/common/common.o: common/common.c $(B)/embedded
 JSON_OBJS = $(B)/cli/common/json.o $(B)/cli/common/json_parse.o
 DW_LIBS ?= -ldl
 LAUNCH_LIBS =
-$(B)/bin/eatmydata: $(B)/cli/common/sync_on_exit.o $(REPORT_OBJS) $(JSON_OBJS) $(SECCOMP_OBJS)
-$(B)/bin/syncstat: $(B)/cli/common/sync_on_exit.o $(REPORT_OBJS) $(JSON_OBJS) $(SECCOMP_OBJS)
+$(B)/bin/eatmydata: $(B)/cli/common/sync_on_exit.o $(REPORT_OBJS) $(JSON_OBJS) $(B)/cli/common/junit.o \
+	$(SECCOMP_OBJS)
+$(B)/bin/syncstat: $(B)/cli/common/sync_on_exit.o $(REPORT_OBJS) $(JSON_OBJS) $(B)/cli/common/junit.o \
+	$(SECCOMP_OBJS)
 $(B)/bin/nocache: $(B)/cli/common/sync_on_exit.o $(SECCOMP_OBJS)
 $(B)/bin/eatmydata $(B)/bin/syncstat: LAUNCH_LIBS += $(DW_LIBS)
-$(B)/bin/crashtest: $(CRASHTEST_OBJS) $(B)/cli/common/sync_on_exit.o $(B)/cli/common/json.o \
+$(B)/bin/crashtest: $(CRASHTEST_OBJS) $(B)/cli/common/sync_on_exit.o $(JSON_OBJS) $(B)/cli/common/junit.o \
 	$(SECCOMP_OBJS)
 $(B)/bin/hirestimes: $(B)/cli/shared/elf_kind.o
 $(B)/bin/%: $(B)/cli/launch/%.o $(LAUNCH_OBJS)

@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from crashtest_bench import crashtest_bench
+from crashtest_bench import crashtest_bench, scale_bench
 from library_bench import library_per_call
 from nocache_reads_bench import nocache_read_bench
 from policies_bench import policies_bench
@@ -640,6 +640,8 @@ def main():
         return launcher_rows()
     if sys.argv[1:] == ["crashtest"]:
         return crashtest_only()
+    if sys.argv[1:] == ["crashtest-scale"]:
+        return crashtest_only(scale_bench)
     if sys.argv[1:] == ["syncstat"]:
         top = Path(tempfile.mkdtemp(prefix="emd-bench-", dir="/tmp"))
         try:
@@ -724,11 +726,12 @@ def nocache_only():
         shutil.rmtree(top, ignore_errors=True)
 
 
-def crashtest_only():
-    """bench.py crashtest: crashtest's table alone (BENCH_ROUNDS applies)."""
+def crashtest_only(part=crashtest_bench):
+    """bench.py crashtest: crashtest's table alone (BENCH_ROUNDS applies);
+    crashtest-scale: its workers, shards and etcd's first start alone."""
     top = Path(tempfile.mkdtemp(prefix="emd-bench-", dir="/tmp"))
     try:
-        crashtest_bench(top)
+        part(top)
     finally:
         shutil.rmtree(top, ignore_errors=True)
 

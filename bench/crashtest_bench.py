@@ -5,6 +5,7 @@ calls, perf), how big the journal grows, how many states a second crashtest
 builds and checks, and what a crash point costs with a real checker."""
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -152,3 +153,93 @@ def crashtest_bench(top):
     print(f"\nsqlite, 3 transactions, synchronous=FULL, --each --writes, every state the "
           f"posix model allows: {t['points']} points, {t['states']} states, {t['distinct']} "
           f"distinct, {t['checked']} checked, {seconds:.1f} s")
+    scale_bench(top)
+
+
+# ---- at scale: workers, shards, etcd's first start ---------------------------
+
+BENCH = ROOT / "bench"
+# 30 syncs, each a point: a checker-bound run when the checker takes time.
+THIRTY = "for i in $(seq 30); do echo $i > f$i; sync; done"
+
+
+def timed(cmd, **kw):
+    t0 = time.perf_counter()
+    r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kw)
+    if r.returncode not in (0, 1, 2, 3):
+        sys.exit(f"bench: {cmd[:3]} failed: {r.stderr[-2000:]}")
+    return time.perf_counter() - t0, r
+
+
+def load():
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def workers_row(top, jobs, rounds):
+    """-jN against -j1 on a checker-bound run (the checker sleeps 0.25 s),
+    interleaved; the median of per-round ratios."""
+    ratios, ones, ns = [], [], []
+    for _ in range(rounds):
+        t = {}
+        for j in (1, jobs):
+            d = fresh(top, nothing)
+            t[j], _ = timed([CRASHTEST, f"-j{j}", "--each", "--check=sleep 0.25", d, "--", "sh",
+                             "-c", THIRTY])
+        ones.append(t[1])
+        ns.append(t[jobs])
+        ratios.append(t[1] / t[jobs])
+    return statistics.median(ones), statistics.median(ns), statistics.median(ratios)
+
+
+def shards_row(top, n):
+    """The three-transaction SQLite case recorded once, checked whole, then
+    in n shards one after another and merged (-j1 each: the work)."""
+    d = fresh(top, database)
+    bundle = Path(tempfile.mkdtemp(dir=top)) / "run.ctb"
+    timed([CRASHTEST, "record", f"--bundle={bundle}", "--each", "--writes", "--seed=1",
+           f"--check={SQL3_CHECK}", d, "--", "sh", "-c", SQL3, "sql"])
+    whole, _ = timed([CRASHTEST, "check", "-j1", bundle])
+    parts, spent = [], 0.0
+    for i in range(1, n + 1):
+        parts.append(bundle.parent / f"s{i}.json")
+        t, _ = timed([CRASHTEST, "check", "-j1", f"--shard={i}/{n}", f"--json={parts[-1]}",
+                      bundle])
+        spent += t
+    merge, _ = timed([CRASHTEST, "merge", bundle, *parts])
+    return whole, spent, merge
+
+
+def etcd_row(top, jobs):
+    """etcd's first start, --each --writes, its real checker (etcd started
+    on each state, the acknowledged key read back): recorded once, checked
+    with -jN."""
+    d = fresh(top, nothing)
+    bundle = Path(tempfile.mkdtemp(dir=top)) / "etcd.ctb"
+    record, _ = timed([CRASHTEST, "record", f"--bundle={bundle}", "--each", "--writes", "--seed=1",
+                       f"--check=sh {BENCH / 'etcd_check.sh'}", d, "--", "sh",
+                       BENCH / "etcd_first_start.sh"])
+    check, r = timed([CRASHTEST, "check", f"-j{jobs}", "--json", bundle])
+    return record, check, json.loads(r.stdout)["totals"]
+
+
+def scale_bench(top):
+    jobs = len(os.sched_getaffinity(0))
+    rounds = max(3, ROUNDS // 3)
+    before = load()
+    one, many, ratio = workers_row(top, jobs, rounds)
+    print(f"\ncrashtest at scale, {jobs} CPUs (load average {before} before, {load()} after):\n")
+    print(f"- -j{jobs} against -j1, a checker that sleeps 0.25 s, 31 points, {rounds} "
+          f"interleaved rounds: -j1 {one:.1f} s, -j{jobs} {many:.1f} s, {ratio:.2f}x "
+          "(median of per-round ratios)")
+    for n in (2, 4):
+        whole, spent, merge = shards_row(top, n)
+        print(f"- {n} shards one after another plus the merge against the whole bundle checked "
+              f"at once (sqlite, 3 transactions, --each --writes, -j1): {spent:.1f} + "
+              f"{merge:.2f} s against {whole:.1f} s, {(spent + merge) / whole:.2f}x the work")
+    if os.environ.get("BENCH_ETCD", "1") != "0" and shutil.which("etcd"):
+        record, check, t = etcd_row(top, jobs)
+        print(f"- etcd's first start, --each --writes, etcd started on each state: "
+              f"{t['points']} points, {t['states']} states, {t['distinct']} distinct, "
+              f"{t['checked']} checked ({t['failed']} failed, {t['unknown']} unknown); recorded "
+              f"in {record:.1f} s, checked with -j{jobs} in {check:.0f} s "
+              f"(load average {load()} after)")

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* point.c -- one crash point: its states, each built where the command ran
- * (the same absolute path), checked by `sh -c CHECK` with what the command
- * had printed up to the point, its output kept for the report; a state the
- * same as one checked before is not checked again.
+/* point.c -- one crash point: its states, each new one given to a worker
+ * to build and check (check.c), or to another shard; a state the same as
+ * one checked before, with the same output, takes its verdict.  Once its
+ * checks are done, the point's verdict.
  */
 #define _GNU_SOURCE 1
 #include "crashtest/build.h"
+#include "crashtest/check.h"
+#include "crashtest/merge.h"
 #include "crashtest/run.h"
 #include "crashtest/text.h"
 #include "common/common.h"
@@ -18,9 +20,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-/* The most of a checker's output the report keeps: its end. */
-#define OUTPUT_KEPT 4096
 
 /* The call a crash point followed, its file named as it was. */
 static char *after(const struct run *run, uint32_t rec)
@@ -106,88 +105,6 @@ static void lost(const struct run *run, const struct point_states *ps, const str
 	}
 }
 
-/* The first n bytes of the run's file `from` as the new file `to`: what the
- * command had printed up to the point. */
-static void prefix(const struct run *run, const char *from, const char *to, uint64_t n)
-{
-	int in = openat(run->fd, from, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), out;
-	struct stat st;
-
-	unlinkat(run->fd, to, 0);
-	out = openat(run->fd, to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (out < 0)
-		die("cannot create %s/%s: %s", run->dir, to, strerror(errno));
-	while (in >= 0 && fstat(in, &st) == 0 && S_ISREG(st.st_mode) && n > 0) {
-		ssize_t c = copy_file_range(in, NULL, out, NULL, n, 0);
-
-		if (c <= 0)
-			break;
-		n -= (uint64_t)c;
-	}
-	if (in >= 0)
-		close(in);
-	close(out);
-}
-
-/* The end of the checker's output, escaped. */
-static char *read_output(const struct run *run)
-{
-	char buf[OUTPUT_KEPT];
-	struct stat st;
-	int fd = openat(run->fd, "check", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	ssize_t n = -1;
-
-	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-		n = pread(fd, buf, sizeof(buf),
-			  st.st_size > (off_t)sizeof(buf) ? st.st_size - (off_t)sizeof(buf) : 0);
-	if (fd >= 0)
-		close(fd);
-	return escape(buf, n > 0 ? (size_t)n : 0, 1);
-}
-
-static void checker_env(const struct run *run, long number, const char *what)
-{
-	char path[PATH_MAX + 16];
-
-	snprintf(path, sizeof(path), "%s/output", run->dir);
-	setenv("CRASHTEST_OUTPUT", path, 1);
-	snprintf(path, sizeof(path), "%s/errors", run->dir);
-	setenv("CRASHTEST_ERRORS", path, 1);
-	snprintf(path, sizeof(path), "%ld", number);
-	setenv("CRASHTEST_POINT", path, 1);
-	setenv("CRASHTEST_STATE", what, 1);
-}
-
-/* `sh -c CHECK` in the state, its output in the run's file `check`. */
-static void check(const struct run *run, const struct options *o, long number,
-		  struct state_result *r)
-{
-	char *argv[] = {"/bin/sh", "-c", (char *)o->check, NULL};
-	int out, status;
-	pid_t pid;
-
-	unlinkat(run->fd, "check", 0);
-	out = openat(run->fd, "check", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (out < 0 || (pid = fork()) < 0)
-		die("cannot run the check: %s", strerror(errno));
-	if (pid == 0) {
-		setpgid(0, 0);
-		checker_env(run, number, r->what);
-		if (fchdir(run->fd) != 0 || chdir("work") != 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0)
-			die("cannot enter %s/work: %s", run->dir, strerror(errno));
-		exec_command(argv[0], argv);
-	}
-	setpgid(pid, pid);
-	close(out);
-	status = wait_for(pid);
-	power_off(pid);
-	if (run_caught())
-		return; /* killed by crashtest: no verdict, and the point is dropped */
-	r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	r->v = r->status == 0 ? OK : FAILED;
-	r->output = read_output(run);
-}
-
 /* Has a state with this hash been seen at this point?  Then not again. */
 static int seen_before(uint64_t (**seen)[2], size_t *n, const uint64_t h[2])
 {
@@ -201,67 +118,90 @@ static int seen_before(uint64_t (**seen)[2], size_t *n, const uint64_t h[2])
 	return 0;
 }
 
-/* The same state checked at an earlier point with the same output: its
- * verdict holds here too. */
-static const struct checked *checked_before(const struct run *run, const uint64_t h[2],
-					    uint64_t out, uint64_t err)
+static size_t slot_of(const uint64_t h[2], uint64_t out, uint64_t err, size_t cap)
 {
-	for (size_t i = 0; i < run->nchecked; i++) {
-		const struct checked *c = &run->checked[i];
+	return (size_t)((h[0] ^ (h[1] * 31) ^ (out * 0x9e3779b97f4a7c15ULL) ^ err) & (cap - 1));
+}
+
+/* The check of this state with this output, if it has one: 1 + its
+ * number, else 0. */
+static size_t check_of(const struct run *run, const uint64_t h[2], uint64_t out, uint64_t err)
+{
+	for (size_t i = run->capindex ? slot_of(h, out, err, run->capindex) : 0;
+	     run->capindex && run->check_index[i]; i = (i + 1) & (run->capindex - 1)) {
+		const struct checked *c = &run->checked[run->check_index[i] - 1];
 
 		if (c->h[0] == h[0] && c->h[1] == h[1] && c->out == out && c->err == err)
-			return c;
+			return run->check_index[i];
 	}
-	return NULL;
+	return 0;
 }
 
-static void remember(struct run *run, const uint64_t h[2], const struct point_result *p,
-		     uint64_t err, const struct state_result *r)
+/* Check c (from 1) into the index, which grows to stay half empty. */
+static void index_check(struct run *run, size_t c)
 {
-	struct checked *c;
+	const struct checked *x = &run->checked[c - 1];
+	size_t i;
 
+	if (2 * c > run->capindex) {
+		free(run->check_index);
+		run->capindex = run->capindex ? 2 * run->capindex : 256;
+		if (!(run->check_index = calloc(run->capindex, sizeof(*run->check_index))))
+			die("out of memory");
+		for (size_t k = 1; k < c; k++)
+			index_check(run, k);
+	}
+	for (i = slot_of(x->h, x->out, x->err, run->capindex); run->check_index[i];
+	     i = (i + 1) & (run->capindex - 1))
+		;
+	run->check_index[i] = c;
+}
+
+/* A new check of state h, first met at this point: 1 + its number. */
+static size_t new_check(struct run *run, const uint64_t h[2], long point, uint64_t out,
+			uint64_t err)
+{
 	if (run->nchecked == run->capchecked &&
 	    !(run->checked = realloc(run->checked, (run->capchecked = run->capchecked ?
-						    2 * run->capchecked : 64) * sizeof(*c))))
+						    2 * run->capchecked : 64) *
+							   sizeof(*run->checked))))
 		die("out of memory");
-	c = &run->checked[run->nchecked++];
-	*c = (struct checked){{h[0], h[1]}, p->output, err, p->number, r->v, r->status,
-			      strdup(r->output ? r->output : "")};
-	if (!c->output)
-		die("out of memory");
+	run->checked[run->nchecked++] = (struct checked){{h[0], h[1]}, out, err, point,
+							 CHECK_PENDING, UNCHECKED, -1, NULL, {0}};
+	index_check(run, run->nchecked);
+	return run->nchecked;
 }
 
-/* The verdict of state r: checked now, or as it was at an earlier point. */
-static void verdict_of(struct run *run, const struct options *o, const struct built *b,
-		       const uint64_t h[2], uint64_t err, struct point_result *p,
-		       struct state_result *r)
+/* State r, to be checked: a check of its own, given to a worker (or left
+ * to another shard), or the one of the same state with the same output
+ * at an earlier point (or under another model), whose verdict holds here
+ * too.  0, or -1 if crashtest is stopping and did not start it. */
+static int to_check(struct run *run, const struct options *o, const struct built *b,
+		    const uint64_t h[2], uint64_t err, const struct point_result *p,
+		    struct state_result *r)
 {
-	const struct checked *c = checked_before(run, h, p->output, err);
-	size_t known = p->unknown.n;
+	size_t c = check_of(run, h, p->output, err);
 
 	if (c) {
-		r->v = c->v;
-		r->status = c->status;
-		r->same_as = c->point;
+		r->check = c;
 		r->checked_before = 1;
-		if (!(r->output = strdup(c->output)))
-			die("out of memory");
-		return;
+		r->same_as = run->checked[c - 1].point;
+		return 0;
 	}
-	state_build(b, run->fd, "work");
-	if (p->unknown.n > known)
-		r->v = UNKNOWN; /* not built as the journal says: no checker runs in it */
-	else
-		check(run, o, p->number, r);
-	remove_tree_at(run->fd, "work");
-	if (r->v == UNKNOWN || run_caught())
-		return;
-	p->checked++;
-	remember(run, h, p, err, r);
+	r->check = c = new_check(run, h, p->number, p->output, err);
+	if (run->merge)
+		return merge_take(run->merge, run, c - 1);
+	if (!run_owns(run, c - 1)) {
+		run->checked[c - 1].state = CHECK_ELSEWHERE;
+		return 0;
+	}
+	return workers_start(run->workers, run, o, &(struct job){b, p->output, err, p->number,
+								 r->what, c}, run_stopping);
 }
 
-/* State s of the point: built, checked, its result in p (unless it is one
- * already there). */
+/* State s of the point: its hash, and its check if it is to have one.  1
+ * if it is a new state of the point (its result in p), 0 if it is one
+ * already there; -1 if crashtest is stopping. */
 static int one_state(struct run *run, const struct options *o, const struct run_model *m,
 		     const struct point_states *ps, size_t i, struct point_result *p,
 		     uint64_t (**seen)[2], uint64_t err)
@@ -269,9 +209,9 @@ static int one_state(struct run *run, const struct options *o, const struct run_
 	struct listing l;
 	uint64_t h[2];
 	struct built b = {.m = m, .ps = ps, .s = &ps->s[i], .t = &run->t, .l = &l,
-			  .base = &run->base, .why = &p->unknown};
+			  .base = &run->base};
 	struct state_result *r = &p->s[i];
-	int fresh;
+	int fresh, stopped = 0;
 
 	p->built++;
 	state_names(m, ps, b.s, &run->t);
@@ -284,10 +224,10 @@ static int one_state(struct run *run, const struct options *o, const struct run_
 	if ((fresh = !seen_before(seen, &p->distinct, h)) && o->check && p->unknown.n)
 		r->v = UNKNOWN;
 	else if (fresh && o->check)
-		verdict_of(run, o, &b, h, err, p, r);
+		stopped = to_check(run, o, &b, h, err, p, r);
 	listing_free(&l);
 	tree_undo(&run->t, run->base_mark);
-	return fresh;
+	return stopped ? -1 : fresh;
 }
 
 static void drop_result(struct state_result *r)
@@ -299,19 +239,6 @@ static void drop_result(struct state_result *r)
 	for (size_t k = 0; k < r->nlost; k++)
 		free(r->lost[k].file);
 	free(r->lost);
-}
-
-/* The point's verdict: unknown if the run was not all seen up to it (or a
- * state could not be built), never failed then; else failed if a state
- * failed; else ok once checked. */
-static enum verdict verdict(const struct point_result *p, const struct options *o)
-{
-	if (p->unknown.n)
-		return UNKNOWN;
-	for (size_t i = 0; i < p->ns; i++)
-		if (p->s[i].v == FAILED)
-			return FAILED;
-	return o->check ? OK : UNCHECKED;
 }
 
 /* What the point is; its states, described, and what each lost. */
@@ -337,6 +264,7 @@ void run_point(struct run *run, const struct options *o, size_t k, long number,
 	uint32_t rec = number ? m->point_rec[number - 1] : run->j.n ? (uint32_t)run->j.n - 1 : NEVER;
 	uint64_t (*seen)[2] = NULL, err;
 	struct point_states ps;
+	int fresh = 0;
 
 	*p = (struct point_result){.number = number};
 	counts(run, rec, p);
@@ -350,16 +278,65 @@ void run_point(struct run *run, const struct options *o, size_t k, long number,
 	p->allowed = ps.candidates;
 	p->cut = ps.cut;
 	err = number ? run->j.r[rec].h.err : run->err_size;
-	prefix(run, CT_OUT, "output", p->output);
-	prefix(run, CT_ERR, "errors", err);
-	/* A signal to crashtest: the states not built are dropped, and so is
-	 * the point (main's loop). */
+	/* Stopping (a signal, the budget): the states not started are
+	 * dropped, and so is the point (schedule.c). */
 	for (size_t i = 0; i < ps.ns; i++)
-		if (!run_caught() && one_state(run, o, m, &ps, i, p, &seen, err))
+		if (fresh >= 0 && (fresh = one_state(run, o, m, &ps, i, p, &seen, err)) > 0)
 			p->s[p->ns++] = p->s[i];
 		else
 			drop_result(&p->s[i]);
-	p->v = verdict(p, o);
+	p->stopped = fresh < 0;
 	free(seen);
 	point_states_free(&ps);
+}
+
+int point_ready(const struct run *run, const struct point_result *p)
+{
+	for (size_t i = 0; i < p->ns; i++)
+		if (p->s[i].check && run->checked[p->s[i].check - 1].state == CHECK_PENDING)
+			return 0;
+	return !p->stopped;
+}
+
+/* The point's verdict: unknown if the run was not all seen up to it (or a
+ * state could not be built), never failed then; else failed if a state
+ * failed; else ok once checked -- unless another shard checks them all. */
+static enum verdict verdict(const struct point_result *p, const struct options *o)
+{
+	size_t elsewhere = 0;
+
+	if (p->unknown.n)
+		return UNKNOWN;
+	for (size_t i = 0; i < p->ns; i++)
+		if (p->s[i].v == FAILED)
+			return FAILED;
+	for (size_t i = 0; i < p->ns; i++)
+		elsewhere += p->s[i].v == ELSEWHERE;
+	return !o->check ? UNCHECKED : elsewhere && elsewhere == p->ns ? ELSEWHERE : OK;
+}
+
+/* State r takes its check's verdict; one that could not be built makes
+ * its point unknown. */
+static void take_verdict(const struct checked *c, struct point_result *p, struct state_result *r)
+{
+	if (c->state == CHECK_ELSEWHERE) {
+		r->v = ELSEWHERE;
+		return;
+	}
+	r->v = c->v;
+	r->status = c->status;
+	if (!(r->output = strdup(c->output ? c->output : "")))
+		die("out of memory");
+	for (size_t i = 0; i < c->why.n; i++)
+		problem(&p->unknown, "%s", c->why.v[i]);
+	if (c->v != UNKNOWN && !r->checked_before)
+		p->checked++;
+}
+
+void point_finish(const struct run *run, const struct options *o, struct point_result *p)
+{
+	for (size_t i = 0; i < p->ns; i++)
+		if (p->s[i].check)
+			take_verdict(&run->checked[p->s[i].check - 1], p, &p->s[i]);
+	p->v = verdict(p, o);
 }

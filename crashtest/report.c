@@ -6,6 +6,7 @@
 #define _GNU_SOURCE 1
 #include "crashtest/report.h"
 #include "crashtest/report_json.h"
+#include "crashtest/report_junit.h"
 #include "crashtest/text.h"
 
 #include <signal.h>
@@ -14,14 +15,15 @@
 #include <string.h>
 #include <sys/wait.h>
 
-static const char *const verdict_name[] = {"ok", "FAILED", "unknown", "unchecked"};
+static const char *const verdict_name[NVERDICTS] = {"ok", "FAILED", "unknown", "unchecked",
+						    "in other shards"};
 
 #define MODELS 8 /* at most, of report_head.shown */
 
 static struct {
 	struct report_head h;
-	size_t points, states, distinct, checked, count[4];
-	size_t by_model[MODELS][4];
+	size_t points, states, distinct, checked, count[NVERDICTS];
+	size_t by_model[MODELS][NVERDICTS];
 } r;
 
 int command_failed(const struct command_end *c)
@@ -55,11 +57,27 @@ static void shown(const char *fmt, const char *s)
 	free(e);
 }
 
+/* crashtest check --shard: which part of the run this is. */
+static void shard_text(void)
+{
+	printf("crashtest: shard %ld of %ld", r.h.shard + 1, r.h.shards);
+	if (r.h.shard_from)
+		printf(" (%s)", r.h.shard_from);
+	printf(" of bundle %s: the other shards check the other states; crashtest merge puts "
+	       "their --json reports together\n", r.h.bundle);
+}
+
 void report_start(const struct report_head *h)
 {
 	r.h = *h;
 	if (h->json)
-		return json_start(&r.h);
+		json_start(&r.h);
+	if (h->junit)
+		junit_start(&r.h);
+	if (!h->text)
+		return;
+	if (h->shards > 1)
+		shard_text();
 	printf("crashtest: ");
 	for (size_t k = 0; k < h->shown; k++)
 		printf("%s%s", k ? k + 1 == h->shown ? " and " : ", " : "", h->models[k]);
@@ -127,12 +145,19 @@ static void point_head(const struct point_result *p)
 
 static void states_text(const struct point_result *p)
 {
+	size_t seen = 0, other = 0;
+
+	for (size_t i = 0; i < p->ns; i++) {
+		seen += p->s[i].checked_before;
+		other += p->s[i].v == ELSEWHERE && !p->s[i].checked_before;
+	}
 	printf("%zu state%s", p->distinct, plural(p->distinct, "", "s"));
 	if (p->built > p->distinct)
 		printf(" (%zu alike)", p->built - p->distinct);
-	if (p->v != UNCHECKED && p->distinct > p->checked)
-		printf(", %zu seen %s", p->distinct - p->checked,
-		       r.h.shown > 1 ? "before" : "at earlier points");
+	if (p->v != UNCHECKED && seen)
+		printf(", %zu seen %s", seen, r.h.shown > 1 ? "before" : "at earlier points");
+	if (other)
+		printf(", %zu in other shards", other);
 	if (p->cut)
 		printf(", %zu of %zu the model allows", p->built, p->allowed);
 }
@@ -197,13 +222,18 @@ void report_point(const struct point_result *p)
 		if (k < MODELS)
 			r.by_model[k][p[k].v]++;
 	}
-	if (r.h.json)
-		for (size_t k = 0; k < r.h.shown; k++)
+	for (size_t k = 0; k < r.h.shown; k++) {
+		if (r.h.json)
 			json_point(&p[k], r.h.shown > 1 ? r.h.models[k] : NULL,
 				   (long)k == r.h.ext4 && only_by_ada(p));
-	else
+		if (r.h.junit)
+			junit_point(&p[k], r.h.models[k], r.h.first_failure);
+	}
+	if (r.h.text)
 		point_text(p);
 	fflush(stdout);
+	if (r.h.json)
+		fflush(r.h.json);
 }
 
 /* How the command ended, in words. */
@@ -226,25 +256,39 @@ static void command_text(const struct command_end *c)
 		printf("%s\n", command_failed(c) ? ": it failed on its own (crashtest exits 4)" : "");
 }
 
-/* An interrupted run says so, last. */
-static void interrupted_text(const struct report_tail *t)
+/* What the interrupted run's last line says, into buf (JUnit's error). */
+static const char *interrupted_words(const struct report_tail *t, char *buf, size_t size)
 {
 	char name[32];
+	size_t n = t->budget_spent && !t->budget ? (size_t)snprintf(buf, size, "stopped by --budget ")
+		 : t->budget_spent ? (size_t)snprintf(buf, size, "stopped by --budget=%gs ", t->budget)
+				   : (size_t)snprintf(buf, size, "interrupted by %s ",
+						      signal_name(t->interrupted, name,
+								  sizeof(name)));
 
-	printf("interrupted by %s ", signal_name(t->interrupted, name, sizeof(name)));
+	if (n >= size)
+		return buf;
 	if (r.h.end.interrupted)
-		printf("while the command ran: no point was built\n");
+		snprintf(buf + n, size - n, "while the command ran: no point was built");
 	else if (!t->planned)
-		printf("before any point was built\n");
+		snprintf(buf + n, size - n, "before any point was built");
 	else
-		printf("after %zu of %zu points: the others were not built\n", r.points, t->planned);
+		snprintf(buf + n, size - n, "after %zu of %zu points: the others were not built",
+			 r.points, t->planned);
+	return buf;
 }
 
 int report_end(const struct report_tail *t)
 {
-	if (r.h.json) {
+	char words[256];
+
+	if (r.h.json)
 		json_end(r.points, r.states, r.distinct, r.checked, r.count, r.by_model, t);
-	} else {
+	if (r.h.junit)
+		junit_end(t, command_failed(&r.h.end),
+			  t->interrupted || t->budget_spent ? interrupted_words(t, words, sizeof(words))
+							    : NULL);
+	if (r.h.text) {
 		for (size_t i = 0; r.h.unexplored && i < r.h.unexplored->n; i++)
 			shown("not explored: %s\n", r.h.unexplored->v[i]);
 		command_text(&r.h.end);
@@ -260,12 +304,12 @@ int report_end(const struct report_tail *t)
 		if (r.count[UNCHECKED])
 			printf("nothing was checked: give --check=CMD, a command that tells whether "
 			       "the directory is as it should be\n");
-		if (t->interrupted)
-			interrupted_text(t);
+		if (t->interrupted || t->budget_spent)
+			printf("%s\n", interrupted_words(t, words, sizeof(words)));
 	}
 	fflush(stdout);
 	return command_failed(&r.h.end) ? 4 : r.count[FAILED] ? 1 : r.count[UNKNOWN] ? 2 :
-	       r.count[UNCHECKED] ? 3 : 0;
+	       t->budget_spent ? 5 : r.count[UNCHECKED] ? 3 : 0;
 }
 
 void point_result_free(struct point_result *p)

@@ -10,8 +10,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
-enum verdict { OK, FAILED, UNKNOWN, UNCHECKED };
+/* ELSEWHERE: checked by another shard (crashtest check --shard). */
+enum verdict { OK, FAILED, UNKNOWN, UNCHECKED, ELSEWHERE, NVERDICTS };
 
 /* A file and how many of its unsynced changes a state lost. */
 struct lost {
@@ -26,6 +28,7 @@ struct state_result {
 	char *output; /* what it printed (its end, if long), escaped */
 	long same_as; /* checked already at this earlier point */
 	int checked_before;
+	size_t check; /* 1 + its check (run.h), 0: none */
 	struct lost *lost;
 	size_t nlost;
 	char *changes[3]; /* the changes it lost, when no more than three */
@@ -38,6 +41,7 @@ struct point_result {
 	uint64_t output; /* bytes the command had printed */
 	size_t unsynced, allowed, built, distinct, checked;
 	int cut;
+	int stopped; /* crashtest stopped before its states were all met */
 	enum verdict v;
 	struct problems unknown;
 	struct state_result *s; /* each distinct state built */
@@ -66,12 +70,30 @@ struct report_head {
 	const char *const *models;
 	size_t shown;
 	long ext4, noada;
-	int writes, json;
+	int writes;
+	int text;          /* the text report on standard output */
+	FILE *json;        /* the JSON report goes there, or NULL */
+	const char *junit; /* the JUnit XML goes there, or NULL */
 	int first_failure; /* text: only the first failed state of a point */
 	const unsigned long long *seed; /* of --random and of the states' sample */
 	size_t bound;
 	struct problems *unexplored;
 	struct command_end end;
+	/* crashtest check: the bundle's name, this shard of how many, and
+	 * where that came from (--shard, a CI's variable); NULL: a whole run. */
+	const char *bundle, *shard_from;
+	long shard, shards;
+};
+
+/* A check a shard made, for crashtest merge: the state (its hash and the
+ * output lengths it was checked with), its result. */
+struct report_check {
+	size_t id;
+	uint64_t key[4];
+	enum verdict v;
+	int status;
+	const char *output;
+	const struct problems *why;
 };
 
 /* How the report ends: the time it took, and if a signal interrupted the
@@ -79,7 +101,11 @@ struct report_head {
 struct report_tail {
 	double seconds;
 	int interrupted;
-	size_t planned;
+	int budget_spent; /* --budget stopped it (interrupted is 0) */
+	double budget;
+	size_t planned, reported;
+	const struct report_check *checks; /* crashtest check: this shard's */
+	size_t nchecks;
 };
 
 void report_start(const struct report_head *h);

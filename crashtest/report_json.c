@@ -21,7 +21,8 @@
 
 static struct jw w;
 static const struct report_head *heads;
-static const char *const verdict_name[] = {"ok", "failed", "unknown", "unchecked"};
+static const char *const verdict_name[NVERDICTS] = {"ok", "failed", "unknown", "unchecked",
+						    "other_shard"};
 
 static void text(const char *key, const char *s)
 {
@@ -66,10 +67,24 @@ static void command_status(const struct command_end *c)
 	jw_end(&w);
 }
 
+/* crashtest check: the bundle, and which shard of it this is. */
+static void shard(const struct report_head *h)
+{
+	jw_string(&w, "bundle", h->bundle);
+	jw_object(&w, "shard");
+	jw_int(&w, "index", h->shard + 1);
+	jw_int(&w, "count", h->shards);
+	if (h->shard_from)
+		jw_string(&w, "from", h->shard_from);
+	else
+		jw_null(&w, "from");
+	jw_end(&w);
+}
+
 void json_start(const struct report_head *h)
 {
 	heads = h;
-	jw_start(&w, stdout, 1);
+	jw_start(&w, h->json, 1);
 	jw_object(&w, NULL);
 	jw_string(&w, "schema", SCHEMA);
 	jw_int(&w, "version", SCHEMA_VERSION);
@@ -88,6 +103,8 @@ void json_start(const struct report_head *h)
 	jw_count(&w, "states_bound", h->bound);
 	texts("unexplored", h->unexplored);
 	command_status(&h->end);
+	if (h->bundle)
+		shard(h);
 	jw_array(&w, "points");
 }
 
@@ -102,7 +119,7 @@ static void state_json(const struct state_result *s)
 	jw_string(&w, "verdict", verdict_name[s->v]);
 	maybe("check_status", s->status >= 0, s->status);
 	jw_string(&w, "check_output", s->output ? s->output : "");
-	maybe("same_as_point", s->checked_before, s->same_as);
+	maybe("same_as_point", s->checked_before && s->same_as, s->same_as); /* the end: null */
 	jw_array(&w, "lost");
 	for (size_t i = 0; i < s->nlost; i++) {
 		jw_object(&w, NULL);
@@ -146,20 +163,51 @@ void json_point(const struct point_result *p, const char *model, int only_by_ada
 }
 
 /* Each model's verdicts, if the report has several. */
-static void by_models(const size_t (*by_model)[4])
+static void by_models(const size_t (*by_model)[NVERDICTS])
 {
 	jw_object(&w, "by_model");
 	for (size_t k = 0; heads && k < heads->shown && heads->shown > 1; k++) {
 		jw_object(&w, heads->models[k]);
-		for (int v = 0; v < 4; v++)
+		for (int v = 0; v < NVERDICTS; v++)
 			jw_count(&w, verdict_name[v], by_model[k][v]);
 		jw_end(&w);
 	}
 	jw_end(&w);
 }
 
+/* The checks this shard made, with what crashtest merge needs of each:
+ * the state's hash and output lengths, the verdict, the checker's status
+ * and output, why it could not be built (not escaped: merge reports them
+ * as a run would). */
+static void checks(const struct report_tail *tail)
+{
+	char key[80];
+
+	jw_array(&w, "checks");
+	for (size_t i = 0; i < tail->nchecks; i++) {
+		const struct report_check *c = &tail->checks[i];
+
+		jw_object(&w, NULL);
+		jw_count(&w, "check", c->id);
+		snprintf(key, sizeof(key), "%016llx%016llx %llu %llu",
+			 (unsigned long long)c->key[0], (unsigned long long)c->key[1],
+			 (unsigned long long)c->key[2], (unsigned long long)c->key[3]);
+		jw_string(&w, "state", key);
+		jw_string(&w, "verdict", verdict_name[c->v]);
+		maybe("check_status", c->status >= 0, c->status);
+		jw_string(&w, "check_output", c->output ? c->output : "");
+		jw_array(&w, "unknown");
+		for (size_t k = 0; c->why && k < c->why->n; k++)
+			jw_string(&w, NULL, c->why->v[k]);
+		jw_end(&w);
+		jw_end(&w);
+	}
+	jw_end(&w);
+}
+
 void json_end(size_t npoints, size_t states, size_t distinct, size_t checked,
-	      const size_t count[4], const size_t (*by_model)[4], const struct report_tail *tail)
+	      const size_t count[NVERDICTS], const size_t (*by_model)[NVERDICTS],
+	      const struct report_tail *tail)
 {
 	char name[32];
 
@@ -169,15 +217,19 @@ void json_end(size_t npoints, size_t states, size_t distinct, size_t checked,
 	jw_count(&w, "states", states);
 	jw_count(&w, "distinct", distinct);
 	jw_count(&w, "checked", checked);
-	for (int v = 0; v < 4; v++)
+	for (int v = 0; v < NVERDICTS; v++)
 		jw_count(&w, verdict_name[v], count[v]);
 	jw_real(&w, "seconds", tail->seconds, 17);
 	by_models(by_model);
 	jw_end(&w);
-	if (tail->interrupted)
+	if (tail->budget_spent)
+		jw_string(&w, "interrupted", "budget");
+	else if (tail->interrupted)
 		jw_string(&w, "interrupted", signal_name(tail->interrupted, name, sizeof(name)));
 	else
 		jw_null(&w, "interrupted");
+	if (heads && heads->bundle)
+		checks(tail);
 	if (jw_finish(&w) != 0)
 		die("cannot write the report: %s", strerror(errno));
 }

@@ -12,6 +12,7 @@ void json_start(const struct report_head *h);
  * under ext4-ordered only by auto_da_alloc's rule. */
 void json_point(const struct point_result *p, const char *model, int only_by_ada);
 void json_end(size_t points, size_t states, size_t distinct, size_t checked,
-	      const size_t count[4], const size_t (*by_model)[4], const struct report_tail *tail);
+	      const size_t count[NVERDICTS], const size_t (*by_model)[NVERDICTS],
+	      const struct report_tail *tail);
 
 #endif

@@ -12,6 +12,7 @@
 #define _GNU_SOURCE 1
 #include "crashtest/run.h"
 #include "crashtest/build.h"
+#include "crashtest/check.h"
 #include "crashtest/text.h"
 #include "common/common.h"
 #include "seccomp/seccomp.h"
@@ -114,6 +115,7 @@ void power_off(pid_t group)
  * the rest is done there, outside the handler. */
 static volatile sig_atomic_t caught;
 static volatile pid_t waited;
+static volatile pid_t workers[MAX_JOBS]; /* check.c's, running */
 
 static void on_signal(int sig)
 {
@@ -122,11 +124,31 @@ static void on_signal(int sig)
 		kill(-waited, SIGKILL);
 		kill(waited, SIGKILL);
 	}
+	for (size_t k = 0; k < MAX_JOBS; k++)
+		if (workers[k] > 0)
+			kill(workers[k], SIGKILL);
+}
+
+void watch_worker(pid_t pid, int on)
+{
+	size_t k = 0;
+
+	while (k < MAX_JOBS && workers[k] != (on ? 0 : pid))
+		k++;
+	if (k < MAX_JOBS)
+		workers[k] = on ? pid : 0;
+	if (on && caught)
+		on_signal(caught); /* it came before pid was known */
+}
+
+void run_interrupt(int sig)
+{
+	on_signal(sig);
 }
 
 void catch_signals(void)
 {
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
 	struct sigaction sa = {.sa_handler = on_signal}, old;
 
 	crashtest_pid = getpid();
@@ -138,6 +160,29 @@ void catch_signals(void)
 int run_caught(void)
 {
 	return caught;
+}
+
+static double deadline;
+static int stopped;
+
+void run_stop_at(double when)
+{
+	deadline = when;
+}
+
+void run_stop(void)
+{
+	stopped = 1;
+}
+
+int run_budget_spent(void)
+{
+	return deadline > 0 && monotonic_seconds() >= deadline;
+}
+
+int run_stopping(void)
+{
+	return caught || stopped || run_budget_spent();
 }
 
 void die_of_caught(void)
@@ -184,7 +229,7 @@ static void tree_of_base(struct run *run)
 
 	tree_init(&run->t);
 	if (!(run->base_node = calloc(b->n, sizeof(*run->base_node))) ||
-	    !(run->work_ino = calloc(b->n, sizeof(*run->work_ino))))
+	    (!run->work_ino && !(run->work_ino = calloc(b->n, sizeof(*run->work_ino)))))
 		die("out of memory");
 	for (size_t i = 0; i < b->n; i++) {
 		const struct base_entry *e = &b->e[i];
@@ -247,6 +292,25 @@ static void choose_models(struct run *run, const struct options *o)
 	run->nmodels = run->shown;
 	if (ext4)
 		run->models[run->nmodels++] = MODEL_EXT4_NOADA;
+}
+
+void run_directory(struct run *run)
+{
+	private_tmpdir("crashtest", run->dir, sizeof(run->dir));
+	current_run = run->dir;
+	if ((run->fd = open(run->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		die("cannot open %s: %s", run->dir, strerror(errno));
+	if (mkdirat(run->fd, "base", 0700) != 0 ||
+	    (run->base.fd = openat(run->fd, "base", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+				   O_CLOEXEC)) < 0)
+		die("cannot create %s/base: %s", run->dir, strerror(errno));
+}
+
+void run_prepare_recorded(struct run *run, const struct options *o)
+{
+	choose_models(run, o);
+	tree_of_base(run);
+	run->recorded = 1;
 }
 
 void run_prepare(struct run *run, const struct options *o)
@@ -432,14 +496,14 @@ static void compare_with_journal(struct run *run)
 	struct point_states ps;
 	struct listing l;
 	struct built b = {.m = m, .ps = &ps, .t = &run->t, .l = &l, .base = &run->base,
-			  .why = &m->unknown};
+			  .why = &run->compared};
 
 	model_states(m, run->j.n ? (uint32_t)run->j.n - 1 : NEVER, 1, 0, CLASS_KEPT, &ps);
 	b.s = &ps.s[0];
 	state_names(m, &ps, b.s, &run->t);
 	tree_list(&run->t, &l);
 	state_build(&b, run->fd, "kept");
-	compare_trees(run->fd, "work", "kept", &m->unknown);
+	compare_trees(run->fd, "work", "kept", &run->compared);
 	remove_tree_at(run->fd, "kept");
 	listing_free(&l);
 	tree_undo(&run->t, run->base_mark);
@@ -479,19 +543,28 @@ void run_analyse(struct run *run)
 		model_durability(run_view(run, k), run->models[k]);
 		model_pictures(run_view(run, k));
 	}
-	compare_with_journal(run);
+	/* Recorded: the copy was compared then (bundle.c keeps the result). */
+	if (!run->recorded)
+		compare_with_journal(run);
+	for (size_t i = 0; i < run->compared.n; i++)
+		problem(&run->m.unknown, "%s", run->compared.v[i]);
 	for (size_t k = 1; k < run->nmodels; k++)
 		model_view_unknowns(&run->alt[k], &run->m);
-	remove_tree_at(run->fd, "work");
+	if (!run->recorded)
+		remove_tree_at(run->fd, "work");
 	unexplored(run);
 }
 
 void run_free(struct run *run)
 {
-	for (size_t i = 0; i < run->nchecked; i++)
+	for (size_t i = 0; i < run->nchecked; i++) {
 		free(run->checked[i].output);
+		problems_free(&run->checked[i].why);
+	}
 	free(run->checked);
+	free(run->check_index);
 	free(run->unreached);
+	problems_free(&run->compared);
 	for (size_t k = 1; k < run->nmodels; k++)
 		model_free(&run->alt[k]);
 	model_free(&run->m);

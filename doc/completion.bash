@@ -23,7 +23,24 @@ _eatmydata_tools()
     [[ $1 == eatmydata ]] && opts+=' --only= --sync-on-exit --stats --seccomp= --no-io-uring --on-behalf='
     [[ $1 == syncstat ]] && opts+=' --output= --json --html= --keep= --audit'
     [[ $1 == crashtest ]] &&
-        opts+=' --at= --each --max= --random= --seed= --writes --model= --states= --check= --json --first-failure'
+        opts+=' --at= --each --max= --random= --seed= --writes --model= --states= --check= --json --first-failure
+               --jobs= --budget= --junit= --outside-ok='
+    if [[ $1 == crashtest ]]; then
+        if ((cword == 1)) && [[ $cur != -* ]]; then
+            COMPREPLY=($(compgen -W 'record check merge' -- "$cur") $(compgen -d -- "$cur"))
+            return
+        fi
+        case ${words[1]} in
+            record) opts+=' --bundle=' ;;
+            check | merge)
+                [[ $cur == -* ]] && COMPREPLY=($(compgen -W "--json --json= --junit= --first-failure
+                    $([[ ${words[1]} == check ]] && echo --shard= --shards= --jobs= --budget= --check=)" \
+                    -- "$cur")) || _filedir
+                [[ ${COMPREPLY-} == *= ]] && compopt -o nospace
+                return
+                ;;
+        esac
+    fi
     if [[ $1 == syncstat ]]; then
         case $prev in
             --output | -o | --keep | -k | --html) _filedir; return ;;
@@ -39,14 +56,15 @@ _eatmydata_tools()
         fi
         if [[ ${words[1]} == compare ]]; then
             [[ $cur == -* ]] && COMPREPLY=($(compgen -W \
-                '--max-calls-increase= --max-time-increase= --output=' -- "$cur")) || _filedir
+                '--max-calls-increase= --max-time-increase= --output= --junit=' -- "$cur")) || _filedir
             [[ ${COMPREPLY-} == *= ]] && compopt -o nospace
             return
         fi
     fi
-    local want_dir=0
+    local want_dir=0 first=1
     [[ $1 == crashtest ]] && want_dir=1 # crashtest DIR COMMAND...
-    for ((i = 1; i < cword; i++)); do
+    [[ $1 == crashtest && ${words[1]} == record ]] && first=2
+    for ((i = first; i < cword; i++)); do
         case ${words[i]} in
             --) ((!want_dir)) && { _command_offset $((i + 1)); return; } ;;
             -[nD]) [[ $1 == nocache ]] && ((i++)) ;;
@@ -55,7 +73,7 @@ _eatmydata_tools()
         esac
     done
     if [[ $prev == --model ]] && $split; then
-        COMPREPLY=($(compgen -W 'posix ext4-ordered' -- "$cur"))
+        COMPREPLY=($(compgen -W 'posix ext4-ordered xfs ext4-noauto_da_alloc all' -- "$cur"))
         return
     fi
     if [[ $prev == --seccomp ]] && $split; then

@@ -20,7 +20,7 @@ static const char usage[] =
 	"       syncstat report [--json[=FILE]] [--html=FILE] [--output=FILE] DIR\n"
 	"       syncstat compare [--max-calls-increase=N|P%] [--max-time-increase=T|P%]\n"
 	"                        [--group-files=GLOB]... [--skip-files=GLOB]...\n"
-	"                        [--any-command] [--output=FILE] OLD NEW\n"
+	"                        [--any-command] [--output=FILE] [--junit=FILE] OLD NEW\n"
 	"Run COMMAND with real durability and report every durability call of\n"
 	"its process tree (fsync, fdatasync, syncfs, sync, sync_file_range,\n"
 	"msync, O_SYNC opens, pwritev2 with RWF_SYNC): per program and kind of\n"
@@ -47,6 +47,8 @@ static const char usage[] =
 	"  --group-files=GLOB compare: the files GLOB matches as one row named GLOB\n"
 	"                     ('/tmp/tmp.*': temporary names); '*' matches '/' too\n"
 	"  --skip-files=GLOB  compare: leave the files GLOB matches out\n"
+	"  --junit=FILE       compare: the verdicts as JUnit XML too, a test case per\n"
+	"                     limit and program (CI shows them as tests)\n"
 	"  --any-command      compare: runs of different commands too (refused\n"
 	"                     otherwise: the wrong baseline)\n"
 	"  -h, --help         show this help and exit\n"
@@ -77,6 +79,7 @@ static const struct option longopts[] = {
 	{"group-files", required_argument, NULL, 'G'},
 	{"skip-files", required_argument, NULL, 'S'},
 	{"any-command", no_argument, NULL, 'A'},
+	{"junit", required_argument, NULL, 'U'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -125,6 +128,9 @@ static int parse_options(int argc, char **argv, struct options *opt)
 		case 'A':
 			opt->compare.any_command = 1;
 			break;
+		case 'U':
+			opt->compare.junit = optarg;
+			break;
 		default:
 			common_option(c, argv, usage);
 		}
@@ -141,7 +147,7 @@ static void subcommand(int argc, char **argv, struct options *opt)
 	if (argc > 1 && strcmp(argv[1], "report") == 0) {
 		first = parse_options(argc - 1, argv + 1, opt) + 1;
 		if (first != argc - 1 || opt->keep || opt->audit || opt->compare.ngroup ||
-		    opt->compare.nskip || opt->compare.any_command)
+		    opt->compare.nskip || opt->compare.any_command || opt->compare.junit)
 			die("usage: syncstat report [--json[=FILE]] [--html=FILE] [--output=FILE] DIR");
 		report_dir(argv[first], &opt->report);
 		exit(0);
@@ -152,7 +158,8 @@ static void subcommand(int argc, char **argv, struct options *opt)
 		    opt->report.json_file || opt->report.html)
 			die("usage: syncstat compare [--max-calls-increase=N|P%%] "
 			    "[--max-time-increase=T|P%%] [--group-files=GLOB]... "
-			    "[--skip-files=GLOB]... [--any-command] [--output=FILE] OLD NEW");
+			    "[--skip-files=GLOB]... [--any-command] [--output=FILE] [--junit=FILE] "
+			    "OLD NEW");
 		opt->compare.output = opt->report.output;
 		exit(compare_runs(argv[first], argv[first + 1], &opt->compare));
 	}
@@ -187,6 +194,8 @@ int main(int argc, char **argv)
 	first = parse_options(argc, argv, &opt);
 	if (first >= argc)
 		die("no command given; try 'syncstat --help'");
+	if (opt.compare.junit)
+		die("--junit is an option of syncstat compare; try 'syncstat --help'");
 	hold_signals();
 	dir = records_prepare(opt.keep, opt.audit ? EMD_REC_AUDIT : 0, argv + first);
 	preload_prepend(preload_entry("libeatmydata.so"));

@@ -12,6 +12,7 @@
 #include "common/common.h"
 #include "compare.h"
 #include "common/json.h"
+#include "common/junit.h"
 #include "report_data.h"
 #include "run.h"
 
@@ -336,6 +337,8 @@ static int by_growth(const void *a, const void *b)
 	return strcmp(x->key.key, y->key.key);
 }
 
+static void limit_cases(const struct compare_options *opt, const char *row, const struct side *s);
+
 /* The kinds, each judged; then the files that changed most. */
 static int print_rows(FILE *out, const struct table *t, const struct compare_options *opt)
 {
@@ -348,6 +351,7 @@ static int print_rows(FILE *out, const struct table *t, const struct compare_opt
 		snprintf(name, sizeof(name), "%s %s", report_one_line(t->r[i].key.key),
 			 report_kind_names[t->r[i].key.kind]);
 		failed |= v = judge(opt, t->r[i].s);
+		limit_cases(opt, name, t->r[i].s);
 		print_row(out, name, t->r[i].s, v);
 	}
 	print_header(out, "files (most grown first; not judged)");
@@ -376,6 +380,47 @@ static const char *limit_text(const struct compare_limit *l, int ns)
 	else
 		snprintf(b, 48, "+%llu", l->amount);
 	return b;
+}
+
+/* --junit: a case for each limit set, of each row judged. */
+static struct junit *junit;
+
+static void limit_case(const char *row, const char *what, const struct compare_limit *l,
+		       unsigned long long was, unsigned long long now, int ns)
+{
+	char name[512], message[256];
+
+	if (!junit || !l->set)
+		return;
+	snprintf(name, sizeof(name), "%s: %s", row, what);
+	junit_case(junit, "syncstat.compare", name);
+	if (over(l, was, now)) {
+		snprintf(message, sizeof(message), "%s grew past %s: %s", what, limit_text(l, ns),
+			 change(was, now, ns));
+		junit_outcome(junit, "failure", message, NULL);
+	}
+	junit_case_end(junit);
+}
+
+static void limit_cases(const struct compare_options *opt, const char *row, const struct side *s)
+{
+	limit_case(row, "calls", &opt->calls, s[0].calls, s[1].calls, 0);
+	limit_case(row, "time", &opt->time, s[0].ns, s[1].ns, 1);
+}
+
+/* The cases, as the suite "syncstat compare OLD -> NEW". */
+static void write_junit(const struct compare_options *opt, const char *old, const char *new_)
+{
+	char suite[1024], calls[48], time[48];
+	const char *props[] = {"calls limit", calls, "time limit", time, NULL};
+
+	snprintf(suite, sizeof(suite), "syncstat compare %s -> %s", report_one_line(old),
+		 report_one_line(new_));
+	snprintf(calls, sizeof(calls), "%s", limit_text(&opt->calls, 0));
+	snprintf(time, sizeof(time), "%s", limit_text(&opt->time, 1));
+	if (junit_write(junit, opt->junit, suite, 0, props) != 0)
+		die("cannot write %s: %s", opt->junit, strerror(errno));
+	junit = NULL;
 }
 
 static int same_command(char *const *a, char *const *b)
@@ -423,10 +468,16 @@ int compare_runs(const char *old, const char *new_, const struct compare_options
 		report_one_line(old), report_one_line(new_), limit_text(&opt->calls, 0),
 		limit_text(&opt->time, 1));
 	print_header(out, "whole run");
+	junit = opt->junit ? &(struct junit){0} : NULL;
+	if (junit)
+		junit_init(junit);
+	limit_cases(opt, "all durability calls", t.total);
 	failed = judge(opt, t.total);
 	print_row(out, "all durability calls", t.total, failed);
 	failed |= print_rows(out, &t, opt);
 	fprintf(out, "\n%s\n", failed ? "FAIL: grew past a limit" : "PASS");
+	if (junit)
+		write_junit(opt, old, new_);
 	if (fflush(out) != 0 || (out != stdout && fclose(out) != 0))
 		die("cannot write %s: %s", opt->output ? opt->output : "the output",
 		    strerror(errno));

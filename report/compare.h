@@ -19,6 +19,7 @@ struct compare_limit {
 struct compare_options {
 	struct compare_limit calls, time;
 	const char *output; /* --output FILE, else stdout */
+	const char *junit;  /* --junit FILE: a case per limit and row, or NULL */
 	/* --group-files=GLOB: the files a glob matches (fnmatch(3), '*' across
 	 * '/'), counted as one row named by it (temporary names with random
 	 * suffixes); --skip-files=GLOB: left out of the file rows. */

@@ -119,15 +119,16 @@ SLOW = "sleep 0.4"
 @pytest.mark.parametrize("tty", [True, False])
 def test_progress_on_a_terminal_only(old, tty):
     """A long run on a terminal says how far it is on stderr (points done,
-    states, time, an estimate); piped, nothing but the report."""
+    states met, checked and failed, time, an estimate); piped, nothing but
+    the report."""
     script = require("script")
-    cmd = [str(CRASHTEST), "--each", "--writes", f"--check={SLOW}", str(old), "--", str(CRASHY),
-           "good", "data", "expected"]
+    cmd = [str(CRASHTEST), "-j1", "--each", "--writes", f"--check={SLOW}", str(old), "--",
+           str(CRASHY), "good", "data", "expected"]
     if tty:
         r = subprocess.run([script, "-qec", shlex.join(cmd) + " 2>&1 >/dev/null", "/dev/null"],
                            capture_output=True, text=True, timeout=120)
-        assert re.search(r"crashtest: \d+/\d+ points, \d+ states, \d+ s, about \d+ s left",
-                         r.stdout), r.stdout
+        assert re.search(r"crashtest: \d+/\d+ points, \d+ states, \d+ checked, \d+ failed, "
+                         r"\d+ s, about \d+ s left", r.stdout), r.stdout
     else:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         assert r.stderr == "", r.stderr

@@ -9,7 +9,9 @@ import subprocess
 import pytest
 
 from conftest import cmdline, require, run
-from helpers import SYNCSTAT
+from helpers import ROOT, SYNCSTAT
+
+JUNIT_XSD = ROOT / "tests" / "data" / "junit.xsd"
 
 EVENTS = [("syscalls:sys_enter_fsync", None), ("syscalls:sys_enter_fdatasync", None)]
 ROWS = "".join(f"INSERT INTO t VALUES({i});" for i in range(40))
@@ -43,6 +45,36 @@ def compare(*args):
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     r.why = f"\nrerun: {cmdline(cmd)}\n{r.stdout}{r.stderr}"
     return r
+
+
+def test_junit_a_case_per_limit(runs, tmp_path):
+    """--junit=FILE: a case for each limit set, of the whole run and of each
+    program and kind; the one that grew past its limit fails, with the
+    change in its message; the text report is unchanged.  The file follows
+    the JUnit schema CI tools read (tests/data/junit.xsd)."""
+    lxml = pytest.importorskip("lxml.etree")
+    schema = lxml.XMLSchema(lxml.parse(str(JUNIT_XSD)))
+    normal, full = runs["NORMAL"][1], runs["FULL"][1]
+    out = tmp_path / "compare.xml"
+    plain = compare("--max-calls-increase=10%", "--max-time-increase=1000%", normal, full)
+    r = compare("--max-calls-increase=10%", "--max-time-increase=1000%", f"--junit={out}",
+                normal, full)
+    assert r.returncode == 1 and r.stdout == plain.stdout, r.why
+    doc = lxml.parse(str(out))
+    schema.assertValid(doc)
+    cases = {c.get("name"): c for c in doc.getroot().iter("testcase")}
+    whole = cases["all durability calls: calls"].find("failure")
+    assert whole is not None and "calls grew past +10%: +" in whole.get("message"), cases
+    assert cases["all durability calls: time"].find("failure") is None
+    rows = [name for name in cases if not name.startswith("all durability calls")]
+    assert rows and len(cases) == 2 * (1 + len(rows) // 2), list(cases)
+    suite = doc.getroot().find("testsuite")
+    assert int(suite.get("failures")) == sum(c.find("failure") is not None
+                                             for c in cases.values()) >= 1
+    assert compare("--max-calls-increase=10%", f"--junit={out}", full, normal).returncode == 0
+    doc = lxml.parse(str(out))
+    schema.assertValid(doc)
+    assert doc.getroot().find("testsuite").get("failures") == "0"
 
 
 @pytest.mark.parametrize("form", ["dir", "json"])
