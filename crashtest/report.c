@@ -7,6 +7,7 @@
 #include "crashtest/report.h"
 #include "crashtest/report_json.h"
 #include "crashtest/text.h"
+#include "platform.h"
 
 #include <signal.h>
 #include <stdio.h>

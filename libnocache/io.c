@@ -157,7 +157,8 @@ PL_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt,
 	return nc_write(fd, iov, cnt, off, flags, 0);
 }
 
-#ifdef EMD_LFS_ALIASES /* pread64 is pread, and so on (platform.h) */
+/* musl's pread64 is pread, and so on: defined above by those names. */
+#if defined(EMD_LFS_ALIASES) /* pread64 is pread, and so on (platform.h) */
 PL_EXPORT ssize_t pread(int, void *, size_t, off_t)
 	__attribute__((alias("pread64")));
 PL_EXPORT ssize_t preadv(int, const struct iovec *, int, off_t)
@@ -170,7 +171,7 @@ PL_EXPORT ssize_t pwritev(int, const struct iovec *, int, off_t)
 	__attribute__((alias("pwritev64")));
 PL_EXPORT ssize_t pwritev2(int, const struct iovec *, int, off_t, int)
 	__attribute__((alias("pwritev64v2")));
-#else
+#elif defined(EMD_LFS64)
 /* A 32-bit off_t widens to the 64-bit call. */
 PL_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {

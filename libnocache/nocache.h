@@ -109,7 +109,15 @@ void nc_debug_closed(int fd);
 	X(remove)                                                              \
 	X(rename)                                                              \
 	X(renameat)                                                            \
-	X(renameat2)
+	X(renameat2)                                                           \
+	NC_REAL_MUSL(X)
+
+/* musl has no *64 names of its own: preadv64v2 is preadv2 (platform.h). */
+#ifdef EMD_LFS64
+#define NC_REAL_MUSL(X)
+#else
+#define NC_REAL_MUSL(X) X(preadv2) X(pwritev2)
+#endif
 
 enum { NC_REAL_SYMBOLS(PL_ID) NC_NREAL };
 extern void *nc_real_fn[NC_NREAL];
