@@ -174,7 +174,7 @@ $(foreach t,$(TOOLS),$(eval $(call preload_library,$(t))))
 # supervisor (seccomp/) and the report (report/) are linked into those that
 # use them.
 BINS = $(LAUNCHERS:%=$(B)/bin/%)
-LAUNCH_OBJS = $(B)/cli/common/common.o $(B)/cli/common/libc.o
+LAUNCH_OBJS = $(B)/cli/common/common.o $(B)/cli/common/libc.o $(B)/cli/shared/elf_kind.o
 REPORT_OBJS = $(patsubst %.c,$(B)/cli/%.o,$(wildcard report/*.c))
 # crashtest's engine: the journal, the model, the states and the report.
 CRASHTEST_OBJS = $(patsubst %.c,$(B)/cli/%.o,$(wildcard crashtest/*.c))
@@ -236,7 +236,6 @@ $(B)/bin/nocache: $(B)/cli/common/sync_on_exit.o $(SECCOMP_OBJS)
 $(B)/bin/eatmydata $(B)/bin/syncstat: LAUNCH_LIBS += $(DW_LIBS)
 $(B)/bin/crashtest: $(CRASHTEST_OBJS) $(B)/cli/common/sync_on_exit.o $(B)/cli/common/json.o \
 	$(SECCOMP_OBJS)
-$(B)/bin/hirestimes: $(B)/cli/shared/elf_kind.o
 $(B)/bin/%: $(B)/cli/launch/%.o $(LAUNCH_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $(SAN) -o $@ $^ $(LAUNCH_LIBS)
@@ -244,7 +243,7 @@ $(B)/bin/%: $(B)/cli/launch/%.o $(LAUNCH_OBJS)
 # Test programs: plain, fortified (open becomes __open_2) and 32-bit.
 $(B)/tests/%: tests/c/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) -o $@ $< -lpthread -lrt $(TEST_LIBS)
+	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) $(TEST_CFLAGS) -o $@ $< -lpthread -lrt $(TEST_LIBS)
 
 $(B)/tests/uring-sync $(B)/tests/uring-rings $(B)/tests/uring-fsyncs: TEST_LIBS = -luring
 $(B)/tests/uring-fsyncs-static $(B)/tests/uring-osync $(B)/tests/uring-osync-static: TEST_LIBS = -luring
@@ -258,7 +257,7 @@ $(B)/tests/%-fortify: tests/c/%.c
 
 $(B)/tests/%-static: tests/c/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -static -o $@ $< -lpthread $(TEST_LIBS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(TEST_CFLAGS) -static -o $@ $< -lpthread $(TEST_LIBS)
 
 $(B)/tests/%32-static: tests/c/%.c
 	@mkdir -p $(@D)
@@ -316,7 +315,22 @@ $(B)/bench/openclose: bench/openclose.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
-tests: all $(TEST_BINS) $(FLOOR)
+# The musl build's test programs: those tests/py/test_musl.py runs against
+# it, with what they take of glibc's (tests/c/musl.h).
+ifeq ($(LIBC),musl)
+MUSL_TESTS = entry entry-static probe fsyncs fsyncs-static loaded cancel ioprobe timesprobe rw
+TEST_BINS = $(MUSL_TESTS:%=$(B)/tests/%)
+TEST_CFLAGS = -include tests/c/musl.h
+FLOOR =
+endif
+
+# Where musl-gcc is installed, make tests also makes the musl build and its
+# test programs (build-musl/), which test_musl.py runs beside this one.
+MUSL_CC ?= $(if $(filter glibc,$(LIBC)),$(shell command -v musl-gcc 2>/dev/null))
+musl-tests:
+	$(MAKE) --no-print-directory CC=$(MUSL_CC) B=build-musl SANITIZE= tests
+
+tests: all $(TEST_BINS) $(FLOOR) $(if $(MUSL_CC),musl-tests)
 
 # What the tests need is installed (or named) before anything is built: a
 # test program links liburing.  `make check DEPS=` skips the check;
@@ -471,6 +485,6 @@ deb:
 clean:
 	rm -rf build build-san
 
-.PHONY: all libs deps lint tests check check-quick demo bench install install-libs installed print-multiarch uninstall deb clean
+.PHONY: all libs deps lint tests musl-tests check check-quick demo bench install install-libs installed print-multiarch uninstall deb clean
 .SECONDARY:
 -include $(shell find $(B) -name deb-src -prune -o -name '*.d' -print 2>/dev/null)

@@ -176,6 +176,7 @@ noreturn void seccomp_exec(const char *name, char **argv)
 	unsetenv(EMD_ENV_SECCOMP_EXEC); /* the program is not to come back here */
 	if (!argv[0] || !argv[1])
 		_exit(127);
+	preload_drop_refused(argv[0]);
 	/* Past the library preloaded here, whose exec would try the filter
 	 * again, and say so a second time. */
 	syscall(SYS_execve, argv[0], argv + 1, environ);
