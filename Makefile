@@ -381,7 +381,7 @@ $(B)/bench/fsyncs: tests/c/fsyncs.c
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
 bench: all $(FLOOR) $(B)/bench/openclose $(B)/bench/syscalls $(B)/bench/fsyncs-static \
-	$(B)/bench/fsyncs
+	$(B)/bench/fsyncs $(if $(MUSL_CC),musl-tests)
 	$(PYTHON) bench/bench.py
 
 # The libraries as Debian lays out libeatmydata1: lib<tool>.so.1 (the
