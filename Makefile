@@ -365,6 +365,11 @@ check-quick: lint
 	$(B)/tests/marks
 	$(PYTHON) -m pytest -q --durations=5 -m "$(QUICK)" $(PYTESTS)
 
+# make check-build: what a package's check step can run without root or perf
+# (alpine/APKBUILD's check()): the build's test programs under strace.
+check-build: tests
+	build-aux/check-build $(B)
+
 demo: all
 	$(PYTHON) bench/demo.py
 
@@ -483,8 +488,8 @@ deb:
 	ls $(DEB_DIR)
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-musl
 
-.PHONY: all libs deps lint tests musl-tests check check-quick demo bench install install-libs installed print-multiarch uninstall deb clean
+.PHONY: all libs deps lint tests musl-tests check-build check check-quick demo bench install install-libs installed print-multiarch uninstall deb clean
 .SECONDARY:
 -include $(shell find $(B) -name deb-src -prune -o -name '*.d' -print 2>/dev/null)
