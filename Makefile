@@ -478,7 +478,7 @@ DEB_BUILD = dpkg-buildpackage -us -uc --no-sign
 deb:
 	rm -rf $(B)/deb-src $(DEB_DIR)
 	mkdir -p $(DEB_SRC) $(DEB_DIR)
-	tar -c --exclude=./build --exclude=./build-san --exclude=./.git \
+	tar -c --exclude=./build --exclude=./build-san --exclude=./build-musl --exclude=./.git \
 		--exclude=./config.mak . | tar -x -C $(DEB_SRC)
 	cd $(DEB_SRC) && $(DEB_BUILD) -b
 	if [ -n "$(LIB32)" ] && [ "$$(dpkg --print-architecture)" = amd64 ]; then \

@@ -37,6 +37,9 @@
 #define EMD_HAVE_RENAMEAT2 1
 #define EMD_HAVE_CLOSEFROM 1 /* and close_range: glibc 2.34 */
 #define EMD_HAVE_EXECVEAT 1
+/* The class of the musl build's libraries beside this one: the 64-bit
+ * ABI's (musl-gcc has no -m32). */
+#define EMD_MUSL_WIDE 1
 #else
 #include <fcntl.h>
 #include <stdint.h>
@@ -74,6 +77,15 @@ void closefrom(int lo);
 int close_range(unsigned lo, unsigned hi, int flags);
 const char *sigabbrev_np(int sig);
 #define EMD_STREAM_WROTE(f) 1
+/* This build's class; and what glibc's ld.so reads for $LIB in each class
+ * where this build was made, if it has one (the Makefile asks it). */
+#define EMD_MUSL_WIDE (__SIZEOF_LONG__ == 8)
+#ifndef EMD_GLIBC_LIB64
+#define EMD_GLIBC_LIB64 ""
+#endif
+#ifndef EMD_GLIBC_LIB32
+#define EMD_GLIBC_LIB32 ""
+#endif
 
 /* musl's struct statx (1.2.5) lacks the fields of Linux 5.8 on
  * (stx_mnt_id, the direct I/O alignments): the kernel's, under a name of

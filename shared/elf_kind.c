@@ -282,9 +282,8 @@ static int loader_served(const struct image *im)
 {
 	char path[PATH_MAX];
 
-	/* The musl build is of the 64-bit ABI alone (musl-gcc has no -m32). */
-	if (im->loader == LOADER_MUSL)
-		return im->wide && preload_as("$LIB", path, sizeof(path)) &&
+	if (im->loader == LOADER_MUSL) /* the musl build is of one class (platform.h) */
+		return im->wide == EMD_MUSL_WIDE && preload_as("$LIB", path, sizeof(path)) &&
 		       faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) == 0;
 	if (im->loader != LOADER_GLIBC)
 		return 0;
