@@ -4,8 +4,10 @@
  * page cache, or a 4 KiB write (which syncstat's filter sends to its
  * supervisor, to ask whether the file syncs it).  With ALLOW=1 in the environment it first installs the
  * least filter there is (one "allow" instruction): the cost of seccomp
- * itself, to tell from that of eatmydata's filter.
- * Usage: syscalls getppid|pread|write N [FILE] */
+ * itself, to tell from that of eatmydata's filter.  close: N opens of
+ * FILE, each closed (what nocache's filter adds to a close of a file its
+ * supervisor made no call on).
+ * Usage: syscalls getppid|pread|write|close N [FILE] */
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -33,8 +35,9 @@ int main(int argc, char **argv)
 	for (long i = 0; i < n; i++)
 		if (fd < 0)
 			syscall(SYS_getppid);
-		else if (writes ? write(fd, buf, sizeof(buf)) != sizeof(buf)
-				: pread(fd, buf, sizeof(buf), 0) != sizeof(buf))
+		else if (!strcmp(argv[1], "close") ? close(open(argv[3], O_RDONLY)) != 0
+			 : writes ? write(fd, buf, sizeof(buf)) != sizeof(buf)
+				  : pread(fd, buf, sizeof(buf), 0) != sizeof(buf))
 			return 1;
 	return 0;
 }

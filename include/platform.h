@@ -233,6 +233,13 @@ static inline int emd_statx(int dirfd, const char *path, int flags, unsigned mas
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
+/* nocache's: Linux 5.4's and 5.14's, newer than musl 1.2.3's headers */
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT 21
+#endif
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
 
 /* macOS's F_FULLFSYNC and DYLD_INSERT_LIBRARIES are not written yet; the
  * toolkit builds for Linux only. */

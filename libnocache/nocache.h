@@ -110,13 +110,20 @@ void nc_debug_closed(int fd);
 	X(rename)                                                              \
 	X(renameat)                                                            \
 	X(renameat2)                                                           \
-	NC_REAL_MUSL(X)
+	X(syscall)                                                             \
+	X(ftruncate)                                                           \
+	X(mmap)                                                                \
+	X(munmap)                                                              \
+	X(mremap)                                                              \
+	X(mprotect)                                                            \
+	NC_REAL_LIBC(X)
 
-/* musl has no *64 names of its own: preadv64v2 is preadv2 (platform.h). */
+/* glibc's *64 names are functions of their own (aliases in a 64-bit ABI);
+ * musl has none (ftruncate64 is ftruncate, preadv64v2 preadv2: platform.h). */
 #ifdef EMD_LFS64
-#define NC_REAL_MUSL(X)
+#define NC_REAL_LIBC(X) X(ftruncate64) X(mmap64)
 #else
-#define NC_REAL_MUSL(X) X(preadv2) X(pwritev2)
+#define NC_REAL_LIBC(X) X(preadv2) X(pwritev2)
 #endif
 
 enum { NC_REAL_SYMBOLS(PL_ID) NC_NREAL };
@@ -181,9 +188,32 @@ void nc_touched(int fd, struct nc_file *f, ssize_t n, off64_t end, int how);
  * descriptor. */
 void nc_forget(int fd);
 
+/* Forget fd, dropping nothing: the library's own. */
+void nc_disown(int fd);
+
 /* The same for every descriptor still open, which stay known, and every
  * parked file: at exit and exec. */
 void nc_drop_all(void);
+
+/* fd (0 to 2) is one a stream of libc's uses: classified now, its I/O
+ * taken to be unseen (stdio.c). */
+void nc_std_stream(int fd);
+
+/* Flush stdout and stderr where they write to a file, before the
+ * destructor's drop (libc's own flush comes after it). */
+void nc_flush_std(void);
+
+/* fd's file was cut (or grown) to `len` (ftruncate): pages past it are
+ * gone from the page cache, those written there later are the command's. */
+void nc_truncated(int fd, struct nc_file *f, off64_t len);
+
+/* Nonzero while the library maps a file of its own (a residency record, a
+ * wait for readahead): mmap.c leaves those mappings alone. */
+extern __thread int nc_own_maps;
+
+/* mmap.c: what the command mapped of its files is paged out at munmap;
+ * nc_unmap_all pages out all of it, at exit and exec. */
+void nc_unmap_all(void);
 
 /* Wait for the writeback of what was written through fd and drop all it
  * touched. */
