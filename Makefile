@@ -24,6 +24,22 @@ PYTHON ?= python3
 # libubsan's runtime would print from inside the host program: they get
 # UBSan's checks that trap (SIGILL) without a runtime instead.  Static test
 # programs cannot link ASan and stay as they are.
+# The C library the compiler links, told by the loader its programs name:
+# glibc's ld.so expands $LIB in LD_PRELOAD, musl's takes each path as it is
+# written.  ld_of(compiler, flags): "musl" and its loader's path, or what
+# glibc's ld.so
+# substitutes for $LIB in that ELF class ("lib/x86_64-linux-gnu",
+# "lib32"...), asked of ld.so itself: the last directory it searches in
+# LD_LIBRARY_PATH=/@/$LIB.
+ld_of = $(shell d=$$(mktemp -d) && $(1) $(2) -o "$$d/platform" build-aux/platform.c 2>/dev/null && \
+	if LC_ALL=C grep -q /ld-musl- "$$d/platform"; then echo musl \
+		"$$(LC_ALL=C grep -ao '/[[:graph:]]*/ld-musl-[[:graph:]]*' "$$d/platform" | head -n 1)"; \
+	else LD_DEBUG=libs LD_LIBRARY_PATH='/@/$$LIB' "$$d/platform" 2>&1 | \
+	sed -n 's|.*[=:]/@/\([^:]*[^:[:space:]]\)[[:space:]]*(LD_LIBRARY_PATH).*|\1|p' | head -n 1; fi; \
+	rm -rf "$$d")
+LD64 := $(call ld_of,$(CC),)
+LIBC = $(if $(filter musl,$(firstword $(LD64))),musl,glibc)
+
 ifeq ($(SANITIZE),1)
 B = build-san
 SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -33,6 +49,8 @@ LIB_SAN = -fsanitize=undefined -fsanitize-undefined-trap-on-error
 # and LeakSanitizer's ptrace is refused under the seccomp supervisor.
 export ASAN_OPTIONS ?= verify_asan_link_order=0:detect_leaks=0
 export UBSAN_OPTIONS ?= print_stacktrace=1
+else ifeq ($(LIBC),musl)
+B = build-musl
 else
 B = build
 endif
@@ -42,7 +60,7 @@ WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 ifeq ($(CI),true)
 WARN += -Werror
 endif
-ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -MMD -MP
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) $(LIBC_CFLAGS) -MMD -MP
 LIB_CFLAGS = $(ALL_CFLAGS) $(LIB_SAN) -fPIC -fvisibility=hidden
 CLI_CFLAGS = $(ALL_CFLAGS) $(SAN)
 LIB_LDFLAGS = $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,relro -Wl,-z,now
@@ -50,20 +68,58 @@ LIB_LDFLAGS = $(LDFLAGS) -shared -Wl,--no-undefined -Wl,-z,relro -Wl,-z,now
 TOOLS = eatmydata nocache hirestimes crashtest
 LAUNCHERS = $(TOOLS) syncstat cachestats cachedel
 
-# What ld.so substitutes for $LIB in each ELF class ("lib/x86_64-linux-gnu",
-# "lib32"...): the libraries live in PREFIX/$LIB, and LD_PRELOAD names
-# PREFIX/$LIB/lib<tool>.so, so each process loads its own class.  Asked of
-# ld.so itself: the last directory it searches in LD_LIBRARY_PATH=/@/$LIB.
-lib_of = $(shell mkdir -p $(B) && $(CC) $(1) -o $(B)/platform$(2) \
-	build-aux/platform.c 2>/dev/null && LD_DEBUG=libs LD_LIBRARY_PATH='/@/$$LIB' \
-	$(B)/platform$(2) 2>&1 | sed -n 's|.*[=:]/@/\([^:]*[^:[:space:]]\)[[:space:]]*(LD_LIBRARY_PATH).*|\1|p' | head -n 1)
-LIB64 := $(call lib_of,,64)
-LIB32 := $(call lib_of,-m32,32)
+# The libraries live in PREFIX/$LIB, and LD_PRELOAD names
+# PREFIX/$LIB/lib<tool>.so, so each process loads its own: glibc's ld.so
+# reads $LIB as its ELF class's directory ("lib/x86_64-linux-gnu",
+# "lib32"...), musl's as a directory named "$LIB", where the musl build's
+# libraries are.  One tree may hold both builds' (install-libs of each).
+ifeq ($(LIBC),musl)
+LIB64 := $$LIB
+# musl-gcc builds for its own class only (no -m32).
+LIB32 :=
+# The libraries are built into $(B)/lib, and $(B)/$LIB is a link to it.
+LIBDIR64 = $(B)/lib
+LIBLINK = $(B)/lib/.dollar-lib
+# Installed where musl's C library is (lib/x86_64-linux-musl on Debian, lib
+# on Alpine), out of glibc's ld.so's search path, with PREFIX/$LIB a
+# directory of links to them.
+MULTI64 := $(or $(patsubst /%,%,$(patsubst /usr/%,/%,$(shell \
+	d=$$(dirname "$$(readlink -f '$(word 2,$(LD64))')") && cd "$$d" 2>/dev/null && pwd -P))),lib)
+MULTI32 :=
+# The directory as a shell word (install, installed).
+LIB64_SH = \$$LIB
+# What glibc's ld.so reads for $LIB on this machine, if it has one: a glibc
+# program is served only where the tree holds a glibc build's library
+# there (shared/elf_kind.c).
+HOSTCC ?= cc
+GLIBC_LIB64 := $(filter-out musl%,$(call ld_of,$(HOSTCC),))
+GLIBC_LIB32 := $(filter-out musl%,$(call ld_of,$(HOSTCC),-m32))
+LIBC_CFLAGS = -DEMD_GLIBC_LIB64='"$(GLIBC_LIB64)"' -DEMD_GLIBC_LIB32='"$(GLIBC_LIB32)"'
+# The *64 names glibc has of its own (open64, pwrite64, off64_t) are musl's
+# macros for the plain ones with _LARGEFILE64_SOURCE (older musl's with
+# _GNU_SOURCE too): the same code names them in either build.
+LIBC_CFLAGS += -D_LARGEFILE64_SOURCE
+# Debian's musl-gcc sees musl's headers alone: the kernel's (linux/, asm/,
+# asm-generic/; Alpine's linux-headers) are linked from the system's into
+# $(B)/kernel-headers when it cannot find them.
+ifneq ($(shell printf '\043include <linux/seccomp.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 || echo no),)
+KERNEL_HEADERS = $(B)/kernel-headers
+ASM_DIR := $(firstword $(wildcard /usr/include/$(shell $(HOSTCC) -print-multiarch 2>/dev/null)/asm) \
+	/usr/include/asm)
+$(shell mkdir -p $(KERNEL_HEADERS) && ln -sfn /usr/include/linux $(KERNEL_HEADERS)/linux && \
+	ln -sfn /usr/include/asm-generic $(KERNEL_HEADERS)/asm-generic && \
+	ln -sfn $(ASM_DIR) $(KERNEL_HEADERS)/asm)
+LIBC_CFLAGS += -isystem $(KERNEL_HEADERS)
+endif
+else
+LIB64 := $(LD64)
+LIB32 := $(call ld_of,$(CC),-m32)
 ifeq ($(LIB64),)
 $(error cannot tell what ld.so substitutes for $$LIB)
 endif
 LIBDIR64 = $(B)/$(LIB64)
 LIBDIR32 = $(B)/$(LIB32)
+LIB64_SH = $(LIB64)
 
 # Each class's multiarch directory, where Debian's libeatmydata1 puts its
 # library ("lib/x86_64-linux-gnu", "lib/i386-linux-gnu"); a compiler that
@@ -71,6 +127,7 @@ LIBDIR32 = $(B)/$(LIB32)
 multiarch_of = $(if $(1),$(patsubst %,lib/%,$(shell $(CC) $(2) -print-multiarch 2>/dev/null)))
 MULTI64 := $(or $(call multiarch_of,$(LIB64)),$(LIB64))
 MULTI32 := $(if $(LIB32),$(or $(call multiarch_of,$(LIB32),-m32),$(LIB32)))
+endif
 SONAME = 1
 
 # The libraries see preload/ and the protocols in include/; the tools see
@@ -117,7 +174,7 @@ $(foreach t,$(TOOLS),$(eval $(call preload_library,$(t))))
 # supervisor (seccomp/) and the report (report/) are linked into those that
 # use them.
 BINS = $(LAUNCHERS:%=$(B)/bin/%)
-LAUNCH_OBJS = $(B)/cli/common/common.o
+LAUNCH_OBJS = $(B)/cli/common/common.o $(B)/cli/common/libc.o $(B)/cli/shared/elf_kind.o
 REPORT_OBJS = $(patsubst %.c,$(B)/cli/%.o,$(wildcard report/*.c))
 # crashtest's engine: the journal, the model, the states and the report.
 CRASHTEST_OBJS = $(patsubst %.c,$(B)/cli/%.o,$(wildcard crashtest/*.c))
@@ -144,8 +201,13 @@ TEST_BINS = $(TEST_C:tests/c/%.c=$(B)/tests/%) \
 		$(B)/tests/syncdup32 $(B)/tests/syncdup32-static \
 		$(B)/tests/transact32-static)
 
-all: $(BINS) $(LIBS)
-libs: $(LIBS)
+all: $(BINS) $(LIBS) $(LIBLINK)
+libs: $(LIBS) $(LIBLINK)
+
+# The musl build's $(B)/$LIB, which the launcher's LD_PRELOAD entry names.
+$(B)/lib/.dollar-lib:
+	@mkdir -p $(@D)
+	ln -sfn lib '$(B)/$$LIB' && touch $@
 
 $(B)/cli/%.o: %.c
 	@mkdir -p $(@D)
@@ -155,7 +217,7 @@ $(B)/cli/%.o: %.c
 # stamp is rewritten as the Makefile is read, and only when its text changes,
 # so that an unchanged tree is up to date (make -q) and relinks nothing.
 EMBEDDED = -DEMD_VERSION='"$(VERSION)"' -DEMD_PREFIX='"$(PREFIX)"' -DEMD_LIB='"$(LIB64)"'
-$(shell echo '$(EMBEDDED)' | cmp -s - $(B)/embedded || echo '$(EMBEDDED)' > $(B)/embedded)
+$(shell mkdir -p $(B) && echo '$(EMBEDDED)' | cmp -s - $(B)/embedded || echo '$(EMBEDDED)' > $(B)/embedded)
 $(B)/cli/common/common.o: common/common.c $(B)/embedded
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) $(CLI_INC) $(EMBEDDED) -c $< -o $@
@@ -176,7 +238,6 @@ $(B)/bin/nocache: $(B)/cli/common/sync_on_exit.o $(SECCOMP_OBJS)
 $(B)/bin/eatmydata $(B)/bin/syncstat: LAUNCH_LIBS += $(DW_LIBS)
 $(B)/bin/crashtest: $(CRASHTEST_OBJS) $(B)/cli/common/sync_on_exit.o $(JSON_OBJS) $(B)/cli/common/junit.o \
 	$(SECCOMP_OBJS)
-$(B)/bin/hirestimes: $(B)/cli/shared/elf_kind.o
 $(B)/bin/%: $(B)/cli/launch/%.o $(LAUNCH_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $(SAN) -o $@ $^ $(LAUNCH_LIBS)
@@ -184,7 +245,7 @@ $(B)/bin/%: $(B)/cli/launch/%.o $(LAUNCH_OBJS)
 # Test programs: plain, fortified (open becomes __open_2) and 32-bit.
 $(B)/tests/%: tests/c/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) -o $@ $< -lpthread -lrt $(TEST_LIBS)
+	$(CC) $(CPPFLAGS) $(CLI_CFLAGS) $(TEST_CFLAGS) -o $@ $< -lpthread -lrt $(TEST_LIBS)
 
 $(B)/tests/uring-sync $(B)/tests/uring-rings $(B)/tests/uring-fsyncs: TEST_LIBS = -luring
 $(B)/tests/uring-fsyncs-static $(B)/tests/uring-osync $(B)/tests/uring-osync-static: TEST_LIBS = -luring
@@ -201,7 +262,7 @@ $(B)/tests/%-fortify: tests/c/%.c
 
 $(B)/tests/%-static: tests/c/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -static -o $@ $< -lpthread $(TEST_LIBS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) $(TEST_CFLAGS) -static -o $@ $< -lpthread $(TEST_LIBS)
 
 $(B)/tests/%32-static: tests/c/%.c
 	@mkdir -p $(@D)
@@ -259,7 +320,22 @@ $(B)/bench/openclose: bench/openclose.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
-tests: all $(TEST_BINS) $(FLOOR)
+# The musl build's test programs: those tests/py/test_musl.py runs against
+# it, with what they take of glibc's (tests/c/musl.h).
+ifeq ($(LIBC),musl)
+MUSL_TESTS = entry entry-static probe fsyncs fsyncs-static loaded cancel ioprobe timesprobe rw
+TEST_BINS = $(MUSL_TESTS:%=$(B)/tests/%)
+TEST_CFLAGS = -include tests/c/musl.h
+FLOOR =
+endif
+
+# Where musl-gcc is installed, make tests also makes the musl build and its
+# test programs (build-musl/), which test_musl.py runs beside this one.
+MUSL_CC ?= $(if $(filter glibc,$(LIBC)),$(shell command -v musl-gcc 2>/dev/null))
+musl-tests:
+	$(MAKE) --no-print-directory CC=$(MUSL_CC) B=build-musl SANITIZE= tests
+
+tests: all $(TEST_BINS) $(FLOOR) $(if $(MUSL_CC),musl-tests)
 
 # What the tests need is installed (or named) before anything is built: a
 # test program links liburing.  `make check DEPS=` skips the check;
@@ -294,6 +370,11 @@ check-quick: lint
 	$(B)/tests/marks
 	$(PYTHON) -m pytest -q --durations=5 -m "$(QUICK)" $(PYTESTS)
 
+# make check-build: what a package's check step can run without root or perf
+# (alpine/APKBUILD's check()): the build's test programs under strace.
+check-build: tests
+	build-aux/check-build $(B)
+
 demo: all
 	$(PYTHON) bench/demo.py
 
@@ -310,7 +391,7 @@ $(B)/bench/fsyncs: tests/c/fsyncs.c
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
 bench: all $(FLOOR) $(B)/bench/openclose $(B)/bench/syscalls $(B)/bench/fsyncs-static \
-	$(B)/bench/fsyncs
+	$(B)/bench/fsyncs $(if $(MUSL_CC),musl-tests)
 	$(PYTHON) bench/bench.py
 
 # The libraries as Debian lays out libeatmydata1: lib<tool>.so.1 (the
@@ -342,7 +423,7 @@ installed:
 	@for s in $(SCHEMAS); do echo "$(DATADIR)/$$s"; done
 	@for t in $(TOOLS); do for d in $(MULTI64) $(MULTI32); do \
 		echo "$(PREFIX)/$$d/lib$$t.so"; echo "$(PREFIX)/$$d/lib$$t.so.$(SONAME)"; done; \
-		for d in $(filter-out $(MULTI64) $(MULTI32),$(LIB64) $(LIB32)); do \
+		for d in $(filter-out $(MULTI64) $(MULTI32),$(LIB64_SH) $(LIB32)); do \
 		echo "$(PREFIX)/$$d/lib$$t.so"; done; done
 
 print-multiarch:
@@ -368,7 +449,7 @@ OWNED = if [ -z "$(DESTDIR)" ] && command -v dpkg-query >/dev/null; then \
 # The libraries alone: the i386 libeatmydata1 (debian/rules).
 install-libs: libs
 	@$(OWNED)
-	$(call install_libs,$(LIBDIR64),$(MULTI64),$(LIB64))
+	$(call install_libs,$(LIBDIR64),$(MULTI64),$(LIB64_SH))
 	$(if $(LIB32),$(call install_libs,$(LIBDIR32),$(MULTI32),$(LIB32)))
 	@$(LDCONFIG)
 
@@ -377,7 +458,7 @@ install: all
 	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(BASHCOMPDIR)" \
 		"$(DESTDIR)$(DATADIR)"
 	install -m 755 $(BINS) "$(DESTDIR)$(BINDIR)/"
-	$(call install_libs,$(LIBDIR64),$(MULTI64),$(LIB64))
+	$(call install_libs,$(LIBDIR64),$(MULTI64),$(LIB64_SH))
 	$(if $(LIB32),$(call install_libs,$(LIBDIR32),$(MULTI32),$(LIB32)))
 	install -m 644 $(LAUNCHERS:%=doc/%.1) "$(DESTDIR)$(MANDIR)/man1/"
 	install -m 644 $(SCHEMAS:%=doc/%) "$(DESTDIR)$(DATADIR)/"
@@ -402,7 +483,7 @@ DEB_BUILD = dpkg-buildpackage -us -uc --no-sign
 deb:
 	rm -rf $(B)/deb-src $(DEB_DIR)
 	mkdir -p $(DEB_SRC) $(DEB_DIR)
-	tar -c --exclude=./build --exclude=./build-san --exclude=./.git \
+	tar -c --exclude=./build --exclude=./build-san --exclude=./build-musl --exclude=./.git \
 		--exclude=./config.mak . | tar -x -C $(DEB_SRC)
 	cd $(DEB_SRC) && $(DEB_BUILD) -b
 	if [ -n "$(LIB32)" ] && [ "$$(dpkg --print-architecture)" = amd64 ]; then \
@@ -412,8 +493,8 @@ deb:
 	ls $(DEB_DIR)
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-musl
 
-.PHONY: all libs deps lint tests check check-quick demo bench install install-libs installed print-multiarch uninstall deb clean
+.PHONY: all libs deps lint tests musl-tests check-build check check-quick demo bench install install-libs installed print-multiarch uninstall deb clean
 .SECONDARY:
 -include $(shell find $(B) -name deb-src -prune -o -name '*.d' -print 2>/dev/null)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from crashtest_bench import crashtest_bench, scale_bench
 from library_bench import library_per_call
+from musl_bench import musl_bench
 from nocache_reads_bench import nocache_read_bench
 from policies_bench import policies_bench
 
@@ -642,6 +643,8 @@ def main():
         return crashtest_only()
     if sys.argv[1:] == ["crashtest-scale"]:
         return crashtest_only(scale_bench)
+    if sys.argv[1:] == ["musl"]:
+        return musl_bench()
     if sys.argv[1:] == ["syncstat"]:
         top = Path(tempfile.mkdtemp(prefix="emd-bench-", dir="/tmp"))
         try:
@@ -703,6 +706,7 @@ def main():
         seccomp_bench(top)
         syncstat_bench(top, libs, [w for w in workloads if not w[0].startswith("initdb")])
         library_per_call(BUILD / "bench" / "libfloor.so")
+        musl_bench()
         policies_bench()
         supervised_syncstat_bench(top)
         etcd_bench(top)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* common.c -- messages, the preload library's location, running commands. */
 #include "common.h"
+#include "elf_kind.h"
 #include "env.h"
 
 #include <errno.h>
@@ -117,6 +118,7 @@ const char *preload_entry(const char *lib)
 	if (strpbrk(root, " :"))
 		die("library directory '%s' has a space or colon, which "
 		    "LD_PRELOAD cannot hold", root);
+	emd_preload_entry(entry);
 	return entry;
 }
 
@@ -144,6 +146,21 @@ void preload_prepend(const char *entry)
 	free(list);
 }
 
+void preload_drop_refused(const char *file)
+{
+	const char *list = getenv("LD_PRELOAD");
+	char path[PATH_MAX], *rest;
+
+	if (!list || !emd_preload_refusable() ||
+	    emd_command_unreachable(file, path, sizeof(path)) != EMD_ELF_NO_GLIBC_LIB)
+		return;
+	if (!(rest = malloc(strlen(list) + 1)) ||
+	    emd_preload_without_ours(list, rest, strlen(list) + 1) < 0 ||
+	    (*rest ? setenv("LD_PRELOAD", rest, 1) : unsetenv("LD_PRELOAD")) != 0)
+		die("cannot set LD_PRELOAD: %s", strerror(errno));
+	free(rest);
+}
+
 /* The signal mask before hold_signals, which the command gets back. */
 static sigset_t original_mask;
 static int holding;
@@ -158,6 +175,7 @@ void exec_command(const char *file, char *const argv[])
 
 	if (holding) /* a signal held meanwhile is the command's once it runs */
 		sigprocmask(SIG_SETMASK, &original_mask, NULL);
+	preload_drop_refused(file);
 	if (strchr(file, '/'))
 		execv(file, argv);
 	else

@@ -31,6 +31,11 @@ const char *preload_entry(const char *lib);
 /* Put `entry` first in LD_PRELOAD, keeping the other entries. */
 void preload_prepend(const char *entry);
 
+/* Leave our entry out of LD_PRELOAD if the program `file` (found as
+ * execvp would) has an ld.so that would say it cannot preload it: a glibc
+ * program beside the musl build alone (elf_kind.h).  exec_command does. */
+void preload_drop_refused(const char *file);
+
 /* execvp(argv) with argv0 as the path to look up; never returns.  Exits
  * 127 when it is not found, 126 when it cannot be run. */
 noreturn void exec_command(const char *file, char *const argv[]);

@@ -8,6 +8,7 @@
 #include "crashtest/report_json.h"
 #include "crashtest/report_junit.h"
 #include "crashtest/text.h"
+#include "platform.h"
 
 #include <signal.h>
 #include <stdio.h>

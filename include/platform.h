@@ -9,13 +9,115 @@
 #ifndef EMD_PLATFORM_H
 #define EMD_PLATFORM_H
 
+#include <features.h> /* __GLIBC__; every file including this one has _GNU_SOURCE */
 #include <sys/syscall.h>
 
 #if defined(__linux__)
 #define EMD_HAVE_SYNCFS 1
 #define EMD_HAVE_SYNC_FILE_RANGE 1
+#endif
+
+/* The C library: glibc, or musl (make CC=musl-gcc; Alpine).  What glibc has
+ * and musl has not: the fortified opens (__open_2...), the *64 names of a
+ * 64-bit off_t as symbols of their own (open64, pwrite64, pwritev64v2...;
+ * musl's off_t is 64-bit everywhere, and older musl #defines open64 as
+ * open), FILE's _IO_ fields and a static recursive mutex.  The libraries
+ * wrap, and the tools call, a function only where the C library declares
+ * it; musl names no version, so what its headers define says what it has
+ * (statx, preadv2 and pwritev2 from 1.2.5; renameat2 after it), and what the
+ * tools themselves call of those is the system call, below. */
+#if defined(__GLIBC__)
+#define EMD_LIBC_GLIBC 1
+/* Has stdio written through the stream (made its write buffer)?  glibc's
+ * FILE says; musl's is opaque, and such a stream is taken to have. */
+#define EMD_STREAM_WROTE(f) ((f)->_IO_write_base != NULL)
+#define EMD_HAVE_FORTIFY_OPEN 1
+#define EMD_LFS64 1
 #define EMD_HAVE_PWRITEV2 1
-#define EMD_HAVE_FORTIFY_OPEN 1 /* glibc's __open_2 family */
+#define EMD_HAVE_RENAMEAT2 1
+#define EMD_HAVE_CLOSEFROM 1 /* and close_range: glibc 2.34 */
+#define EMD_HAVE_EXECVEAT 1
+/* The class of the musl build's libraries beside this one: the 64-bit
+ * ABI's (musl-gcc has no -m32). */
+#define EMD_MUSL_WIDE 1
+#else
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* Functions of the kernel's that musl has not (preadv2 and pwritev2 before
+ * 1.2.5, the others so far), declared as glibc does: the libraries wrap
+ * them as they are, their next definition being the system call where the
+ * C library has none (preload/fallback.c), and the tools call them
+ * (common/libc.c). */
+#ifdef RWF_SYNC
+#define EMD_HAVE_PWRITEV2 1
+#else
+#define RWF_HIPRI 0x00000001
+#define RWF_DSYNC 0x00000002
+#define RWF_SYNC 0x00000004
+#define RWF_NOWAIT 0x00000008
+#define RWF_APPEND 0x00000010
+ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags);
+ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags);
+#endif
+#ifdef RENAME_NOREPLACE
+#define EMD_HAVE_RENAMEAT2 1
+#else
+#define RENAME_NOREPLACE (1 << 0)
+#define RENAME_EXCHANGE (1 << 1)
+#define RENAME_WHITEOUT (1 << 2)
+int renameat2(int olddir, const char *old, int newdir, const char *new, unsigned flags);
+#endif
+int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags);
+void closefrom(int lo);
+int close_range(unsigned lo, unsigned hi, int flags);
+const char *sigabbrev_np(int sig);
+#define EMD_STREAM_WROTE(f) 1
+/* This build's class; and what glibc's ld.so reads for $LIB in each class
+ * where this build was made, if it has one (the Makefile asks it). */
+#define EMD_MUSL_WIDE (__SIZEOF_LONG__ == 8)
+#ifndef EMD_GLIBC_LIB64
+#define EMD_GLIBC_LIB64 ""
+#endif
+#ifndef EMD_GLIBC_LIB32
+#define EMD_GLIBC_LIB32 ""
+#endif
+
+/* musl's struct statx (1.2.5) lacks the fields of Linux 5.8 on
+ * (stx_mnt_id, the direct I/O alignments): the kernel's, under a name of
+ * our own, and the system call. */
+#define statx emd_statx
+#define statx_timestamp emd_statx_timestamp
+#include <linux/stat.h>
+static inline int emd_statx(int dirfd, const char *path, int flags, unsigned mask,
+			    struct emd_statx *st)
+{
+	return (int)syscall(SYS_statx, dirfd, path, flags, mask, st);
+}
+
+#ifndef FALLOC_FL_COLLAPSE_RANGE
+#define FALLOC_FL_COLLAPSE_RANGE 0x08
+#endif
+#ifndef FALLOC_FL_ZERO_RANGE
+#define FALLOC_FL_ZERO_RANGE 0x10
+#endif
+#ifndef FALLOC_FL_INSERT_RANGE
+#define FALLOC_FL_INSERT_RANGE 0x20
+#endif
+
+/* glibc's names the tools use: O_TMPFILE's own bit (without O_DIRECTORY),
+ * whether open takes a mode, and a recursive mutex made statically (musl
+ * keeps a mutex's type in its first int, as pthread_mutex_init sets it). */
+#define __O_TMPFILE (O_TMPFILE & ~O_DIRECTORY)
+#define __OPEN_NEEDS_MODE(flags) (((flags) & O_CREAT) || ((flags) & O_TMPFILE) == O_TMPFILE)
+#define PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP {{{PTHREAD_MUTEX_RECURSIVE}}}
+/* As musl's own *64 names are (make CC=musl-gcc defines _LARGEFILE64_SOURCE). */
+#define preadv64v2 preadv2
+#define pwritev64v2 pwritev2
 #endif
 
 /* Where sync_file_range(fd, offset, nbytes, flags) keeps its flags: a
@@ -32,7 +134,7 @@
 
 /* A 64-bit ABI has one open and one pwritev2; glibc exports the *64 names as
  * aliases of the same code, and so do we.  A 32-bit ABI has two of each. */
-#if __SIZEOF_LONG__ == 8
+#if __SIZEOF_LONG__ == 8 && defined(EMD_LFS64)
 #define EMD_LFS_ALIASES 1
 #endif
 
@@ -130,6 +232,13 @@
  * allocated by the stores themselves. */
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
+#endif
+/* nocache's: Linux 5.4's and 5.14's, newer than musl 1.2.3's headers */
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT 21
+#endif
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
 #endif
 
 /* macOS's F_FULLFSYNC and DYLD_INSERT_LIBRARIES are not written yet; the

@@ -90,10 +90,12 @@ PL_EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t n)
 	return sent(out, in, (long long *)off, n, real_sendfile);
 }
 
+#ifdef EMD_LFS64
 PL_EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t n)
 {
 	return sent(out, in, (long long *)off, n, real_sendfile);
 }
+#endif
 
 /* What fallocate did to file st (fd now of size `now`): zeros, a new size,
  * or the rest of the file shifted (read back). */
@@ -147,20 +149,24 @@ PL_EXPORT int fallocate(int fd, int mode, off_t off, off_t len)
 	return fallocated(fd, mode, off, len, real_fallocate);
 }
 
+#ifdef EMD_LFS64
 PL_EXPORT int fallocate64(int fd, int mode, off64_t off, off64_t len)
 {
 	return fallocated(fd, mode, off, len, real_fallocate);
 }
+#endif
 
 PL_EXPORT int posix_fallocate(int fd, off_t off, off_t len)
 {
 	return fallocated(fd, -1, off, len, real_posix_fallocate);
 }
 
+#ifdef EMD_LFS64
 PL_EXPORT int posix_fallocate64(int fd, off64_t off, off64_t len)
 {
 	return fallocated(fd, -1, off, len, real_posix_fallocate);
 }
+#endif
 
 PL_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {

@@ -273,12 +273,14 @@ PL_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 	return ct_write_iov(fd, off, &v, 1, 0, real_pwrite);
 }
 
+#ifdef EMD_LFS64
 PL_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 {
 	struct iovec v = {(void *)buf, n};
 
 	return ct_write_iov(fd, off, &v, 1, 0, real_pwrite);
 }
+#endif
 
 PL_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
@@ -290,10 +292,12 @@ PL_EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 	return ct_write_iov(fd, off, iov, cnt, 0, real_pwritev);
 }
 
+#ifdef EMD_LFS64
 PL_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
 {
 	return ct_write_iov(fd, off, iov, cnt, 0, real_pwritev);
 }
+#endif
 
 /* pwritev2: an offset of -1 is the file offset; its flags may append or
  * make the write durable. */
@@ -302,10 +306,12 @@ PL_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, 
 	return ct_write_iov(fd, off, iov, cnt, flags, real_pwritev2);
 }
 
+#ifdef EMD_LFS64
 PL_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
 {
 	return ct_write_iov(fd, off, iov, cnt, flags, real_pwritev2);
 }
+#endif
 
 /* A truncation of the file st (open as fd), through fd by call or by
  * path: made under the journal's lock and recorded once it succeeded. */
@@ -345,10 +351,12 @@ PL_EXPORT int ftruncate(int fd, off_t len)
 	return truncated(fd, len, real_ftruncate);
 }
 
+#ifdef EMD_LFS64
 PL_EXPORT int ftruncate64(int fd, off64_t len)
 {
 	return truncated(fd, len, real_ftruncate);
 }
+#endif
 
 /* truncate() by name: the file found through an O_PATH descriptor, whose
  * close, unlike another's, keeps the process's POSIX locks on it. */
@@ -374,7 +382,9 @@ PL_EXPORT int truncate(const char *path, off_t len)
 	return truncate_path(path, len);
 }
 
+#ifdef EMD_LFS64
 PL_EXPORT int truncate64(const char *path, off64_t len)
 {
 	return truncate_path(path, len);
 }
+#endif

@@ -55,7 +55,7 @@ static struct held *find_held(uint64_t dev, uint64_t ino)
  * what it was is kept from just before). */
 static int unused(const struct held *e)
 {
-	return e->std && !e->wrote && !(e->stream && e->stream->_IO_write_base);
+	return e->std && !e->wrote && !(e->stream && EMD_STREAM_WROTE(e->stream));
 }
 
 static void mark(const struct held *e, enum ct_kind kind)
@@ -303,7 +303,7 @@ void ct_image_closing(FILE *f)
 	ct_lock();
 	for (int i = 0; i < HELD; i++)
 		if (held[i].used && held[i].stream == f) {
-			held[i].wrote |= f->_IO_write_base != NULL;
+			held[i].wrote |= EMD_STREAM_WROTE(f);
 			held[i].stream = NULL;
 		}
 	ct_unlock();

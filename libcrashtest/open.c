@@ -127,11 +127,13 @@ PL_EXPORT int open(const char *path, int flags, ...)
 	OPENED(REAL(open)(path, flags, mode), AT_FDCWD, path, flags)
 }
 
+#ifdef EMD_LFS64
 PL_EXPORT int open64(const char *path, int flags, ...)
 {
 	MODE_ARG(flags)
 	OPENED(REAL(open64)(path, flags, mode), AT_FDCWD, path, flags)
 }
+#endif
 
 PL_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 {
@@ -139,39 +141,51 @@ PL_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 	OPENED(REAL(openat)(dirfd, path, flags, mode), dirfd, path, flags)
 }
 
+#ifdef EMD_LFS64
 PL_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 {
 	MODE_ARG(flags)
 	OPENED(REAL(openat64)(dirfd, path, flags, mode), dirfd, path, flags)
 }
+#endif
 
 PL_EXPORT int creat(const char *path, mode_t mode)
 {
 	OPENED(REAL(creat)(path, mode), AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC)
 }
 
+#ifdef EMD_LFS64
 PL_EXPORT int creat64(const char *path, mode_t mode)
 {
 	OPENED(REAL(creat64)(path, mode), AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC)
 }
+#endif
 
 /* _FORTIFY_SOURCE's opens: no mode, since no O_CREAT. */
+#ifdef EMD_HAVE_FORTIFY_OPEN
 PL_EXPORT int __open_2(const char *path, int flags)
 {
 	OPENED(REAL(__open_2)(path, flags), AT_FDCWD, path, flags)
 }
+#endif
 
+#ifdef EMD_HAVE_FORTIFY_OPEN
 PL_EXPORT int __open64_2(const char *path, int flags)
 {
 	OPENED(REAL(__open64_2)(path, flags), AT_FDCWD, path, flags)
 }
+#endif
 
+#ifdef EMD_HAVE_FORTIFY_OPEN
 PL_EXPORT int __openat_2(int dirfd, const char *path, int flags)
 {
 	OPENED(REAL(__openat_2)(dirfd, path, flags), dirfd, path, flags)
 }
+#endif
 
+#ifdef EMD_HAVE_FORTIFY_OPEN
 PL_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
 {
 	OPENED(REAL(__openat64_2)(dirfd, path, flags), dirfd, path, flags)
 }
+#endif

@@ -65,21 +65,23 @@ static FILE *real_fopen(const char *path, const char *mode, FILE *stream)
 	return REAL(fopen)(path, mode);
 }
 
+PL_EXPORT FILE *fopen(const char *path, const char *mode)
+{
+	return open_stream(path, path, mode, NULL, real_fopen);
+}
+
+#ifdef EMD_LFS64
 static FILE *real_fopen64(const char *path, const char *mode, FILE *stream)
 {
 	(void)stream;
 	return REAL(fopen64)(path, mode);
 }
 
-PL_EXPORT FILE *fopen(const char *path, const char *mode)
-{
-	return open_stream(path, path, mode, NULL, real_fopen);
-}
-
 PL_EXPORT FILE *fopen64(const char *path, const char *mode)
 {
 	return open_stream(path, path, mode, NULL, real_fopen64);
 }
+#endif
 
 /* freopen closes the stream's file first; with no path it reopens the same
  * file (and "w" truncates it), recorded under the name it has. */
@@ -104,10 +106,12 @@ PL_EXPORT FILE *freopen(const char *path, const char *mode, FILE *stream)
 	return reopen(path, mode, stream, REAL(freopen));
 }
 
+#ifdef EMD_LFS64
 PL_EXPORT FILE *freopen64(const char *path, const char *mode, FILE *stream)
 {
 	return reopen(path, mode, stream, REAL(freopen64));
 }
+#endif
 
 /* fdopen neither truncates nor creates: the descriptor's file is held. */
 PL_EXPORT FILE *fdopen(int fd, const char *mode)
@@ -163,12 +167,14 @@ PL_EXPORT int mkstemp(char *tmpl)
 	return temp_made(locked, REAL(mkstemp)(tmpl), tmpl);
 }
 
+#ifdef EMD_LFS64
 PL_EXPORT int mkstemp64(char *tmpl)
 {
 	int locked = temp_begin();
 
 	return temp_made(locked, REAL(mkstemp64)(tmpl), tmpl);
 }
+#endif
 
 PL_EXPORT int mkostemp(char *tmpl, int flags)
 {
@@ -177,12 +183,14 @@ PL_EXPORT int mkostemp(char *tmpl, int flags)
 	return temp_made(locked, REAL(mkostemp)(tmpl, flags), tmpl);
 }
 
+#ifdef EMD_LFS64
 PL_EXPORT int mkostemp64(char *tmpl, int flags)
 {
 	int locked = temp_begin();
 
 	return temp_made(locked, REAL(mkostemp64)(tmpl, flags), tmpl);
 }
+#endif
 
 PL_EXPORT int mkstemps(char *tmpl, int suffix)
 {
@@ -191,12 +199,14 @@ PL_EXPORT int mkstemps(char *tmpl, int suffix)
 	return temp_made(locked, REAL(mkstemps)(tmpl, suffix), tmpl);
 }
 
+#ifdef EMD_LFS64
 PL_EXPORT int mkstemps64(char *tmpl, int suffix)
 {
 	int locked = temp_begin();
 
 	return temp_made(locked, REAL(mkstemps64)(tmpl, suffix), tmpl);
 }
+#endif
 
 PL_EXPORT int mkostemps(char *tmpl, int suffix, int flags)
 {
@@ -205,12 +215,14 @@ PL_EXPORT int mkostemps(char *tmpl, int suffix, int flags)
 	return temp_made(locked, REAL(mkostemps)(tmpl, suffix, flags), tmpl);
 }
 
+#ifdef EMD_LFS64
 PL_EXPORT int mkostemps64(char *tmpl, int suffix, int flags)
 {
 	int locked = temp_begin();
 
 	return temp_made(locked, REAL(mkostemps64)(tmpl, suffix, flags), tmpl);
 }
+#endif
 
 PL_EXPORT char *mkdtemp(char *tmpl)
 {

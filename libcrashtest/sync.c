@@ -160,10 +160,12 @@ PL_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t 
 	return mapped(REAL(mmap)(addr, len, prot, flags, fd, off), len, prot, flags, fd, off);
 }
 
+#ifdef EMD_LFS64
 PL_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
 {
 	return mapped(REAL(mmap64)(addr, len, prot, flags, fd, off), len, prot, flags, fd, off);
 }
+#endif
 
 /* The mapping's last picture is taken while it is still there. */
 PL_EXPORT int munmap(void *addr, size_t len)

@@ -89,7 +89,16 @@ int __openat64_2(int dirfd, const char *path, int flags);
 	X(fclose)                                                              \
 	X(pclose)                                                              \
 	X(closedir)                                                            \
-	X(fdopen)
+	X(fdopen)                                                              \
+	EMD_REAL_MUSL(X)
+
+/* musl has no *64 names of its own: open64 is open, pwritev64v2 pwritev2
+ * (platform.h), and those are called through. */
+#ifdef EMD_LFS64
+#define EMD_REAL_MUSL(X)
+#else
+#define EMD_REAL_MUSL(X) X(pwrite) X(pwritev) X(pwritev2)
+#endif
 
 enum emd_real_id { EMD_REAL_SYMBOLS(PL_ID) EMD_NREAL };
 

@@ -205,6 +205,7 @@ EMD_EXPORT FILE *freopen(const char *path, const char *mode, FILE *stream)
 			     before, EMD_CALLER);
 }
 
+#ifdef EMD_HAVE_FORTIFY_OPEN
 /* The fortified entry points take no mode: glibc aborts the program when the
  * flags need one, and the real function still makes that check.  `arg`
  * set: the *64 names of a 32-bit ABI. */
@@ -239,8 +240,9 @@ EMD_EXPORT int __openat_2(int dirfd, const char *path, int flags)
 {
 	return open_2(dirfd, path, flags, NULL, EMD_CALLER);
 }
+#endif
 
-#ifdef EMD_LFS_ALIASES
+#if defined(EMD_LFS_ALIASES)
 EMD_EXPORT int open64(const char *, int, ...) __attribute__((alias("open")));
 EMD_EXPORT int openat64(int, const char *, int, ...)
 	__attribute__((alias("openat")));
@@ -257,7 +259,7 @@ EMD_EXPORT int mkostemps64(char *, int, int)
 EMD_EXPORT int __open64_2(const char *, int) __attribute__((alias("__open_2")));
 EMD_EXPORT int __openat64_2(int, const char *, int)
 	__attribute__((alias("__openat_2")));
-#else
+#elif defined(EMD_LFS64)
 /* On a 32-bit ABI the *64 names add O_LARGEFILE: call through to them. */
 static long call_open64(const struct emd_open *op, int flags)
 {

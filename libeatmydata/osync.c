@@ -194,21 +194,25 @@ static ssize_t pwritev_at(int fd, const struct iovec *iov, int cnt,
 	return emd_rec_finish(&rec, EMD_REAL(pwritev64)(fd, iov, cnt, off));
 }
 
+#ifdef EMD_LFS64
 EMD_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 {
 	return pwrite_at(fd, buf, n, off, EMD_CALLER);
 }
+#endif
 
 EMD_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
 	return pwrite_at(fd, buf, n, off, EMD_CALLER);
 }
 
+#ifdef EMD_LFS64
 EMD_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt,
 			     off64_t off)
 {
 	return pwritev_at(fd, iov, cnt, off, EMD_CALLER);
 }
+#endif
 
 EMD_EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 {

@@ -67,8 +67,10 @@ EMD_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int iovcnt,
 	return pwritev2_at(fd, iov, iovcnt, offset, flags, EMD_CALLER);
 }
 
+#ifdef EMD_LFS64 /* musl's pwritev64v2 is pwritev2 */
 EMD_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int iovcnt,
 			       off64_t offset, int flags)
 {
 	return pwritev2_at(fd, iov, iovcnt, offset, flags, EMD_CALLER);
 }
+#endif

@@ -147,10 +147,11 @@ PL_EXPORT ssize_t sendfile64(int out, int in, off64_t *offset, size_t count)
 	return after_copy(in, offset, out, NULL, r);
 }
 
-#ifdef EMD_LFS_ALIASES /* sendfile64 is sendfile (platform.h) */
+/* musl's sendfile64 is sendfile: defined above by that name. */
+#if defined(EMD_LFS_ALIASES) /* sendfile64 is sendfile (platform.h) */
 PL_EXPORT ssize_t sendfile(int, int, off_t *, size_t)
 	__attribute__((alias("sendfile64")));
-#else
+#elif defined(EMD_LFS64)
 PL_EXPORT ssize_t sendfile(int out, int in, off_t *offset, size_t count)
 {
 	ssize_t r;

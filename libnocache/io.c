@@ -171,7 +171,8 @@ PL_EXPORT int ftruncate64(int fd, off64_t len)
 	return r;
 }
 
-#ifdef EMD_LFS_ALIASES /* pread64 is pread, and so on (platform.h) */
+/* musl's pread64 is pread, and so on: defined above by those names. */
+#if defined(EMD_LFS_ALIASES) /* pread64 is pread, and so on (platform.h) */
 PL_EXPORT int ftruncate(int, off_t) __attribute__((alias("ftruncate64")));
 PL_EXPORT ssize_t pread(int, void *, size_t, off_t)
 	__attribute__((alias("pread64")));
@@ -185,7 +186,7 @@ PL_EXPORT ssize_t pwritev(int, const struct iovec *, int, off_t)
 	__attribute__((alias("pwritev64")));
 PL_EXPORT ssize_t pwritev2(int, const struct iovec *, int, off_t, int)
 	__attribute__((alias("pwritev64v2")));
-#else
+#elif defined(EMD_LFS64)
 /* A 32-bit off_t widens to the 64-bit call. */
 PL_EXPORT int ftruncate(int fd, off_t len)
 {

@@ -260,7 +260,7 @@ PL_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off6
 
 #ifdef EMD_LFS_ALIASES /* mmap64 is mmap (platform.h) */
 PL_EXPORT void *mmap(void *, size_t, int, int, int, off_t) __attribute__((alias("mmap64")));
-#else
+#elif defined(EMD_LFS64) /* musl's mmap64 is mmap: defined above by that name */
 PL_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	return mmap64(addr, len, prot, flags, fd, off);

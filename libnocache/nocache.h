@@ -112,12 +112,19 @@ void nc_debug_closed(int fd);
 	X(renameat2)                                                           \
 	X(syscall)                                                             \
 	X(ftruncate)                                                           \
-	X(ftruncate64)                                                         \
 	X(mmap)                                                                \
-	X(mmap64)                                                              \
 	X(munmap)                                                              \
 	X(mremap)                                                              \
-	X(mprotect)
+	X(mprotect)                                                            \
+	NC_REAL_LIBC(X)
+
+/* glibc's *64 names are functions of their own (aliases in a 64-bit ABI);
+ * musl has none (ftruncate64 is ftruncate, preadv64v2 preadv2: platform.h). */
+#ifdef EMD_LFS64
+#define NC_REAL_LIBC(X) X(ftruncate64) X(mmap64)
+#else
+#define NC_REAL_LIBC(X) X(preadv2) X(pwritev2)
+#endif
 
 enum { NC_REAL_SYMBOLS(PL_ID) NC_NREAL };
 extern void *nc_real_fn[NC_NREAL];

@@ -101,10 +101,12 @@ PL_EXPORT FILE *fopen(const char *path, const char *mode)
 	return opened(NC_REAL(fopen)(path, mode));
 }
 
+#ifdef EMD_LFS64 /* musl's fopen64 is fopen */
 PL_EXPORT FILE *fopen64(const char *path, const char *mode)
 {
 	return opened(NC_REAL(fopen64)(path, mode));
 }
+#endif
 
 PL_EXPORT FILE *fdopen(int fd, const char *mode)
 {
@@ -118,11 +120,13 @@ PL_EXPORT FILE *freopen(const char *path, const char *mode, FILE *stream)
 	return opened(NC_REAL(freopen)(path, mode, stream));
 }
 
+#ifdef EMD_LFS64
 PL_EXPORT FILE *freopen64(const char *path, const char *mode, FILE *stream)
 {
 	closing(stream);
 	return opened(NC_REAL(freopen64)(path, mode, stream));
 }
+#endif
 
 PL_EXPORT int fclose(FILE *stream)
 {

@@ -19,6 +19,10 @@
  * kept. */
 void *pl_resolve(void **slot, const char *name);
 
+/* For a name the C library has not (musl's, platform.h): the system call,
+ * through the next syscall(); NULL for any other name (fallback.c). */
+void *pl_fallback(const char *name);
+
 /* A library's table of real functions: one row per name in its
  * LIST(X) macro, an enum of ids and the accessors below. */
 #define PL_ID(name) PL_REAL_##name,

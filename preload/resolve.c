@@ -10,8 +10,9 @@
 #include <dlfcn.h>
 #include <errno.h>
 
-/* Stands in for a symbol this libc lacks: no program linked against it can
- * call the name, but a wrong dlsym must not become a crash. */
+/* Stands in for a symbol this libc lacks and the system has no call for
+ * (fallback.c): no program linked against it can call the name, but a
+ * wrong dlsym must not become a crash. */
 static long missing(void)
 {
 	errno = ENOSYS;
@@ -23,6 +24,8 @@ void *pl_resolve(void **slot, const char *name)
 	int saved = errno;
 	void *fn = dlsym(RTLD_NEXT, name);
 
+	if (!fn)
+		fn = pl_fallback(name);
 	if (!fn)
 		fn = (void *)missing;
 	__atomic_store_n(slot, fn, __ATOMIC_RELEASE);

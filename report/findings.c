@@ -10,6 +10,7 @@
 #include "common/common.h"
 #include "findings.h"
 #include "keymap.h"
+#include "platform.h"
 #include "run.h"
 
 #include <errno.h>

@@ -114,9 +114,10 @@ static void unobserved(const struct seccomp_options *opt, const char *file, int 
 {
 	const char *policy = opt->policy ? opt->policy : "eatmydata";
 
-	/* Under an outer nocache's or crashtest's filter, which serves it. */
-	if (r == -EBUSY && (!strcmp(policy, "nocache") || !strcmp(policy, "crashtest")) &&
-	    emd_under_filter_of(policy))
+	/* Under the filter of a run of this tool (the run's own, which a
+	 * stand-in started by a filtered process finds on; an outer nocache's
+	 * or crashtest's), which serves it. */
+	if (r == -EBUSY && emd_under_filter_of(policy))
 		return;
 	if (!strcmp(policy, "crashtest")) { /* in the run's journal, not on stderr */
 		crash_unfollowed(file, emd_why_unfiltered(r));
@@ -177,6 +178,7 @@ noreturn void seccomp_exec(const char *name, char **argv)
 	unsetenv(EMD_ENV_SECCOMP_EXEC); /* the program is not to come back here */
 	if (!argv[0] || !argv[1])
 		_exit(127);
+	preload_drop_refused(argv[0]);
 	/* Past the library preloaded here, whose exec would try the filter
 	 * again, and say so a second time. */
 	syscall(SYS_execve, argv[0], argv + 1, environ);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* elf_kind.c -- telling a program that makes durability requests where
  * the library does not see them, from its ELF headers: statically linked,
- * built by Go, or dynamic but using io_uring through liburing (which makes
- * its own system calls) or glibc's aio (whose helper thread calls fsync
- * inside libc).  Linked into the library and the launcher; it calls nothing
- * the library intercepts and allocates nothing.
+ * built by Go, dynamic with a loader that finds no library of ours, or
+ * dynamic but using io_uring through liburing (which makes its own system
+ * calls) or glibc's aio (whose helper thread calls fsync inside libc).
+ * Linked into the library and the launcher; it calls nothing the library
+ * intercepts and allocates nothing.
  */
 #define _GNU_SOURCE 1
 #include "elf_kind.h"
@@ -12,6 +13,7 @@
 
 #include <elf.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +37,11 @@ struct image {
 	unsigned char head[4096];
 	size_t have;
 	struct phdr load[MAX_LOADS], dynamic, interp;
-	int loads, go;
+	int loads, go, loader;
 };
+
+/* Which C library's loader a dynamic program names. */
+enum { LOADER_OTHER, LOADER_GLIBC, LOADER_MUSL };
 
 /* size bytes at offset, from the head read already or from the file. */
 static int read_at(const struct image *im, void *out, size_t size, unsigned long offset)
@@ -188,10 +193,10 @@ static int loads_here(const struct image *im, unsigned type, unsigned machine,
 }
 
 /* A dynamic program's interpreter, which the kernel opens as it opens the
- * program: there, and allowed to run; *foreign when it is not glibc's
- * ld.so ("ld-linux-x86-64.so.2", "ld-linux.so.2", "ld64.so.1"...), which
- * alone loads our preloaded library (musl's, a foreign libc's do not). */
-static int interpreter_allowed(const struct image *im, int *foreign)
+ * program: there, and allowed to run; whose it is, by its name: glibc's
+ * ("ld-linux-x86-64.so.2", "ld-linux.so.2", "ld64.so.1"...), musl's
+ * ("ld-musl-x86_64.so.1"), or another's. */
+static int interpreter_allowed(struct image *im)
 {
 	char path[256];
 	const char *base;
@@ -202,8 +207,106 @@ static int interpreter_allowed(const struct image *im, int *foreign)
 		return 0;
 	base = strrchr(path, '/');
 	base = base ? base + 1 : path;
-	*foreign = strncmp(base, "ld-linux", 8) != 0 && strncmp(base, "ld64.so", 7) != 0;
+	im->loader = !strncmp(base, "ld-linux", 8) || !strncmp(base, "ld64.so", 7) ? LOADER_GLIBC
+		     : !strncmp(base, "ld-musl-", 8)				   ? LOADER_MUSL
+										   : LOADER_OTHER;
 	return emd_exec_allowed(AT_FDCWD, path);
+}
+
+/* The launcher's entry, before LD_PRELOAD has it (emd_preload_entry). */
+static const char *launcher_entry;
+
+void emd_preload_entry(const char *entry)
+{
+	launcher_entry = entry;
+}
+
+/* LD_PRELOAD's entry of ours with $LIB read as `lib`: the launcher's
+ * PREFIX/$LIB/lib<tool>.so (common.c), the first entry with "/$LIB/" in
+ * it.  glibc's ld.so reads $LIB as its class's directory, musl's as a
+ * directory named "$LIB", where the musl build's libraries are.  0 if
+ * there is none, or `lib` is "". */
+static int preload_as(const char *lib, char *out, size_t size)
+{
+	const char *list = launcher_entry ? launcher_entry : getenv("LD_PRELOAD"), *mark, *start, *end;
+	int n;
+
+	if (!list || !*lib || !(mark = strstr(list, "/$LIB/")))
+		return 0;
+	for (start = mark; start > list && start[-1] != ' ' && start[-1] != ':'; start--)
+		;
+	end = mark + strcspn(mark, " :");
+	n = snprintf(out, size, "%.*s/%s/%.*s", (int)(mark - start), start, lib,
+		     (int)(end - mark - 6), mark + 6);
+	return n > 0 && (size_t)n < size;
+}
+
+int emd_preload_refusable(void)
+{
+#ifdef EMD_LIBC_GLIBC
+	return 0;
+#else
+	char path[PATH_MAX];
+
+	return preload_as("$LIB", path, sizeof(path)) &&
+	       !(preload_as(EMD_GLIBC_LIB64, path, sizeof(path)) &&
+		 faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) == 0 &&
+		 preload_as(EMD_GLIBC_LIB32, path, sizeof(path)) &&
+		 faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) == 0);
+#endif
+}
+
+int emd_preload_without_ours(const char *list, char *out, size_t size)
+{
+	size_t len = 0, n;
+
+	while (*list) {
+		n = strcspn(list, " :");
+		if (n && !memmem(list, n, "/$LIB/", 6)) {
+			if (len + !!len + n >= size)
+				return -1;
+			if (len)
+				out[len++] = ' ';
+			memcpy(out + len, list, n);
+			len += n;
+		}
+		list += n + (list[n] != '\0');
+	}
+	if (size)
+		out[len] = '\0';
+	return size ? (int)len : -1;
+}
+
+/* Is there a library of ours where the program's loader will look? */
+static int loader_served(const struct image *im)
+{
+	char path[PATH_MAX];
+
+	if (im->loader == LOADER_MUSL) /* the musl build is of one class (platform.h) */
+		return im->wide == EMD_MUSL_WIDE && preload_as("$LIB", path, sizeof(path)) &&
+		       faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) == 0;
+	if (im->loader != LOADER_GLIBC)
+		return 0;
+#ifdef EMD_LIBC_GLIBC
+	return 1; /* this process's own ld.so found ours, for either class */
+#else
+	return preload_as(im->wide ? EMD_GLIBC_LIB64 : EMD_GLIBC_LIB32, path, sizeof(path)) &&
+	       faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) == 0;
+#endif
+}
+
+/* Why no library of ours reaches a dynamic program, or 0. */
+static int unserved(const struct image *im)
+{
+	char path[PATH_MAX];
+
+	if (loader_served(im))
+		return 0;
+	if (im->loader == LOADER_MUSL)
+		return EMD_ELF_NO_MUSL_LIB;
+	if (im->loader == LOADER_GLIBC)
+		return preload_as("$LIB", path, sizeof(path)) ? EMD_ELF_NO_GLIBC_LIB : EMD_ELF_UNSERVED;
+	return EMD_ELF_FOREIGN;
 }
 
 int emd_elf_unreachable(int fd)
@@ -217,7 +320,7 @@ int emd_elf_unreachable(int fd)
 	struct phdr ph;
 	unsigned long phoff, entsize;
 	ssize_t got = pread(fd, im.head, sizeof(im.head), 0);
-	int phnum, foreign = 0;
+	int phnum, kind;
 
 	im.have = got > 0 ? (size_t)got : 0;
 	if (im.have < sizeof(eh))
@@ -237,9 +340,11 @@ int emd_elf_unreachable(int fd)
 		take(&im, &ph);
 	if (!im.interp.type)
 		return im.go ? EMD_ELF_GO : EMD_ELF_STATIC;
-	if (!interpreter_allowed(&im, &foreign))
+	if (!interpreter_allowed(&im))
 		return 0;
-	return foreign ? EMD_ELF_FOREIGN : im.go ? EMD_ELF_GO : names_unseen(&im) ? EMD_ELF_ASYNC : 0;
+	if ((kind = unserved(&im)))
+		return kind;
+	return im.go ? EMD_ELF_GO : names_unseen(&im) ? EMD_ELF_ASYNC : 0;
 }
 
 int emd_held_unreachable(int look, long (*sys)(long nr, ...))
@@ -280,7 +385,12 @@ const char *emd_elf_reason(int kind)
 	case EMD_ELF_GO:
 		return "a Go program";
 	case EMD_ELF_FOREIGN:
-		return "a program whose loader is not glibc's";
+		return "a program whose loader is neither glibc's nor musl's";
+	case EMD_ELF_NO_MUSL_LIB:
+		return "a musl program, and no musl build of the library for its class";
+	case EMD_ELF_NO_GLIBC_LIB:
+	case EMD_ELF_UNSERVED:
+		return "a glibc program, and no glibc build of the library for its class";
 	case EMD_ELF_ASYNC:
 		return "a program that names io_uring or Linux AIO";
 	default:

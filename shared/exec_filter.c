@@ -89,29 +89,40 @@ static int unlooked(int fd)
 static int needs_filter(const struct emd_exec_ops *ops, int dirfd, const char *path, int nofollow,
 			char *const argv[], char *const envp[])
 {
-	int fd = open_program(ops, dirfd, path, nofollow), r;
+	int fd = open_program(ops, dirfd, path, nofollow), r = 0;
 
 	if (unlooked(fd))
 		return -1;
-	r = fd >= 0 && emd_exec_allowed(fd, "") && emd_args_fit(path, argv, envp) &&
-	    emd_elf_unreachable(fd);
+	if (fd >= 0 && emd_exec_allowed(fd, "") && emd_args_fit(path, argv, envp))
+		r = emd_elf_unreachable(fd);
 	if (fd >= 0)
 		ops->syscall(SYS_close, fd, 0, 0, 0, 0, 0);
 	return r;
 }
 
-/* Under the filter, if the program needs it and there is a supervisor to
- * hand it to (the run's, found or started now); else it is named as
- * unobserved.  1 when this process cannot build the filter (a 32-bit one:
- * its table is of its own ABI): exec_stand_in, below, then. */
-static int filter_for(const struct emd_exec_ops *ops, int dirfd, const char *path, int nofollow,
-		      char *const argv[], char *const envp[])
+/* needs_filter's answer (the program's kind, elf_kind.h), where it is
+ * needed: for a supervisor to hand the program to, or where its loader
+ * could refuse our LD_PRELOAD entry aloud (the musl build alone). */
+static int judged(const struct emd_exec_ops *ops, int dirfd, const char *path, int nofollow,
+		  char *const argv[], char *const envp[])
+{
+	if (!secure_getenv(EMD_ENV_SECCOMP) && !emd_preload_refusable())
+		return 0;
+	return needs_filter(ops, dirfd, path, nofollow, argv, envp);
+}
+
+/* Under the filter, if the program needs it (`r`: needs_filter's answer)
+ * and there is a supervisor to hand it to (the run's, found or started
+ * now); else it is named as unobserved.  1 when this process cannot build
+ * the filter (a 32-bit one: its table is of its own ABI): exec_stand_in,
+ * below, then. */
+static int filter_for(const struct emd_exec_ops *ops, int r, const char *path, char *const argv[])
 {
 	const char *name = secure_getenv(EMD_ENV_SECCOMP);
 	const char *shown = *path ? path : argv && argv[0] ? argv[0] : "?";
-	int sock, r;
+	int sock;
 
-	if (!name || !(r = needs_filter(ops, dirfd, path, nofollow, argv, envp)))
+	if (!name || !r)
 		return 0;
 	if (r < 0) {
 		ops->unobserved(shown, "it could not be opened to be looked at (no descriptor free)",
@@ -134,7 +145,9 @@ static int filter_for(const struct emd_exec_ops *ops, int dirfd, const char *pat
 
 const char *emd_find_program(const char *name, char *buf, size_t size)
 {
-	return name && secure_getenv(EMD_ENV_SECCOMP) ? emd_program_in_path(name, buf, size) : NULL;
+	return name && (secure_getenv(EMD_ENV_SECCOMP) || emd_preload_refusable())
+		       ? emd_program_in_path(name, buf, size)
+		       : NULL;
 }
 
 /* The stand-in the environment names, if it is a program only root or
@@ -216,27 +229,95 @@ static const char *fd_path(int dirfd, const char *path, char *buf, size_t size)
 	return buf;
 }
 
+/* envp with our LD_PRELOAD entry left out, into env (count(envp) + 1
+ * pointers) and preload (the new LD_PRELOAD=, as long as the old one at
+ * most); an LD_PRELOAD left empty goes.  0 if the list would not fit. */
+static int without_ours(char *const envp[], char **env, char *preload, size_t size)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; envp && envp[i]; i++) {
+		if (strncmp(envp[i], "LD_PRELOAD=", 11) != 0) {
+			env[n++] = envp[i];
+			continue;
+		}
+		memcpy(preload, "LD_PRELOAD=", 11);
+		if (size < 12 || emd_preload_without_ours(envp[i] + 11, preload + 11, size - 11) < 0)
+			return 0;
+		if (preload[11])
+			env[n++] = preload;
+	}
+	env[n] = NULL;
+	return 1;
+}
+
+/* The bytes LD_PRELOAD= takes in envp, and one. */
+static size_t preload_size(char *const envp[])
+{
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (strncmp(envp[i], "LD_PRELOAD=", 11) == 0)
+			return strlen(envp[i]) + 1;
+	return 1;
+}
+
+/* A program whose loader would say it cannot preload our entry (a glibc
+ * program beside the musl build alone: elf_kind.h) is exec'd here with the
+ * entry left out of its environment; returns only if that fails, and the
+ * exec asked for is made then. */
+static void exec_without_ours(const struct emd_exec_ops *ops, const char *path, char *const argv[],
+			      char *const envp[])
+{
+	size_t n = count(envp), size = preload_size(envp);
+
+	if (!path || n > MAX_ARGS || size > PATH_MAX)
+		return;
+	char preload[size], *env[n + 1];
+
+	if (without_ours(envp, env, preload, size))
+		ops->execve(path, argv, env);
+}
+
 void emd_before_exec(const struct emd_exec_ops *ops, int dirfd, const char *path, int nofollow,
 		     char *const argv[], char *const envp[])
 {
 	char buf[PATH_MAX];
+	int kind = path ? judged(ops, dirfd, path, nofollow, argv, envp) : 0;
 
-	if (path && filter_for(ops, dirfd, path, nofollow, argv, envp))
+	if (filter_for(ops, kind, path ? path : "", argv))
 		exec_stand_in(ops, fd_path(dirfd, path, buf, sizeof(buf)), argv, envp);
+	if (kind == EMD_ELF_NO_GLIBC_LIB)
+		exec_without_ours(ops, fd_path(dirfd, path, buf, sizeof(buf)), argv, envp);
+}
+
+/* posix_spawn of a program as exec_without_ours execs it. */
+static int spawn_without_ours(emd_spawn_fn *real, pid_t *pid, const char *file,
+			      const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
+			      char *const argv[], char *const envp[])
+{
+	size_t n = count(envp), size = preload_size(envp);
+
+	if (n > MAX_ARGS || size > PATH_MAX)
+		return real(pid, file, fa, attr, argv, envp);
+	char preload[size], *env[n + 1];
+
+	return real(pid, file, fa, attr, argv, without_ours(envp, env, preload, size) ? env : envp);
 }
 
 int emd_spawn(const struct emd_exec_ops *ops, emd_spawn_fn *real, pid_t *pid, const char *file,
 	      const char *found, const posix_spawn_file_actions_t *fa,
 	      const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
+	char *const *env = envp ? envp : environ;
+	int named = secure_getenv(EMD_ENV_SECCOMP) != NULL, needs;
 	size_t argc;
-	int needs = found && secure_getenv(EMD_ENV_SECCOMP)
-			    ? needs_filter(ops, AT_FDCWD, found, 0, argv, envp ? envp : environ) : 0;
 
-	if (needs < 0)
+	needs = found ? judged(ops, AT_FDCWD, found, 0, argv, env) : 0;
+	if (needs < 0 && named)
 		ops->unobserved(found, "it could not be opened to be looked at (no descriptor free)",
 				0);
-	if (needs <= 0)
+	if (needs == EMD_ELF_NO_GLIBC_LIB && !named)
+		return spawn_without_ours(real, pid, file, fa, attr, argv, env);
+	if (needs <= 0 || !named)
 		return real(pid, file, fa, attr, argv, envp);
 	if ((argc = count(argv)) > MAX_ARGS) {
 		ops->unobserved(found, "too many arguments for the stand-in that would filter it", 0);

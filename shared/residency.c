@@ -10,6 +10,7 @@
  * drops its pages.
  */
 #define _GNU_SOURCE 1
+#include "platform.h"
 #include "residency.h"
 
 #include <errno.h>

@@ -6,13 +6,14 @@ answers, whoever starts the program (a shell, make, Python's subprocess and
 posix_spawn, go test, a 32-bit process)."""
 import difflib
 import re
+import shlex
 import shutil
 import subprocess
 import textwrap
 
 import pytest
 
-from conftest import EATMYDATA, REQUESTS, TESTS, checked, cmdline, run, eaten, tool
+from conftest import EATMYDATA, REQUESTS, TESTS, checked, cmdline, require, run, eaten, tool
 from helpers import ENTRY_POINTS, FS_SYNCS, STATIC
 
 # Every request the supervisor answers (the filter notifies no other),
@@ -159,6 +160,21 @@ def test_static_program_started_by(scratch, kind, starter):
     assert native.syncs > 0, native.why()
     under = eaten(cmd, events=FS_SYNCS)
     assert under.returncode == 0 and under.syncs == 0, under.why()
+
+
+@pytest.mark.parametrize("starter", ["sh", "python-posix_spawn"])
+def test_static_program_started_under_the_filter_already(scratch, starter):
+    """busybox (static: under the run's filter) runs a shell, whose Python
+    starts entry-static: through posix_spawn the launcher stands in for it,
+    finds the run's own filter on (EBUSY) and says nothing, as an exec
+    does (it said "not eaten: under another seccomp supervisor's filter
+    already", though the run's supervisor served it)."""
+    cmd = [require("busybox"), "sh", "-c",
+           shlex.join(map(str, starters(STATIC["static"], scratch)[starter]))]
+    native = run(cmd, events=FS_SYNCS)
+    assert native.syncs > 0, native.why()
+    under = eaten(cmd, events=FS_SYNCS)
+    assert under.syncs == 0 and not under.stderr, under.why()
 
 
 @pytest.mark.parametrize("starter", ["sh", "make", "python-posix_spawn"])
