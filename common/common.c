@@ -154,13 +154,18 @@ static int exec_pipe = -1, exec_error;
 
 void exec_command(const char *file, char *const argv[])
 {
+	const char *found = find_command(file);
 	int err;
 
 	if (holding) /* a signal held meanwhile is the command's once it runs */
 		sigprocmask(SIG_SETMASK, &original_mask, NULL);
-	if (strchr(file, '/'))
-		execv(file, argv);
-	else
+	/* The file the launcher found (and looked at) is exec'ed, one execve
+	 * where execvp tries each directory of PATH before it; if that fails,
+	 * execvp makes its own search, with its answers (its error, 126 or
+	 * 127; a file without #! run by /bin/sh). */
+	if (found)
+		execv(found, argv);
+	if (!strchr(file, '/'))
 		execvp(file, argv);
 	err = errno; /* before printing, which may change it */
 	if (exec_pipe >= 0) /* a pipe's few bytes: written whole, or the status alone tells */
@@ -238,9 +243,25 @@ char *find_in_path_skipping_self(const char *name, const char *argv0)
 	return search_path(name, skip, n);
 }
 
+/* The last name looked up and what was found: a launcher finds its
+ * command to look at it, then execs it, with no second search. */
+static char *last_name, *last_found;
+
 const char *find_command(const char *name)
 {
-	return strchr(name, '/') ? name : search_path(name, NULL, 0);
+	const char *found;
+
+	if (strchr(name, '/'))
+		return name;
+	if (last_name && strcmp(last_name, name) == 0)
+		return last_found;
+	found = search_path(name, NULL, 0);
+	free(last_name);
+	free(last_found);
+	/* Out of memory: nothing kept, and the exec searches (execvp). */
+	last_found = found ? strdup(found) : NULL;
+	last_name = !found || last_found ? strdup(name) : NULL;
+	return last_found;
 }
 
 static pid_t child;

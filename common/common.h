@@ -31,8 +31,9 @@ const char *preload_entry(const char *lib);
 /* Put `entry` first in LD_PRELOAD, keeping the other entries. */
 void preload_prepend(const char *entry);
 
-/* execvp(argv) with argv0 as the path to look up; never returns.  Exits
- * 127 when it is not found, 126 when it cannot be run. */
+/* execvp(argv) with argv0 as the path to look up (what find_command
+ * found, exec'ed without a second search); never returns.  Exits 127 when
+ * it is not found, 126 when it cannot be run. */
 noreturn void exec_command(const char *file, char *const argv[]);
 
 /* The first `name` in PATH that is not this very executable, the file argv0
@@ -62,7 +63,8 @@ void hold_signals(void);
  * the disks' counters), from the waiting loop, not from a signal handler. */
 void run_and_wait_tick(void (*tick)(void), unsigned seconds);
 
-/* Where execvp would find `name`, or NULL. */
+/* Where execvp would find `name`, or NULL; the same answer, unsearched,
+ * for the name asked last. */
 const char *find_command(const char *name);
 
 /* An option every launcher has (-h, --help; -V, --version), or else an
