@@ -23,6 +23,10 @@ extern const char *tool_name;
 __attribute__((format(printf, 1, 2))) noreturn void die(const char *fmt, ...);
 __attribute__((format(printf, 1, 2))) void warn(const char *fmt, ...);
 
+/* This launcher's file, as the kernel names it (/proc/self/exe, read
+ * once), or NULL. */
+const char *launcher_path(void);
+
 /* The LD_PRELOAD entry for the library `lib` (e.g. "libeatmydata.so"):
  * a path with $LIB in it, so that each process loads the library of
  * its own ELF class.  Dies when the library is not installed. */

@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <linux/io_uring.h>
 #include <linux/openat2.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,26 +64,65 @@ static void caller(pid_t tid, struct emd_rec_slot *s)
  * (site.c).  The bytes, a secret of the caller's (its stack protector's
  * seed), stay in this process, as everything it reads of the caller. */
 #define WHO_CACHED 16
-static __thread struct who {
+struct who {
 	pid_t tid;
 	unsigned long ip;
 	struct image_stamp image;
 	struct emd_rec_slot s; /* pid, ppid, program */
 	struct site_module m, prog;
-} who[WHO_CACHED];
-static __thread unsigned who_next;
+};
+
+/* The paths of the files seen last, by device, inode and birth time (a
+ * reused inode number is another file), per worker: the path is read once
+ * per file, as the library reads it. */
+#define PATHS_CACHED 32
+struct known {
+	unsigned long long dev, ino, btime;
+	char path[sizeof(((struct emd_rec_slot *)0)->path)];
+};
+
+/* What a worker keeps, allocated at its first request and freed when it
+ * leaves: not in the static TLS, which every start of the launcher (each
+ * `eatmydata true`, not only the supervisor) would zero, 31 KiB.  NULL
+ * when there was no memory: then nothing is kept. */
+struct kept {
+	struct who who[WHO_CACHED];
+	unsigned who_next;
+	struct known known[PATHS_CACHED];
+};
+static __thread struct kept *kept;
+static pthread_key_t kept_key;
+static int kept_key_made;
+
+static void make_kept_key(void)
+{
+	kept_key_made = pthread_key_create(&kept_key, free) == 0;
+}
+
+static struct kept *worker_kept(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, make_kept_key);
+	if (!kept && kept_key_made && (kept = calloc(1, sizeof(*kept))))
+		pthread_setspecific(kept_key, kept);
+	return kept;
+}
 
 /* The entry of the thread and address, or a free one (*fresh = 1): the
- * thread's own when its image is gone, else the oldest. */
-static struct who *entry_of(pid_t tid, unsigned long ip, int *fresh)
+ * thread's own when its image is gone, else the oldest; `alone` when
+ * nothing is kept. */
+static struct who *entry_of(pid_t tid, unsigned long ip, int *fresh, struct who *alone)
 {
-	for (int i = 0; i < WHO_CACHED; i++)
-		if (who[i].tid == tid && who[i].ip == ip) {
-			*fresh = !same_image(tid, &who[i].image);
-			return &who[i];
+	struct kept *k = worker_kept();
+
+	for (int i = 0; k && i < WHO_CACHED; i++)
+		if (k->who[i].tid == tid && k->who[i].ip == ip) {
+			*fresh = !same_image(tid, &k->who[i].image);
+			return &k->who[i];
 		}
 	*fresh = 1;
-	return &who[who_next++ % WHO_CACHED];
+	return k ? &k->who[k->who_next++ % WHO_CACHED] : alone;
 }
 
 static void identify(const struct call *c, struct emd_rec_slot *s)
@@ -90,7 +130,7 @@ static void identify(const struct call *c, struct emd_rec_slot *s)
 	pid_t tid = c->req->pid;
 	unsigned long ip = (unsigned long)c->req->data.instruction_pointer;
 	int fresh;
-	struct who *w = entry_of(tid, ip, &fresh);
+	struct who alone, *w = entry_of(tid, ip, &fresh, &alone);
 
 	if (fresh) {
 		memset(w, 0, sizeof(*w));
@@ -108,23 +148,16 @@ static void identify(const struct call *c, struct emd_rec_slot *s)
 	site_name(c, &w->m, &w->prog, s);
 }
 
-/* The paths of the files seen last, by device, inode and birth time (a
- * reused inode number is another file), per worker: the path is read once
- * per file, as the library reads it. */
-#define PATHS_CACHED 32
-static __thread struct known {
-	unsigned long long dev, ino, btime;
-	char path[sizeof(((struct emd_rec_slot *)0)->path)];
-} known[PATHS_CACHED];
-
 static void path_of(int fd, struct emd_rec_slot *s)
 {
-	struct known *k = &known[(s->file.dev ^ s->file.ino ^ s->file.btime_ns) % PATHS_CACHED];
+	struct kept *all = worker_kept();
+	struct known alone, *k = all ? &all->known[(s->file.dev ^ s->file.ino ^ s->file.btime_ns) %
+						  PATHS_CACHED] : &alone;
 	char proc[64];
 	ssize_t n;
 
-	if (k->dev == s->file.dev && k->ino == s->file.ino && k->btime == s->file.btime_ns &&
-	    k->path[0]) {
+	if (all && k->dev == s->file.dev && k->ino == s->file.ino &&
+	    k->btime == s->file.btime_ns && k->path[0]) {
 		memcpy(s->path, k->path, sizeof(s->path));
 		return;
 	}
