@@ -81,6 +81,20 @@ struct known {
 	char path[sizeof(((struct emd_rec_slot *)0)->path)];
 };
 
+/* Whether the open file of a caller's descriptor syncs its writes, asked
+ * at each of its writes: its /proc/TID/fdinfo/N, opened once per thread
+ * and number and kept, then read again (one pread).  The kernel looks the
+ * number up in the thread's table at each read, so a number closed and
+ * given to another file answers for that file, and a thread gone answers
+ * nothing (then it is opened again); no duplicate of the caller's file is
+ * made, whose close a FUSE server would see. */
+#define INFOS_KEPT 8
+struct info {
+	pid_t tid;
+	int num;
+	int fd; /* here; 0: none */
+};
+
 /* What a worker keeps, allocated at its first request and freed when it
  * leaves: not in the static TLS, which every start of the launcher (each
  * `eatmydata true`, not only the supervisor) would zero, 31 KiB.  NULL
@@ -89,14 +103,26 @@ struct kept {
 	struct who who[WHO_CACHED];
 	unsigned who_next;
 	struct known known[PATHS_CACHED];
+	struct info infos[INFOS_KEPT];
+	unsigned infos_next;
 };
 static __thread struct kept *kept;
 static pthread_key_t kept_key;
 static int kept_key_made;
 
+static void kept_leaves(void *mine)
+{
+	struct kept *k = mine;
+
+	for (int i = 0; i < INFOS_KEPT; i++)
+		if (k->infos[i].fd > 0)
+			close(k->infos[i].fd);
+	free(k);
+}
+
 static void make_kept_key(void)
 {
-	kept_key_made = pthread_key_create(&kept_key, free) == 0;
+	kept_key_made = pthread_key_create(&kept_key, kept_leaves) == 0;
 }
 
 static struct kept *worker_kept(void)
@@ -365,36 +391,99 @@ static int counted_open(struct call *c)
 	return CONTINUE;
 }
 
-/* The record kind of a write on fd (here) whose open file syncs it, or -1. */
-static int file_syncs(int fd)
+/* The record kind of a write on a file open with `flags`, or -1. */
+static int kind_of_flags(int flags)
 {
-	int flags = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
-
 	if (flags < 0 || !(flags & EMD_OPEN_SYNC_FLAGS))
 		return -1;
 	return (flags & O_SYNC) == O_SYNC ? EMD_K_WRITE_SYNC : EMD_K_WRITE_DSYNC;
 }
 
-/* The same of the caller's descriptor fd. */
+/* The flags line of the fdinfo open at info, or -1. */
+static int info_flags(int info)
+{
+	char buf[128], *line;
+	ssize_t n = pread(info, buf, sizeof(buf) - 1, 0);
+
+	buf[n > 0 ? n : 0] = '\0';
+	line = strstr(buf, "\nflags:");
+	return line ? (int)strtol(line + 7, NULL, 8) : -1;
+}
+
+/* The entry kept for the caller's descriptor num, or a free one (the
+ * oldest, closed), or NULL when nothing is kept. */
+static struct info *info_entry(const struct call *c, int num)
+{
+	struct kept *k = worker_kept();
+	struct info *e;
+
+	for (int i = 0; k && i < INFOS_KEPT; i++)
+		if (k->infos[i].tid == (pid_t)c->req->pid && k->infos[i].num == num &&
+		    k->infos[i].fd > 0)
+			return &k->infos[i];
+	if (!k)
+		return NULL;
+	e = &k->infos[k->infos_next++ % INFOS_KEPT];
+	if (e->fd > 0)
+		close(e->fd);
+	*e = (struct info){0};
+	return e;
+}
+
+/* The flags of the caller's descriptor num's open file; -1 if it has none
+ * (or is gone), -2 if its fdinfo cannot be opened here (no descriptor). */
+static int their_info_flags(const struct call *c, int num)
+{
+	struct info *e = info_entry(c, num);
+	char path[64];
+	int flags, fd;
+
+	if (e && e->fd > 0 && (flags = info_flags(e->fd)) >= 0)
+		return flags;
+	if (e && e->fd > 0) { /* its thread is gone, or the number closed */
+		close(e->fd);
+		e->fd = 0;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", c->req->pid, num);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return errno == EMFILE || errno == ENFILE || errno == ENOMEM ? -2 : -1;
+	flags = info_flags(fd);
+	if (e)
+		*e = (struct info){(pid_t)c->req->pid, num, fd};
+	else
+		close(fd);
+	return flags;
+}
+
+/* The record kind of a write on the caller's descriptor fd whose open file
+ * syncs it, or -1.  Where its fdinfo cannot be opened (no descriptor left
+ * here), asked through a duplicate, as before. */
 static int theirs_sync(struct call *c, int fd)
 {
-	int mine = their_fd(c, fd), kind = file_syncs(mine);
+	int flags = fd >= 0 ? their_info_flags(c, fd) : -1, mine;
 
+	if (flags != -2)
+		return kind_of_flags(flags);
+	mine = their_fd(c, fd);
+	flags = mine >= 0 ? fcntl(mine, F_GETFL) : -1;
 	if (mine >= 0)
 		close(mine);
-	return kind;
+	return kind_of_flags(flags);
 }
 
 /* A write (pwritev2 without sync flags too) on a descriptor whose open
  * file has O_SYNC or O_DSYNC, however it came to the caller (a copy, a
  * parent, an exec): counted, not timed, the write being the caller's own
- * to make (no write is made for a program: behalf.c says why). */
+ * to make (no write is made for a program: behalf.c says why).  Most
+ * writes do not sync: they cost one read here. */
 static int counted_file_write(struct call *c)
 {
-	int fd = their_fd(c, (int)call_arg(c, 0)), kind = file_syncs(fd);
+	int num = (int)call_arg(c, 0), kind = theirs_sync(c, num), fd;
 
-	if (kind >= 0)
-		record(c, kind, fd, 0, 0);
+	if (kind < 0)
+		return CONTINUE;
+	fd = their_fd(c, num);
+	record(c, kind, fd, 0, 0);
 	if (fd >= 0)
 		close(fd);
 	return CONTINUE;
