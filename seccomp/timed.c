@@ -211,30 +211,32 @@ static void file_of(int fd, struct emd_rec_slot *s)
 	path_of(fd, s);
 }
 
-/* A record of kind `kind` in s, its file at fd here (-1: none), begun at
- * `start` (0: untimed, the call goes on to the kernel). */
-static void fill(const struct call *c, int kind, int fd, unsigned long long start, long r,
+/* A record of kind `kind` in s, its file at fd here (-1: none), made
+ * from span[0] to span[1] (NULL: untimed, the call goes on to the kernel):
+ * both read around the call alone, not the looking up done here after it. */
+static void fill(const struct call *c, int kind, int fd, const unsigned long long *span, long r,
 		 struct emd_rec_slot *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->kind = (unsigned)kind;
+	s->start_ns = span ? span[0] : record_now();
+	s->latency_ns = span ? span[1] - span[0] : 0;
 	identify(c, s);
 	file_of(fd, s);
-	s->start_ns = start ? start : record_now();
-	s->latency_ns = start ? record_now() - start : 0;
-	s->flags = start ? 0 : EMD_REC_UNTIMED;
+	s->flags = span ? 0 : EMD_REC_UNTIMED;
 	s->result = r;
 	s->error = r < 0 ? (int)-r : 0;
 	s->state = EMD_REC_DONE;
 }
 
-static void record(const struct call *c, int kind, int fd, unsigned long long start, long r)
+static void record(const struct call *c, int kind, int fd, const unsigned long long *span,
+		   long r)
 {
 	struct emd_rec_slot s;
 
 	if (!recording())
 		return;
-	fill(c, kind, fd, start, r, &s);
+	fill(c, kind, fd, span, r, &s);
 	record_write(&s);
 }
 
@@ -245,14 +247,17 @@ static int fetch(struct call *c, int *fd)
 	*fd = their_fd(c, (int)call_arg(c, 0));
 	if (*fd >= 0 || *fd == -EBADF)
 		return 0;
-	record(c, c->request->kind, -1, 0, 0);
+	record(c, c->request->kind, -1, NULL, 0);
 	return CONTINUE;
 }
 
-/* Answer with the call's result r (0 or -errno), recorded. */
+/* Answer with the call's result r (0 or -errno), just made (its clock
+ * read before it at `start`), recorded. */
 static int answer(struct call *c, int fd, unsigned long long start, long r)
 {
-	record(c, c->request->kind, fd, start, r);
+	unsigned long long span[2] = {start, record_now()};
+
+	record(c, c->request->kind, fd, span, r);
 	if (fd >= 0)
 		close(fd);
 	return r < 0 ? reply_error(c, (int)-r) : 0;
@@ -308,7 +313,7 @@ static int timed_range(struct call *c)
 
 static int counted_mapping(struct call *c)
 {
-	record(c, EMD_K_MSYNC, -1, 0, 0);
+	record(c, EMD_K_MSYNC, -1, NULL, 0);
 	return CONTINUE;
 }
 
@@ -384,7 +389,7 @@ static int counted_open(struct call *c)
 	}
 	if (!(flags & EMD_OPEN_SYNC_FLAGS) || !recording())
 		return CONTINUE;
-	fill(c, (flags & O_SYNC) == O_SYNC ? EMD_K_OPEN_SYNC : EMD_K_OPEN_DSYNC, -1, 0, 0, &s);
+	fill(c, (flags & O_SYNC) == O_SYNC ? EMD_K_OPEN_SYNC : EMD_K_OPEN_DSYNC, -1, NULL, 0, &s);
 	if (read_theirs(c->req->pid, call_arg(c, at < 0 ? 0 : at), name, sizeof(name), 1) == 0)
 		file_named(c, at > 0 ? (int)call_arg(c, 0) : AT_FDCWD, name, flags, &s);
 	record_write(&s);
@@ -483,7 +488,7 @@ static int counted_file_write(struct call *c)
 	if (kind < 0)
 		return CONTINUE;
 	fd = their_fd(c, num);
-	record(c, kind, fd, 0, 0);
+	record(c, kind, fd, NULL, 0);
 	if (fd >= 0)
 		close(fd);
 	return CONTINUE;
@@ -496,7 +501,7 @@ static int counted_write(struct call *c)
 	if (!(flags & EMD_RWF_SYNC_FLAGS))
 		return counted_file_write(c);
 	fd = their_fd(c, (int)call_arg(c, 0));
-	record(c, (flags & RWF_SYNC) ? EMD_K_PWRITEV2_SYNC : EMD_K_PWRITEV2_DSYNC, fd, 0, 0);
+	record(c, (flags & RWF_SYNC) ? EMD_K_PWRITEV2_SYNC : EMD_K_PWRITEV2_DSYNC, fd, NULL, 0);
 	if (fd >= 0)
 		close(fd);
 	return CONTINUE;
@@ -533,7 +538,7 @@ static void record_as(const struct call *c, int flags, int file)
 	if (file < 0 && (eat == EMD_EAT_FD_SYNC || eat == EMD_EAT_FS_SYNC || eat == EMD_EAT_RANGE ||
 			 eat == EMD_EAT_WRITE))
 		fd = their_fd(c, (int)call_arg(c, 0));
-	fill(c, request_kind(c), fd, 0, 0, &s);
+	fill(c, request_kind(c), fd, NULL, 0, &s);
 	s.flags |= flags;
 	if (file < 0 && eat == EMD_EAT_OPEN &&
 	    read_theirs(c->req->pid, call_arg(c, at < 0 ? 0 : at), name, sizeof(name), 1) == 0)
@@ -560,7 +565,7 @@ static void submitted(struct call *c, int kind, int fd, const char *how)
 	struct emd_rec_slot s;
 	int mine = fd >= 0 ? their_fd(c, fd) : -1;
 
-	fill(c, kind, mine, 0, 0, &s);
+	fill(c, kind, mine, NULL, 0, &s);
 	snprintf(s.site, sizeof(s.site), "%s submission (counted; completion not timed)", how);
 	record_write(&s);
 	if (mine >= 0)
