@@ -129,7 +129,7 @@ ROWS = {
 
 
 @pytest.mark.parametrize("row", ROWS)
-@pytest.mark.parametrize("via", ["direct", "shell", "go"])
+@pytest.mark.parametrize("via", ["direct", "shell", pytest.param("go", marks=pytest.mark.go)])
 def test_counts_are_the_kernels(row, via, scratch, tmp_path, request):
     """Each row's calls under syncstat: as many as the kernel counts natively
     (the control) and under syncstat; a shell in between (the library's exec
@@ -238,6 +238,7 @@ def test_go_static(go_program, scratch, tmp_path):
     go_row(go_program, scratch, tmp_path)
 
 
+@pytest.mark.go
 def test_go_stripped(tmp_path_factory, scratch, tmp_path):
     go_row(go_build(tmp_path_factory, "fsync.go", "fsync-stripped", cgo=False, strip=True),
            scratch, tmp_path)
