@@ -38,6 +38,8 @@ answer set against the kernel's own view of the same run. Made by
   (a write on an `O_DSYNC` descriptor is one); nothing unobserved or lost.
 - **nocache**: the files the command read or wrote are out of the page cache
   afterwards (fincore), where natively they stay; the native run's files.
+  Both runs start with none of the fixture's files cached (a page nocache
+  finds cached is to stay).
 - **crashtest**: `--each` with a check of what the files must hold: the
   verdict the command's syncs deserve under the posix model (ok, or failed
   where a crash can lose what it wrote), and no point unknown.
@@ -57,7 +59,7 @@ def runs_of(rows, top, env):
     for i, row in enumerate(rows):
         for t in TOOLS:
             d = top / f"{i}-{t}"
-            fixture(d / "w", row, env)
+            fixture(d / "w", row, env, cold=t in ("native", "nocache"))
             cmds[(row.name, t)] = command(row, t, d / "w", d)
             dirs[(row.name, t)] = d
     return conftest.run_many(cmds, env=env), dirs

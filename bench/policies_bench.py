@@ -2,7 +2,8 @@
 """What the supervisor's other policies cost a static program per request
 (make bench; alone: bench.py syncstat, beside syncstat's): eatmydata's (a
 fdatasync eaten: answered, nothing synced) and nocache's (a 64 KiB read of
-a cached file served with RWF_DONTCACHE), each against the native run,
+a cached file served with RWF_DONTCACHE; a close, which its filter
+notifies), each against the native run,
 interleaved, with the tree's system calls per request beyond native (perf
 stat -e raw_syscalls:sys_enter, a long run less a short one)."""
 import random
@@ -58,7 +59,10 @@ def policies_bench(runs=7):
                  lambda n: ([BUILD / "tests" / "fsyncs-static", shm / "f", n, "fdatasync"], lambda: None),
                  20000),
                 ("nocache: static C, 64 KiB reads of a cached file", [BUILD / "bin" / "nocache"],
-                 lambda n: ([BUILD / "tests" / "rw-static", "read", big], warm), 1024)]
+                 lambda n: ([BUILD / "tests" / "rw-static", "read", big], warm), 1024),
+                ("nocache: static C, open+close of a file it does not read",
+                 [BUILD / "bin" / "nocache"],
+                 lambda n: ([BUILD / "bench" / "syscalls", "close", n, big], lambda: None), 20000)]
         print(f"\nThe supervisor's other policies, per request beyond native (median of {runs} "
               "interleaved runs; system calls of the tree from perf):\n")
         print("| policy and program | µs per request | system calls per request |\n|---|---:|---:|")

@@ -5,8 +5,10 @@
  * supervisor, to ask whether the file syncs it).  With ALLOW=1 in the environment it first installs the
  * least filter there is (one "allow" instruction): the cost of seccomp
  * itself, to tell from that of eatmydata's filter.  fdatasync: N of them
- * on FILE (syncstat's supervisor makes each, timed).
- * Usage: syscalls getppid|pread|write|fdatasync N [FILE] */
+ * on FILE (syncstat's supervisor makes each, timed).  close: N opens of
+ * FILE, each closed (what nocache's filter adds to a close of a file its
+ * supervisor made no call on).
+ * Usage: syscalls getppid|pread|write|fdatasync|close N [FILE] */
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -39,8 +41,9 @@ int main(int argc, char **argv)
 			return 1;
 		else if (syncs)
 			continue;
-		else if (writes ? write(fd, buf, sizeof(buf)) != sizeof(buf)
-				: pread(fd, buf, sizeof(buf), 0) != sizeof(buf))
+		else if (!strcmp(argv[1], "close") ? close(open(argv[3], O_RDONLY)) != 0
+			 : writes ? write(fd, buf, sizeof(buf)) != sizeof(buf)
+				  : pread(fd, buf, sizeof(buf), 0) != sizeof(buf))
 			return 1;
 	return 0;
 }

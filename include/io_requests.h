@@ -52,4 +52,26 @@ struct emd_io_request {
 #define EMD_NIO (sizeof((struct emd_io_request[]){EMD_IO_REQUESTS(EMD_IO_ROW)}) /                   \
 		 sizeof(struct emd_io_request))
 
+/* The ends of a program's use of its files, which the filter notifies too
+ * (seccomp/nocache_end.c): a close (of a descriptor that is not negative:
+ * the kernel's own EBADF), and its process's exit_group, where what the
+ * supervisor's reads and writes left cached is dropped.  Columns: name;
+ * nr; nr32. */
+/* clang-format off */
+#define EMD_IO_ENDS(X)                                             \
+	X(close,      SYS_close,      EMD_COMPAT(6, 6))            \
+	X(exit_group, SYS_exit_group, EMD_COMPAT(252, 248))
+/* clang-format on */
+
+#define EMD_END_ID(name_, nr_, nr32_) EMD_END_##name_,
+enum { EMD_IO_ENDS(EMD_END_ID) EMD_NENDS };
+
+struct emd_io_end {
+	const char *name;
+	long nr, nr32;
+};
+
+#define EMD_END_ROW(name_, nr_, nr32_) {.name = #name_, .nr = (nr_), .nr32 = (nr32_)},
+#define EMD_END_TABLE(var) static const struct emd_io_end var[] = {EMD_IO_ENDS(EMD_END_ROW)}
+
 #endif

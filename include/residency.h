@@ -42,8 +42,25 @@ void nc_residency_free(struct nc_residency *r);
  * cached: [*first, *last); 0 when there is none. */
 int nc_uncached_run(const struct nc_residency *r, size_t *first, size_t *last, size_t end);
 
+/* The record of pages [first, first + pages) of r's file into *out (freed
+ * with nc_residency_free), numbered from 0; 0 if it could not be made. */
+int nc_residency_slice(const struct nc_residency *r, size_t first, size_t pages,
+		       struct nc_residency *out);
+
+/* The file was cut to `pages` pages: none past them is cached now. */
+void nc_residency_cut(struct nc_residency *r, size_t pages);
+
 /* Was no page from `page` on cached (so a drop may run to the end of the
  * file, however it grew)? */
 int nc_none_cached_from(const struct nc_residency *r, size_t page);
+
+/* After a drop from page `first` to the end of fd's file: how many pages
+ * of it are still cached that were not before (`was`)?  Readahead still
+ * reading them in when DONTNEED came, which skips a page under I/O (a
+ * command that stops reading and closes at once: `head`); or pages dirty,
+ * mapped, or in use by another.  If any, the last of them is waited for
+ * until read in (no sleep: a fault on it waits for its lock): a drop made
+ * again then drops what was being read ahead. */
+unsigned long long nc_residency_settle(int fd, const struct nc_residency *was, size_t first);
 
 #endif

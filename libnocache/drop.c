@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 static void grow(struct nc_range *r, off64_t lo, off64_t hi)
 {
@@ -47,6 +48,11 @@ static void writeback(int fd, struct nc_range *r, unsigned int how)
 		nc_debug("fd %d: sync_file_range: %m", fd);
 	*r = (struct nc_range){0, 0};
 }
+
+/* Waits for readahead still in flight at a final drop: the window being
+ * read is one or two requests to the disk, done in a round or two; pages
+ * that stay after that are another's (mapped, dirty). */
+#define NC_SETTLE_ROUNDS 3
 
 #define SETTLE (SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | \
 		SYNC_FILE_RANGE_WAIT_AFTER)
@@ -112,18 +118,52 @@ static void drop_behind(int fd, struct nc_file *f)
 	f->pending = 0;
 }
 
-/* At close and exit: write back all that was written, and drop it all. */
+/* What is still cached after a final drop from page `first` on, and was
+ * not before, is waited for while readahead reads it in, and dropped
+ * again, as long as that makes it fewer. */
+static void settle_reads(int fd, const struct nc_file *f, struct nc_range all, size_t first)
+{
+	unsigned long long left, before = ~0ULL;
+
+	nc_own_maps++;
+	for (int round = 0; round < NC_SETTLE_ROUNDS &&
+	     (left = nc_residency_settle(fd, &f->was, first)) && left < before; round++) {
+		dontneed(fd, f, all, 1);
+		before = left;
+	}
+	nc_own_maps--;
+}
+
+/* At close and exit: write back all that was written, and drop it all,
+ * what the kernel was still reading ahead too (residency.c). */
 void nc_drop_file(int fd, struct nc_file *f)
 {
 	struct nc_range all = f->seen, out = f->going;
+	long page = sysconf(_SC_PAGESIZE);
 
 	flushall_dirty(f);
 	add(&out, &f->dirty);
 	add(&all, &out);
 	writeback(fd, &out, SETTLE);
 	dontneed(fd, f, all, 1);
+	if (all.hi > all.lo)
+		settle_reads(fd, f, all, (all.lo & ~(off64_t)(NC_FOLIO_MAX - 1)) / page);
 	f->seen = f->dirty = f->going = (struct nc_range){0, 0};
 	f->pending = 0;
+}
+
+/* A stream's I/O is libc's own, unseen: all of its file is taken as
+ * touched, and as written if the descriptor could write. */
+static void take_whole(int fd, struct nc_file *f)
+{
+	struct stat st;
+	int flags;
+
+	if (!f->stdio || f->mode == NC_PLAIN || fstat(fd, &st) != 0 || st.st_size <= 0)
+		return;
+	grow(&f->seen, 0, st.st_size);
+	if ((flags = fcntl(fd, F_GETFL)) >= 0 && (flags & O_ACCMODE) != O_RDONLY)
+		grow(&f->dirty, 0, st.st_size);
 }
 
 /* What n bytes of I/O ending at `end` leave to do. */
@@ -150,6 +190,20 @@ void nc_touched(int fd, struct nc_file *f, ssize_t n, off64_t end, int how)
 	if (f->pending >= NC_DROP_EVERY)
 		drop_behind(fd, f);
 	errno = saved;
+}
+
+void nc_truncated(int fd, struct nc_file *f, off64_t len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	off64_t tail = len - len % page;
+
+	(void)fd;
+	nc_residency_cut(&f->was, (size_t)((len + page - 1) / page));
+	/* The page the file now ends in was read to have its tail zeroed. */
+	if (tail < len) {
+		grow(&f->seen, tail, len);
+		grow(&f->dirty, tail, len);
+	}
 }
 
 void nc_start_writeback(int fd, struct nc_file *f)
@@ -179,6 +233,7 @@ void nc_forget(int fd)
 		nc_unpark_range(fd, fd, 0);
 	if (!f)
 		return;
+	take_whole(fd, f);
 	if (f->mode != NC_PLAIN && !(small_write(f) && nc_park(fd, f))) {
 		nc_drop_file(fd, f);
 		nc_residency_free(&f->was);
@@ -187,11 +242,28 @@ void nc_forget(int fd)
 	errno = saved;
 }
 
+void nc_disown(int fd)
+{
+	struct nc_file *f = nc_file(fd);
+
+	if (f) {
+		nc_residency_free(&f->was);
+		*f = (struct nc_file){0};
+	}
+}
+
+static void drop_known(int fd, struct nc_file *f)
+{
+	take_whole(fd, f);
+	nc_drop_file(fd, f);
+}
+
 void nc_drop_all(void)
 {
 	int saved = errno;
 
-	nc_each_file(nc_drop_file);
+	nc_unmap_all();
+	nc_each_file(drop_known);
 	nc_unpark_range(0, -1u, 1);
 	errno = saved;
 }

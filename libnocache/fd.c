@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* fd.c -- the end of a descriptor (close, dup2, dup3, closefrom) and of the
- * process (exit, _exit), when what the command brought in is written back
- * and dropped, and the copies the kernel makes itself (copy_file_range,
- * sendfile), which leave pages behind on both sides.
+/* fd.c -- the end of a descriptor (close, dup2, dup3, closefrom, and
+ * syscall(SYS_close), libuv's and so Node's) and of the process (exit,
+ * _exit), when what the command brought in is written back and dropped,
+ * and the copies the kernel makes itself (copy_file_range, sendfile), which
+ * leave pages behind on both sides.
  */
 #include "nocache.h"
 
 #include <errno.h>
 #include <linux/close_range.h>
+#include <stdarg.h>
 #include <stdnoreturn.h>
+#include <sys/syscall.h>
 
 PL_EXPORT int close(int fd)
 {
@@ -16,19 +19,30 @@ PL_EXPORT int close(int fd)
 	return NC_REAL(close)(fd);
 }
 
-/* newfd is closed first, silently. */
+/* newfd is closed first, silently.  A file put under stdin, stdout or
+ * stderr is written and read by libc's streams too (`sort -o FILE`). */
+static int duped(int newfd, int r)
+{
+	int saved = errno;
+
+	if (r >= 0)
+		nc_std_stream(newfd);
+	errno = saved;
+	return r;
+}
+
 PL_EXPORT int dup2(int oldfd, int newfd)
 {
 	if (oldfd != newfd)
 		nc_forget(newfd);
-	return NC_REAL(dup2)(oldfd, newfd);
+	return duped(newfd, NC_REAL(dup2)(oldfd, newfd));
 }
 
 PL_EXPORT int dup3(int oldfd, int newfd, int flags)
 {
 	if (oldfd != newfd)
 		nc_forget(newfd);
-	return NC_REAL(dup3)(oldfd, newfd, flags);
+	return duped(newfd, NC_REAL(dup3)(oldfd, newfd, flags));
 }
 
 /* The numbers of parked files in the range go with it. */
@@ -52,6 +66,7 @@ PL_EXPORT int close_range(unsigned int first, unsigned int last, int flags)
  * pending, which the parent then finds done. */
 __attribute__((destructor)) static void at_exit(void)
 {
+	nc_flush_std();
 	nc_drop_all();
 }
 
@@ -67,6 +82,28 @@ PL_EXPORT noreturn void _Exit(int status)
 	nc_drop_all();
 	NC_REAL(_Exit)(status);
 	__builtin_unreachable();
+}
+
+/* libuv (Node's) closes a file with syscall(SYS_close), past close(3): the
+ * file it wrote stayed cached.  Every other number goes on as it came; six
+ * arguments are taken as the kernel's ABI passes them, as libc's own
+ * syscall does. */
+PL_EXPORT long syscall(long nr, ...)
+{
+	long a[6];
+	va_list ap;
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (nr == SYS_close)
+		nc_forget((int)a[0]);
+	else if (nr == SYS_close_range)
+		nc_unpark_range((unsigned int)a[0], (unsigned int)a[1], (a[2] & CLOSE_RANGE_CLOEXEC) != 0);
+	else if (nr == SYS_exit_group)
+		nc_drop_all();
+	return NC_REAL(syscall)(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
 /* Classify both sides before the copy (what was cached is to stay), drop

@@ -157,7 +157,22 @@ PL_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt,
 	return nc_write(fd, iov, cnt, off, flags, 0);
 }
 
+/* A file cut short loses the pages past its end: those written there
+ * afterwards are the command's (`sort -o FILE FILE` cuts FILE to 0, then
+ * writes all of it again), even where the file was cached before.  It is
+ * classified first: what the cut leaves of what was cached stays. */
+PL_EXPORT int ftruncate64(int fd, off64_t len)
+{
+	struct nc_file *f = nc_file(fd);
+	int mode = nc_mode(fd, f), r = NC_REAL(ftruncate64)(fd, len);
+
+	if (r == 0 && mode != NC_PLAIN)
+		nc_truncated(fd, f, len);
+	return r;
+}
+
 #ifdef EMD_LFS_ALIASES /* pread64 is pread, and so on (platform.h) */
+PL_EXPORT int ftruncate(int, off_t) __attribute__((alias("ftruncate64")));
 PL_EXPORT ssize_t pread(int, void *, size_t, off_t)
 	__attribute__((alias("pread64")));
 PL_EXPORT ssize_t preadv(int, const struct iovec *, int, off_t)
@@ -172,6 +187,11 @@ PL_EXPORT ssize_t pwritev2(int, const struct iovec *, int, off_t, int)
 	__attribute__((alias("pwritev64v2")));
 #else
 /* A 32-bit off_t widens to the 64-bit call. */
+PL_EXPORT int ftruncate(int fd, off_t len)
+{
+	return ftruncate64(fd, len);
+}
+
 PL_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
 	return pread64(fd, buf, n, off);

@@ -109,7 +109,15 @@ void nc_debug_closed(int fd);
 	X(remove)                                                              \
 	X(rename)                                                              \
 	X(renameat)                                                            \
-	X(renameat2)
+	X(renameat2)                                                           \
+	X(syscall)                                                             \
+	X(ftruncate)                                                           \
+	X(ftruncate64)                                                         \
+	X(mmap)                                                                \
+	X(mmap64)                                                              \
+	X(munmap)                                                              \
+	X(mremap)                                                              \
+	X(mprotect)
 
 enum { NC_REAL_SYMBOLS(PL_ID) NC_NREAL };
 extern void *nc_real_fn[NC_NREAL];
@@ -173,9 +181,32 @@ void nc_touched(int fd, struct nc_file *f, ssize_t n, off64_t end, int how);
  * descriptor. */
 void nc_forget(int fd);
 
+/* Forget fd, dropping nothing: the library's own. */
+void nc_disown(int fd);
+
 /* The same for every descriptor still open, which stay known, and every
  * parked file: at exit and exec. */
 void nc_drop_all(void);
+
+/* fd (0 to 2) is one a stream of libc's uses: classified now, its I/O
+ * taken to be unseen (stdio.c). */
+void nc_std_stream(int fd);
+
+/* Flush stdout and stderr where they write to a file, before the
+ * destructor's drop (libc's own flush comes after it). */
+void nc_flush_std(void);
+
+/* fd's file was cut (or grown) to `len` (ftruncate): pages past it are
+ * gone from the page cache, those written there later are the command's. */
+void nc_truncated(int fd, struct nc_file *f, off64_t len);
+
+/* Nonzero while the library maps a file of its own (a residency record, a
+ * wait for readahead): mmap.c leaves those mappings alone. */
+extern __thread int nc_own_maps;
+
+/* mmap.c: what the command mapped of its files is paged out at munmap;
+ * nc_unmap_all pages out all of it, at exit and exec. */
+void nc_unmap_all(void);
 
 /* Wait for the writeback of what was written through fd and drop all it
  * touched. */

@@ -21,10 +21,17 @@
 #include <string.h>
 #include <sys/syscall.h>
 
+/* The library's own, past its syscall wrapper: a program file it looked
+ * at (through its pread wrapper) and closes is not the command's, to be
+ * dropped just before the exec reads it again. */
 static long raw_syscall(long nr, long a, long b, long c, long d, long e, long f)
 {
 	int saved = errno;
-	long r = syscall(nr, a, b, c, d, e, f);
+	long r;
+
+	if (nr == SYS_close)
+		nc_disown((int)a);
+	r = NC_REAL(syscall)(nr, a, b, c, d, e, f);
 
 	if (r == -1)
 		r = -errno;

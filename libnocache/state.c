@@ -63,8 +63,10 @@ static void classify(int fd, struct nc_file *f)
 		break;
 	case NC_RES_SOME:
 		/* -f: what was cached goes too, as upstream's does. */
+		nc_own_maps++;
 		if (!nc_config()->flushall && !nc_residency_take(fd, nr_cache, &f->was))
 			f->mode = NC_PLAIN;
+		nc_own_maps--;
 		break;
 	case NC_RES_BLIND:
 		/* What was cached is unknown: what the command reads goes. */

@@ -251,8 +251,10 @@ static int dontcache_io(struct call *c)
 	ssize_t done;
 	off_t pos;
 	char *buf;
-	int n, fd, rwf;
+	int n, fd, rwf, end = nocache_end(c);
 
+	if (end >= 0)
+		return end;
 	if (!r || asked(c, r, &pos, &rwf) != 0 || !waits_killably() ||
 	    !same_rights(c->req->pid, NULL) || (fd = their_fd(c, (int)call_arg(c, 0))) < 0)
 		return CONTINUE;
@@ -267,6 +269,7 @@ static int dontcache_io(struct call *c)
 		behind_before(fd, &st);
 	done = r->write ? do_write(c, fd, pos, rwf, buf, total, iov, n)
 			: do_read(c, fd, pos, rwf, buf, total, iov, n, &st);
+	behind_served(fd, &st, c->listener);
 	free(buf);
 	close(fd);
 	/* Refused here (a write: no RWF_DONTCACHE on this file system): as
@@ -284,4 +287,5 @@ static int dontcache_io(struct call *c)
 const struct policy nocache_policy = {
 	.name = "nocache",
 	.answer = dontcache_io,
+	.gone = nocache_gone,
 };

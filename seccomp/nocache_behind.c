@@ -31,7 +31,11 @@
 #include "residency.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -49,6 +53,8 @@ struct behind {
 	ino_t ino;
 	struct statx_timestamp born;
 	struct nc_residency was;
+	int listener; /* the filter of the last call made on it, -1: none */
+	char *path;   /* where it was then (malloc'd), NULL: unknown */
 };
 
 static struct behind table[FILES];
@@ -101,9 +107,10 @@ int behind_before(int fd, const struct statx *st)
 			if (b->used < old->used)
 				old = b;
 		nc_residency_free(&old->was);
+		free(old->path);
 		*old = (struct behind){.used = ++clock_now, .ino = st->stx_ino,
 				       .dev = makedev(st->stx_dev_major, st->stx_dev_minor),
-				       .born = st->stx_btime};
+				       .born = st->stx_btime, .listener = -1};
 		record(fd, st, &old->was);
 		b = old;
 	}
@@ -130,6 +137,33 @@ static void drop(int fd, const struct nc_residency *was, off_t lo, off_t hi, int
 	}
 }
 
+int behind_known(const struct statx *st)
+{
+	int known;
+
+	pthread_mutex_lock(&lock);
+	known = find(st) != NULL;
+	pthread_mutex_unlock(&lock);
+	return known;
+}
+
+/* SYNC_FILE_RANGE_WAIT_BEFORE | WRITE | WAIT_AFTER: the data, no journal
+ * commit, no flush of the device's cache. */
+#define SETTLE 7
+
+void behind_end(int fd, const struct statx *st)
+{
+	struct behind *b;
+
+	if (!behind_known(st))
+		return;
+	sync_file_range(fd, 0, 0, SETTLE);
+	pthread_mutex_lock(&lock);
+	if ((b = find(st)))
+		drop(fd, &b->was, 0, (off_t)st->stx_size, 1);
+	pthread_mutex_unlock(&lock);
+}
+
 void behind_after(int fd, const struct statx *st, off_t at, ssize_t n, int at_end)
 {
 	struct behind *b;
@@ -138,4 +172,76 @@ void behind_after(int fd, const struct statx *st, off_t at, ssize_t n, int at_en
 	if (n >= 0 && (b = find(st)))
 		drop(fd, &b->was, at, at + n, at_end);
 	pthread_mutex_unlock(&lock);
+}
+
+/* fd's path here (the caller's too: same_rights holds its mount namespace
+ * and root), malloc'd; NULL for a file removed since. */
+static char *path_of(int fd)
+{
+	char self[32], path[PATH_MAX];
+	ssize_t n;
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	n = readlink(self, path, sizeof(path) - 1);
+	if (n <= 0 || path[0] != '/')
+		return NULL;
+	path[n] = '\0';
+	return strstr(path, " (deleted)") ? NULL : strdup(path);
+}
+
+void behind_served(int fd, const struct statx *st, int listener)
+{
+	struct behind *b;
+
+	pthread_mutex_lock(&lock);
+	if ((b = find(st))) {
+		b->listener = listener;
+		if (!b->path)
+			b->path = path_of(fd);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+/* The file at path, opened to be read: a regular file (an O_PATH
+ * descriptor first: nothing else is opened), not through a final symbolic
+ * link.  Another file than the one noted there may be found: behind_end
+ * drops only a file whose I/O was made here, by its own record. */
+static int reopen(const char *path)
+{
+	int look = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC), fd = -1;
+	struct statx st;
+	char self[32];
+
+	if (look < 0)
+		return -1;
+	if (statx(look, "", AT_EMPTY_PATH, STATX_TYPE, &st) == 0 && S_ISREG(st.stx_mode)) {
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", look);
+		fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	}
+	close(look);
+	return fd;
+}
+
+void behind_gone(int listener)
+{
+	char *todo[FILES];
+	struct statx st;
+	int n = 0, fd;
+
+	pthread_mutex_lock(&lock);
+	for (struct behind *b = table; b < table + FILES; b++)
+		if (b->used && b->listener == listener) {
+			b->listener = -1;
+			if (b->path && (todo[n] = strdup(b->path)))
+				n++;
+		}
+	pthread_mutex_unlock(&lock);
+	for (int i = 0; i < n; i++) {
+		fd = reopen(todo[i]);
+		if (fd >= 0 && statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_BTIME, &st) == 0)
+			behind_end(fd, &st);
+		if (fd >= 0)
+			close(fd);
+		free(todo[i]);
+	}
 }

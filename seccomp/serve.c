@@ -341,6 +341,8 @@ static int tend(struct pool **pools, int n, const struct pollfd *pfd)
 			__atomic_store_n(&p->dead, 1, __ATOMIC_RELEASE);
 		if (__atomic_load_n(&p->dead, __ATOMIC_ACQUIRE) &&
 		    !__atomic_load_n(&p->workers, __ATOMIC_ACQUIRE)) {
+			if (policy->gone)
+				policy->gone(p->listener);
 			close(p->listener);
 			free(p);
 			pools[i] = pools[--n];

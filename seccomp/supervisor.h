@@ -173,6 +173,26 @@ struct statx;
 int behind_before(int fd, const struct statx *st);
 void behind_after(int fd, const struct statx *st, off_t at, ssize_t n, int at_end);
 
+/* At the end of the program's use of fd's file (its close, its exit): is
+ * the file one whose reads or writes were made here?  behind_end: if so,
+ * all of it is written back, and what was not cached at the run's first
+ * call made here dropped. */
+int behind_known(const struct statx *st);
+void behind_end(int fd, const struct statx *st);
+
+/* A call of the filter of `listener` was made here on fd's file: its
+ * path is noted (the first time), and the listener.  behind_gone: every
+ * process under that filter is gone; each file noted with it last is
+ * opened again by its path and dropped. */
+void behind_served(int fd, const struct statx *st, int listener);
+void behind_gone(int listener);
+
+/* nocache_end.c: a close or an exit_group notified by nocache's filter,
+ * answered (CONTINUE or ANSWERED) once the files it ends are dropped; -1
+ * for any other call. */
+int nocache_end(struct call *c);
+void nocache_gone(int listener);
+
 /* open, openat, openat2 with O_SYNC or O_DSYNC (behalf.c). */
 int open_on_behalf(struct call *c);
 
@@ -224,6 +244,9 @@ struct policy {
 	/* A policy whose filter notifies other calls than the request
 	 * table's (nocache's reads and writes) answers them all here. */
 	int (*answer)(struct call *c);
+	/* A listener hung up and all its calls are answered: every process
+	 * under that filter is gone. */
+	void (*gone)(int listener);
 };
 extern const struct policy eat_policy; /* supervisor.c */
 extern const struct policy time_policy; /* timed.c: syncstat's */

@@ -39,6 +39,7 @@
 
 EMD_REQUEST_TABLE(requests);
 EMD_IO_TABLE(io_requests);
+EMD_END_TABLE(io_ends);
 EMD_CHANGE_TABLE(changes);
 
 static void emit(struct emd_filter *f, struct sock_filter insn)
@@ -186,6 +187,14 @@ static void abi_rules(struct emd_filter *f, int compat, int no_io_uring, int pro
 
 		if (nr >= 0)
 			notify_unless_negative(f, nr, 0);
+	}
+	for (int i = 0; table == EMD_FILTER_IO && i < EMD_NENDS; i++) {
+		long nr = compat ? io_ends[i].nr32 : io_ends[i].nr;
+
+		if (nr >= 0 && i == EMD_END_close)
+			notify_unless_negative(f, nr, 0);
+		else if (nr >= 0)
+			notify(f, nr);
 	}
 	if (table == EMD_FILTER_CHANGES)
 		change_rules(f, compat);

@@ -174,10 +174,14 @@ def row_named(name):
     return next(r for r in ROWS if r.name == name)
 
 
-def fixture(d, row, env):
+def fixture(d, row, env, cold=False):
     """The directory every row starts from: src/ (16 files, 4 to 64 KiB),
     nums (1..20000), data (1000 lines), all of fixed bytes and times; then
-    the row's setup; the files it reads written back and out of the cache."""
+    the row's setup; the files it reads written back and out of the cache,
+    and when `cold` (nocache's run and its native control) every file: a
+    page nocache finds cached is to stay, so a file the command rewrites in
+    place (shred, truncate, sort -o) judges nocache only if it starts out
+    of the cache."""
     (d / "src").mkdir(parents=True)
     for i in range(1, 17):
         block = hashlib.sha256(b"%d" % i).hexdigest().encode() + b"\n"
@@ -189,8 +193,10 @@ def fixture(d, row, env):
                        capture_output=True)
     for p in d.rglob("*"):
         os.utime(p, (MTIME, MTIME), follow_symlinks=False)
-    for r in row.reads:
-        fd = os.open(d / r, os.O_RDONLY)
+    files = [p for p in d.rglob("*") if p.is_file() and not p.is_symlink()] if cold else \
+        [d / r for r in row.reads]
+    for r in files:
+        fd = os.open(r, os.O_RDONLY)
         os.fsync(fd)
         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
         os.close(fd)

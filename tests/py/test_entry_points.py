@@ -142,7 +142,9 @@ NOCACHE_EXPORTS = {
     "fopen", "fopen64", "fdopen", "freopen", "freopen64",
     # What would see a parked file (libnocache/visible.c).
     "fork", "vfork", "posix_spawn", "posix_spawnp", "system", "popen", "umount", "umount2",
-    "unlink", "unlinkat", "remove", "rename", "renameat", "renameat2"}
+    "unlink", "unlinkat", "remove", "rename", "renameat", "renameat2",
+    # libuv's close (libnocache/fd.c), a file cut short (io.c), mappings (mmap.c).
+    "syscall", "ftruncate", "ftruncate64", "mmap", "mmap64", "munmap", "mremap", "mprotect"}
 EXPORTS = {"eatmydata": set(ENTRY_POINTS) | set(NEW_ENTRIES) | RECORDED_ONLY, "nocache": NOCACHE_EXPORTS,
            "hirestimes": {"times", "sysconf", "__sysconf"},
            "crashtest": {

@@ -42,7 +42,7 @@ def matrix(batch, env, request):
 
     def make(key, scratch, tmp):
         r = next(x for x in group if x.name == key[0])
-        fixture(scratch, r, env)
+        fixture(scratch, r, env, cold=key[1] in ("native", "nocache"))
         return command(r, key[1], scratch, tmp)
     runs = batch(f"everyday-{row.needs}", [(r.name, t) for r in group for t in TOOLS], make,
                  env=env)
