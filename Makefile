@@ -390,8 +390,10 @@ $(B)/bench/fsyncs: tests/c/fsyncs.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $<
 
-bench: all $(FLOOR) $(B)/bench/openclose $(B)/bench/syscalls $(B)/bench/fsyncs-static \
-	$(B)/bench/fsyncs $(if $(MUSL_CC),musl-tests)
+# The tests' programs too (the musl build's where musl-gcc is): the
+# policies' and crashtest's rows run them.
+bench: tests $(B)/bench/openclose $(B)/bench/syscalls $(B)/bench/fsyncs-static \
+	$(B)/bench/fsyncs
 	$(PYTHON) bench/bench.py
 
 # The libraries as Debian lays out libeatmydata1: lib<tool>.so.1 (the

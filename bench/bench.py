@@ -11,6 +11,7 @@ per-round ratios, since wall time here drifts by 10% between identical runs.
 The deterministic costs follow: system calls per eaten call beyond the
 floor's (perf), and instructions per open+close pair (callgrind).
 """
+import json
 import os
 import random
 import shutil
@@ -195,29 +196,53 @@ def syscall_cost(workload, top, libs):
     return calls, (ours - floor) / calls if calls else float("nan")
 
 
-def instructions_per_open(preload):
-    """Instructions per open+close pair, from a 200k and a 0 iteration run."""
+def instructions_per_open(preload, launcher=()):
+    """Instructions per open+close pair, from a 200k and a 0 iteration run;
+    under `launcher` (syncstat, eatmydata --stats: the library then keeps
+    what each descriptor is) with its own preload."""
     exe, target = BUILD / "bench" / "openclose", BUILD / "bench" / "target"
     target.write_text("x")
     counts = []
     for n in (0, 200000):
         env = dict(os.environ, **({"LD_PRELOAD": preload} if preload else {}))
-        r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                            exe, target, str(n)], capture_output=True, text=True, env=env)
+        r = subprocess.run([*launcher, "valgrind", "--tool=callgrind",
+                            "--callgrind-out-file=/dev/null", exe, target, str(n)],
+                           capture_output=True, text=True, env=env)
         counts += [int(l.split()[-1]) for l in r.stderr.splitlines() if "Collected" in l]
     return (counts[1] - counts[0]) / 200000
 
 
-def per_run(cmds, runs):
+def open_close_rows():
+    """The instructions table: the preloads, and the library where it
+    records (the bookkeeping of each descriptor's file is paid there
+    only)."""
+    print("\nUser-space instructions per open+close pair beyond native, 200k iterations "
+          "(valgrind --tool=callgrind):\n")
+    native = instructions_per_open(None)
+    print(f"| preload | extra instructions per pair |\n|---|---:|\n| (native: {native:.0f} a pair) | |")
+    rows = [("eatmydata", f"{BUILD}/$LIB/libeatmydata.so", ()),
+            ("floor", str(BUILD / "bench" / "libfloor.so"), ()),
+            ("debian", str(DEBIAN_LIB) if DEBIAN_LIB.exists() else None, ()),
+            ("eatmydata --stats (records: keeps each descriptor's file)", None,
+             (BUILD / "bin" / "eatmydata", "--stats")),
+            ("syncstat (records: the same)", None,
+             (BUILD / "bin" / "syncstat", "--output=/dev/null", "--"))]
+    for name, lib, launcher in rows:
+        if lib or launcher:
+            extra = instructions_per_open(lib, tuple(map(str, launcher))) - native
+            print(f"| {name} | {extra:.1f} |", flush=True)
+
+
+def per_run(cmds, runs, raw=False):
     """Median wall time of each command in ms, the commands interleaved,
-    in a new random order each round."""
+    in a new random order each round (raw: every round's times, in s)."""
     t = {k: [] for k in cmds}
     for _ in range(runs):
         for k in random.sample(list(cmds), len(cmds)):
             t0 = time.perf_counter()
             subprocess.run(cmds[k], check=True, stdout=subprocess.DEVNULL)
             t[k].append(time.perf_counter() - t0)
-    return {k: statistics.median(v) * 1000 for k, v in t.items()}
+    return t if raw else {k: statistics.median(v) * 1000 for k, v in t.items()}
 
 
 def tree_counts(cmd, runs=5):
@@ -236,42 +261,90 @@ def tree_counts(cmd, runs=5):
     return statistics.median(calls), statistics.median(tasks)
 
 
+def launcher_commands():
+    """The launcher's rows, each (name, command, the row it is compared
+    with): `true` found in PATH and /bin/true, Debian's and ours."""
+    emd = str(BUILD / "bin" / "eatmydata")
+    debian = shutil.which("eatmydata") == "/usr/bin/eatmydata"
+    rows = [("`/bin/true`", ["/bin/true"], None)]
+    for prog in ["true", "/bin/true"]:
+        theirs = f"Debian's `eatmydata {prog}`"
+        if debian:
+            rows.append((theirs, ["/usr/bin/eatmydata", prog], None))
+        rows.append((f"`eatmydata {prog}` (the default)", [emd, prog], theirs if debian else None))
+    rows.append(("`eatmydata --seccomp=off /bin/true`", [emd, "--seccomp=off", "/bin/true"],
+                 "Debian's `eatmydata /bin/true`" if debian else None))
+    return rows
+
+
 def launcher_rows(runs=400):
     """The launcher's own cost on a command that needs no filter, against
-    Debian's (a shell script) and --seccomp=off, in one interleaved run; and
-    the first static program's, which starts the supervisor."""
+    Debian's (a shell script), in one interleaved run: the median of the
+    per-round ratios; and the first static program's, which starts the
+    supervisor."""
     emd = str(BUILD / "bin" / "eatmydata")
     static = [str(BUILD / "bench" / "syscalls"), "getppid", "1"]
-    cmds = {"`/bin/true`": ["/bin/true"]}
-    if shutil.which("eatmydata") == "/usr/bin/eatmydata":
-        cmds["Debian's `eatmydata /bin/true`"] = ["/usr/bin/eatmydata", "/bin/true"]
-    cmds["`eatmydata --seccomp=off /bin/true`"] = [emd, "--seccomp=off", "/bin/true"]
-    cmds["`eatmydata /bin/true` (the default)"] = [emd, "/bin/true"]
+    rows = launcher_commands()
     firsts = {"a static program": static,
               "`eatmydata --seccomp=off` a static program": [emd, "--seccomp=off", *static],
               "`eatmydata` a static program (starts the supervisor)": [emd, *static]}
-    t = per_run({**cmds, **firsts}, runs)
-    base = t["`/bin/true`"]
-    debian = t.get("Debian's `eatmydata /bin/true`")
-    off = t["`eatmydata --seccomp=off /bin/true`"]
-    print(f"\nThe launcher, {runs} runs of each, interleaved; medians; system calls and new "
-          "tasks of the whole run (perf stat -e raw_syscalls:sys_enter -e task:task_newtask, "
-          "median of 5):\n")
-    print("| command | per run ms | beyond `true` ms | / Debian's | / `--seccomp=off` | "
-          "system calls | new tasks |\n|---|---:|---:|---:|---:|---:|---:|")
-    for k in cmds:
-        calls, tasks = tree_counts(cmds[k])
-        vs_debian = f"{t[k] / debian:.2f}" if debian else "-"
-        print(f"| {k} | {t[k]:.2f} | {t[k] - base:.2f} | {vs_debian} | {t[k] / off:.2f} | "
-              f"{calls:.0f} | {tasks:.0f} |", flush=True)
+    t = per_run({**{k: c for k, c, _ in rows}, **firsts}, runs, raw=True)
+    ms = {k: statistics.median(v) * 1000 for k, v in t.items()}
+    print(f"\nThe launcher, {runs} runs of each, interleaved; medians; the ratio to Debian's "
+          "launcher is the median of the per-round ratios; system calls and new tasks of the "
+          "whole run (perf stat -e raw_syscalls:sys_enter -e task:task_newtask, median of 5):\n")
+    print("| command | per run ms | beyond `/bin/true` ms | / Debian's, same command | "
+          "system calls | new tasks |\n|---|---:|---:|---:|---:|---:|")
+    for k, cmd, theirs in rows:
+        calls, tasks = tree_counts(cmd)
+        vs = f"{ratio(t, k, theirs):.3f}" if theirs else "-"
+        print(f"| {k} | {ms[k]:.2f} | {ms[k] - ms['`/bin/true`']:.2f} | {vs} | {calls:.0f} | "
+              f"{tasks:.0f} |", flush=True)
     print("\nThe first static program of a tree, which starts the supervisor (same run):\n")
     print("| command | per run ms | beyond the program alone ms | system calls | new tasks |\n"
           "|---|---:|---:|---:|---:|")
-    alone = t["a static program"]
     for k in firsts:
         calls, tasks = tree_counts(firsts[k])
-        print(f"| {k} | {t[k]:.2f} | {t[k] - alone:.2f} | {calls:.0f} | {tasks:.0f} |",
-              flush=True)
+        print(f"| {k} | {ms[k]:.2f} | {ms[k] - ms['a static program']:.2f} | {calls:.0f} | "
+              f"{tasks:.0f} |", flush=True)
+    library_start_rows(runs)
+
+
+def start_instructions(preload):
+    """User-space instructions of /bin/true's whole run (callgrind): the
+    loader's, the library's constructor, the program's."""
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    if preload:
+        env["LD_PRELOAD"] = preload
+    r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                        "/bin/true"], capture_output=True, text=True, env=env)
+    return next(int(l.split()[-1]) for l in r.stderr.splitlines() if "Collected" in l)
+
+
+def library_start_rows(runs):
+    """What each process of a tree pays for the library loaded into it:
+    /bin/true with it preloaded, ours and Debian's, interleaved."""
+    base = dict(os.environ)
+    base.pop("LD_PRELOAD", None)
+    libs = {"none": None, "ours": f"{BUILD}/$LIB/libeatmydata.so"}
+    if DEBIAN_LIB.exists():
+        libs["debian"] = str(DEBIAN_LIB)
+    t = {k: [] for k in libs}
+    for _ in range(runs):
+        for k in random.sample(list(libs), len(libs)):
+            env = dict(base, **({"LD_PRELOAD": libs[k]} if libs[k] else {}))
+            t0 = time.perf_counter()
+            subprocess.run(["/bin/true"], check=True, env=env)
+            t[k].append(time.perf_counter() - t0)
+    print(f"\nEach process of the tree: /bin/true with the library preloaded, {runs} runs "
+          "interleaved; user-space instructions of the whole run (valgrind --tool=callgrind):\n")
+    print("| preload | per run ms | beyond none ms | / Debian's | instructions |\n"
+          "|---|---:|---:|---:|---:|")
+    for k, lib in libs.items():
+        ms = statistics.median(t[k]) * 1000
+        vs = f"{ratio(t, k, 'debian'):.3f}" if "debian" in libs else "-"
+        print(f"| {k} | {ms:.3f} | {ms - statistics.median(t['none']) * 1000:.3f} | {vs} | "
+              f"{start_instructions(lib)} |", flush=True)
 
 
 def syncstat_bench(top, libs, workloads):
@@ -432,20 +505,50 @@ def supervised_syncstat_bench(top, calls=100000, runs=5):
         print(f"\nThe floor: a bare user notification's round trip (bench/roundtrip.c, a "
               f"supervisor that only answers) takes {rt[1]:.2f} us with "
               f"SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, {rt[0]:.2f} us without.")
-        cmd = [str(BUILD / "bench" / "syscalls"), "getppid", "1000000"]
-        t = per_run({"native": cmd, "syncstat": syncstat + cmd}, runs)
-        print(f"\nA static program's other calls under syncstat (1,000,000 x getppid, filtered, "
-              f"never notified): native {t['native']:.0f} ms, syncstat {t['syncstat']:.0f} ms, "
-              f"{t['syncstat'] - t['native']:.0f} ns per call (the filter, and the launcher's "
-              "start once).")
-        cmd = [str(BUILD / "bench" / "syscalls"), "write", str(calls), "/dev/null"]
-        t = per_run({"native": cmd, "syncstat": syncstat + cmd}, runs)
-        print(f"\nA static program's writes under syncstat ({calls:,} x 4 KiB to /dev/null, "
-              f"each notified: does its open file sync it?): native {t['native']:.0f} ms, "
-              f"syncstat {t['syncstat']:.0f} ms, "
-              f"{(t['syncstat'] - t['native']) / calls * 1000:.2f} us per write.")
+        served_requests(shm, syncstat, calls, runs, rt[1])
+        recorded_latency(shm, calls)
     finally:
         shutil.rmtree(shm, ignore_errors=True)
+
+
+def served_requests(shm, syncstat, calls, runs, rt):
+    """Each kind of request a static program's syncstat run sends the
+    supervisor, alone, against the bare round trip rt (us): per request
+    beyond native, wall (median of runs, interleaved) and CPU of the whole
+    tree, and its system calls."""
+    (shm / "s").write_bytes(b"x")
+    prog = str(BUILD / "bench" / "syscalls")
+    rows = [(f"{calls:,} x getppid (filtered, never sent)", [prog, "getppid", str(calls)]),
+            (f"{calls:,} x 4 KiB write to /dev/null (sent: does its file sync?)",
+             [prog, "write", str(calls), "/dev/null"]),
+            (f"{calls:,} x fdatasync on tmpfs (made here, timed, its file and site recorded)",
+             [prog, "fdatasync", str(calls), str(shm / "s")])]
+    print(f"\nEach request alone, beyond native, per request: wall (median of {runs} "
+          "interleaved runs), CPU of the whole tree (task-clock, median of 3) and its system "
+          f"calls (perf), against the bare round trip ({rt:.2f} us):\n")
+    print("| program | wall us | / round trip | CPU us | system calls |\n|---|---:|---:|---:|---:|")
+    for name, cmd in rows:
+        t = per_run({"native": cmd, "syncstat": syncstat + cmd}, runs)
+        us = (t["syncstat"] - t["native"]) / calls * 1000
+        cpu = (tree_cpu_ms(syncstat + cmd) - tree_cpu_ms(cmd)) / calls * 1000
+        n = (tree_counts(syncstat + cmd, 3)[0] - tree_counts(cmd, 3)[0]) / calls
+        print(f"| {name} | {us:.2f} | {us / rt:.2f} | {cpu:.2f} | {n:.2f} |", flush=True)
+
+
+def recorded_latency(shm, calls):
+    """What syncstat records of a tmpfs fdatasync: median latency, made by
+    the library (a dynamic program) and by the supervisor (a static one)."""
+    out = {}
+    for how, prog in [("library", "fsyncs"), ("supervisor", "fsyncs-static")]:
+        report = shm / f"{how}.json"
+        subprocess.run([str(BUILD / "bin" / "syncstat"), f"--json={report}", "-o", "/dev/null",
+                        "--", str(BUILD / "bench" / prog), str(shm / how), str(calls),
+                        "fdatasync"], check=True, stdout=subprocess.DEVNULL)
+        groups = json.loads(report.read_text())["groups"]
+        out[how] = next(g["median_ns"] for g in groups if g["kind"] == "fdatasync")
+    print(f"\nThe latency syncstat records of a tmpfs fdatasync, median of {calls:,}: "
+          f"{out['library']} ns made by the library, {out['supervisor']} ns made by the "
+          "supervisor (its two clock reads around the call alone).")
 
 
 def etcd_bench(top, puts=100, runs=3):
@@ -690,15 +793,7 @@ def main():
             calls, extra = syscall_cost(w, top, libs)
             print(f"| {w[0]} | {calls} | {extra:.2f} |", flush=True)
 
-        print("\nUser-space instructions per open+close pair beyond native, 200k iterations "
-              "(valgrind --tool=callgrind):\n")
-        native = instructions_per_open(None)
-        print("| preload | extra instructions per pair |\n|---|---:|")
-        for name, lib in [("eatmydata", f"{BUILD}/$LIB/libeatmydata.so"),
-                          ("floor", str(BUILD / "bench" / "libfloor.so")),
-                          ("debian", str(DEBIAN_LIB) if DEBIAN_LIB.exists() else None)]:
-            if lib:
-                print(f"| {name} | {instructions_per_open(lib) - native:.1f} |", flush=True)
+        open_close_rows()
 
         launcher_rows()
 

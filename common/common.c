@@ -83,11 +83,23 @@ static int holds(const char *root, const char *lib)
  * absolute (every process of the tree reads LD_PRELOAD from its own working
  * directory); else the one above this launcher (bin/..), which makes a build
  * tree or a moved install work; else the configured prefix. */
-static const char *library_root(const char *lib)
+const char *launcher_path(void)
+{
+	static char self[PATH_MAX];
+	static ssize_t n;
+
+	if (!n)
+		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0 || n >= (ssize_t)sizeof(self) - 1)
+		return NULL;
+	self[n] = '\0';
+	return self;
+}
+
+static const char *library_root(const char *lib, int *held)
 {
 	static char root[PATH_MAX];
-	char exe[PATH_MAX];
-	const char *env = getenv(EMD_ENV_LIBDIR);
+	const char *env = getenv(EMD_ENV_LIBDIR), *self;
 	ssize_t n;
 
 	if (env && *env) {
@@ -95,12 +107,18 @@ static const char *library_root(const char *lib)
 			die("cannot find %s/%s/%s: %s", env, EMD_LIB, lib, strerror(errno));
 		return root;
 	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		*strrchr(exe, '/') = '\0';
-		if (strlen(exe) + 4 < sizeof(exe) && realpath(strcat(exe, "/.."), root) &&
-		    holds(root, lib))
+	/* The kernel's path of this executable has no symbolic link, "." or
+	 * "..": bin/.. is that path less its last two parts ("/" at the
+	 * least), with no realpath's readlink of each part. */
+	self = launcher_path();
+	n = self ? (ssize_t)strlen(self) : 0;
+	if (n > 0 && n < (ssize_t)sizeof(root) && self[0] == '/') {
+		memcpy(root, self, (size_t)n + 1);
+		for (int up = 0; up < 2 && strrchr(root, '/'); up++)
+			*strrchr(root, '/') = '\0';
+		if (!root[0])
+			strcpy(root, "/");
+		if ((*held = holds(root, lib)))
 			return root;
 	}
 	return EMD_PREFIX;
@@ -109,11 +127,12 @@ static const char *library_root(const char *lib)
 const char *preload_entry(const char *lib)
 {
 	static char entry[PATH_MAX];
-	const char *root = library_root(lib);
+	int held = 0;
+	const char *root = library_root(lib, &held);
 
 	if (snprintf(entry, sizeof(entry), "%s/$LIB/%s", root, lib) >= PATH_MAX)
 		die("library path too long: %s", root);
-	if (!holds(root, lib))
+	if (!held && !holds(root, lib))
 		die("cannot find %s/%s/%s", root, EMD_LIB, lib);
 	if (strpbrk(root, " :"))
 		die("library directory '%s' has a space or colon, which "
@@ -171,14 +190,19 @@ static int exec_pipe = -1, exec_error;
 
 void exec_command(const char *file, char *const argv[])
 {
+	const char *found = find_command(file);
 	int err;
 
 	if (holding) /* a signal held meanwhile is the command's once it runs */
 		sigprocmask(SIG_SETMASK, &original_mask, NULL);
-	preload_drop_refused(file);
-	if (strchr(file, '/'))
-		execv(file, argv);
-	else
+	preload_drop_refused(found ? found : file);
+	/* The file the launcher found (and looked at) is exec'ed, one execve
+	 * where execvp tries each directory of PATH before it; if that fails,
+	 * execvp makes its own search, with its answers (its error, 126 or
+	 * 127; a file without #! run by /bin/sh). */
+	if (found)
+		execv(found, argv);
+	if (!strchr(file, '/'))
 		execvp(file, argv);
 	err = errno; /* before printing, which may change it */
 	if (exec_pipe >= 0) /* a pipe's few bytes: written whole, or the status alone tells */
@@ -256,9 +280,25 @@ char *find_in_path_skipping_self(const char *name, const char *argv0)
 	return search_path(name, skip, n);
 }
 
+/* The last name looked up and what was found: a launcher finds its
+ * command to look at it, then execs it, with no second search. */
+static char *last_name, *last_found;
+
 const char *find_command(const char *name)
 {
-	return strchr(name, '/') ? name : search_path(name, NULL, 0);
+	const char *found;
+
+	if (strchr(name, '/'))
+		return name;
+	if (last_name && strcmp(last_name, name) == 0)
+		return last_found;
+	found = search_path(name, NULL, 0);
+	free(last_name);
+	free(last_found);
+	/* Out of memory: nothing kept, and the exec searches (execvp). */
+	last_found = found ? strdup(found) : NULL;
+	last_name = !found || last_found ? strdup(name) : NULL;
+	return last_found;
 }
 
 static pid_t child;

@@ -23,6 +23,10 @@ extern const char *tool_name;
 __attribute__((format(printf, 1, 2))) noreturn void die(const char *fmt, ...);
 __attribute__((format(printf, 1, 2))) void warn(const char *fmt, ...);
 
+/* This launcher's file, as the kernel names it (/proc/self/exe, read
+ * once), or NULL. */
+const char *launcher_path(void);
+
 /* The LD_PRELOAD entry for the library `lib` (e.g. "libeatmydata.so"):
  * a path with $LIB in it, so that each process loads the library of
  * its own ELF class.  Dies when the library is not installed. */
@@ -36,8 +40,9 @@ void preload_prepend(const char *entry);
  * program beside the musl build alone (elf_kind.h).  exec_command does. */
 void preload_drop_refused(const char *file);
 
-/* execvp(argv) with argv0 as the path to look up; never returns.  Exits
- * 127 when it is not found, 126 when it cannot be run. */
+/* execvp(argv) with argv0 as the path to look up (what find_command
+ * found, exec'ed without a second search); never returns.  Exits 127 when
+ * it is not found, 126 when it cannot be run. */
 noreturn void exec_command(const char *file, char *const argv[]);
 
 /* The first `name` in PATH that is not this very executable, the file argv0
@@ -67,7 +72,8 @@ void hold_signals(void);
  * the disks' counters), from the waiting loop, not from a signal handler. */
 void run_and_wait_tick(void (*tick)(void), unsigned seconds);
 
-/* Where execvp would find `name`, or NULL. */
+/* Where execvp would find `name`, or NULL; the same answer, unsearched,
+ * for the name asked last. */
 const char *find_command(const char *name);
 
 /* An option every launcher has (-h, --help; -V, --version), or else an

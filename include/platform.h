@@ -37,6 +37,7 @@
 #define EMD_HAVE_RENAMEAT2 1
 #define EMD_HAVE_CLOSEFROM 1 /* and close_range: glibc 2.34 */
 #define EMD_HAVE_EXECVEAT 1
+typedef int emd_mmsg_flags; /* sendmmsg's flags: musl's are unsigned */
 /* The class of the musl build's libraries beside this one: the 64-bit
  * ABI's (musl-gcc has no -m32). */
 #define EMD_MUSL_WIDE 1
@@ -77,6 +78,7 @@ void closefrom(int lo);
 int close_range(unsigned lo, unsigned hi, int flags);
 const char *sigabbrev_np(int sig);
 #define EMD_STREAM_WROTE(f) 1
+typedef unsigned int emd_mmsg_flags; /* sendmmsg's flags: glibc's are an int */
 /* This build's class; and what glibc's ld.so reads for $LIB in each class
  * where this build was made, if it has one (the Makefile asks it). */
 #define EMD_MUSL_WIDE (__SIZEOF_LONG__ == 8)

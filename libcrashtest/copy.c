@@ -184,7 +184,7 @@ PL_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 	return ct_claimed(fd, REAL(sendmsg)(fd, msg, flags));
 }
 
-PL_EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags)
+PL_EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, emd_mmsg_flags flags)
 {
 	return (int)ct_claimed(fd, REAL(sendmmsg)(fd, v, n, flags));
 }

@@ -3,20 +3,52 @@
  * forgets which file it was (and osync.c whether its writes sync): close,
  * close_range, closefrom, dup2 and dup3 (whose target is closed first),
  * and fclose, pclose and closedir (libc closes their descriptor through
- * its own close, out of our reach).  Each is a load, a test and a call
- * while nothing is recorded.
+ * its own close, out of our reach).
+ *
+ * Every program closes and duplicates descriptors all the time, and only a
+ * recording process (syncstat, eatmydata --stats) reads what the forget
+ * keeps: close, dup2 and dup3 jump through an entry (emd.h) that is the
+ * real function from the constructor on in any other process, one
+ * indirect jump; the others are a load, a test and a call while nothing
+ * is recorded.
  */
 #include "emd.h"
 
 #include <dirent.h>
 #include <stdio.h>
 
-EMD_EXPORT int close(int fd)
+static int close_forget(int fd)
 {
 	int r = EMD_REAL(close)(fd);
 
 	emd_fd_forget(fd);
 	return r;
+}
+
+static int dup2_forget(int old, int new)
+{
+	return (int)emd_fd_forget(EMD_REAL(dup2)(old, new));
+}
+
+static int dup3_forget(int old, int new, int flags)
+{
+	return (int)emd_fd_forget(EMD_REAL(dup3)(old, new, flags));
+}
+
+static __typeof__(close) *close_entry = close_forget;
+static __typeof__(dup2) *dup2_entry = dup2_forget;
+static __typeof__(dup3) *dup3_entry = dup3_forget;
+
+void emd_close_entries(int forget)
+{
+	EMD_ENTRY_SET(close, forget);
+	EMD_ENTRY_SET(dup2, forget);
+	EMD_ENTRY_SET(dup3, forget);
+}
+
+EMD_EXPORT int close(int fd)
+{
+	return EMD_ENTRY(close)(fd);
 }
 
 EMD_EXPORT int close_range(unsigned int lo, unsigned int hi, int flags)
@@ -37,12 +69,12 @@ EMD_EXPORT void closefrom(int lo)
 
 EMD_EXPORT int dup2(int old, int new)
 {
-	return (int)emd_fd_forget(EMD_REAL(dup2)(old, new));
+	return EMD_ENTRY(dup2)(old, new);
 }
 
 EMD_EXPORT int dup3(int old, int new, int flags)
 {
-	return (int)emd_fd_forget(EMD_REAL(dup3)(old, new, flags));
+	return EMD_ENTRY(dup3)(old, new, flags);
 }
 
 /* A stream's number, read before the stream is freed; -1 if nothing is

@@ -110,12 +110,6 @@ extern const char *const emd_real_name[EMD_NREAL];
 /* The real function `name`, with the type the system header gives it. */
 #define EMD_REAL(name) PL_REAL(emd_real_fn, emd_real_name, name)
 
-/* The same, or NULL if it is not resolved yet: for the hot paths, which take
- * the slow path then. */
-#define EMD_REAL_READY(name)                                                   \
-	((__typeof__(name) *)__atomic_load_n(&emd_real_fn[PL_REAL_##name],    \
-					      __ATOMIC_ACQUIRE))
-
 /* What this process does with durability requests, decided once from the
  * environment: 0 until then, else EMD_PASS or EMD_EAT, plus EMD_RECORD when
  * each request is to be recorded (syncstat, eatmydata --stats). */
@@ -195,6 +189,21 @@ static inline long emd_fd_forget(long fd)
 		emd_fd_forget_range((unsigned)fd, (unsigned)fd);
 	return fd;
 }
+
+/* The entries of the calls every program makes all the time and that only
+ * a recording process needs to see (open, openat, close, dup2, dup3): a
+ * wrapper jumps through NAME_entry, which starts at NAME_forget (the real
+ * call, then the forget above) and which the constructor, once the mode is
+ * known, sets to the real function where nothing reads what the forget
+ * keeps: there the wrapper costs one indirect jump.  emd_open_entries and
+ * emd_close_entries set them (forget: keep the forgetting bodies). */
+#define EMD_ENTRY(name) __atomic_load_n(&name##_entry, __ATOMIC_RELAXED)
+#define EMD_ENTRY_SET(name, forget)                                            \
+	((void)EMD_REAL(name), /* found, for the forgetting body too */       \
+	 __atomic_store_n(&name##_entry, (forget) ? name##_forget : EMD_REAL(name), \
+			  __ATOMIC_RELAXED))
+void emd_open_entries(int forget);
+void emd_close_entries(int forget);
 
 /* syncstat --audit (events.c): the events, and a file's state. */
 extern int emd_auditing;

@@ -7,9 +7,10 @@
  * audit of the file it creates).
  *
  * Every program opens files all the time, so an open that neither syncs nor
- * creates goes straight through: a test, a load and a call, and after it
- * the load and test of fdid.c's forget.  `mode` is read
- * only when the flags say it was passed, as the C standard requires.
+ * creates goes straight through: a test and a call through its entry
+ * (emd.h), the real open where nothing is recorded, else the real open and
+ * fdid.c's forget.  `mode` is read only when the flags say it was passed,
+ * as the C standard requires.
  */
 #include "emd.h"
 
@@ -69,15 +70,34 @@ static mode_t mode_arg(int flags, va_list ap)
 	return __OPEN_NEEDS_MODE(flags) ? va_arg(ap, mode_t) : 0;
 }
 
+/* The entries' forgetting bodies: called with flags that pass no mode. */
+static int open_forget(const char *path, int flags, ...)
+{
+	return (int)emd_fd_forget(EMD_REAL(open)(path, flags));
+}
+
+static int openat_forget(int dirfd, const char *path, int flags, ...)
+{
+	return (int)emd_fd_forget(EMD_REAL(openat)(dirfd, path, flags));
+}
+
+static __typeof__(open) *open_entry = open_forget;
+static __typeof__(openat) *openat_entry = openat_forget;
+
+void emd_open_entries(int forget)
+{
+	EMD_ENTRY_SET(open, forget);
+	EMD_ENTRY_SET(openat, forget);
+}
+
 EMD_EXPORT int open(const char *path, int flags, ...)
 {
-	__typeof__(open) *real = EMD_REAL_READY(open);
 	mode_t mode = 0;
 
 	va_list ap;
 
-	if (EMD_LIKELY(real && !(flags & EMD_OPEN_SLOW_FLAGS)))
-		return (int)emd_fd_forget(real(path, flags));
+	if (EMD_LIKELY(!(flags & EMD_OPEN_SLOW_FLAGS)))
+		return EMD_ENTRY(open)(path, flags);
 	va_start(ap, flags);
 	mode = mode_arg(flags, ap);
 	va_end(ap);
@@ -86,13 +106,12 @@ EMD_EXPORT int open(const char *path, int flags, ...)
 
 EMD_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 {
-	__typeof__(openat) *real = EMD_REAL_READY(openat);
 	mode_t mode = 0;
 
 	va_list ap;
 
-	if (EMD_LIKELY(real && !(flags & EMD_OPEN_SLOW_FLAGS)))
-		return (int)emd_fd_forget(real(dirfd, path, flags));
+	if (EMD_LIKELY(!(flags & EMD_OPEN_SLOW_FLAGS)))
+		return EMD_ENTRY(openat)(dirfd, path, flags);
 	va_start(ap, flags);
 	mode = mode_arg(flags, ap);
 	va_end(ap);

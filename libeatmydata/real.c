@@ -76,14 +76,15 @@ int emd_init(void)
 /* close, close_range, dup2 and dup3 are async-signal-safe, and these and
  * closefrom are called in fork and vfork children: maybe first in a signal
  * handler or such a child, where finding them (dlsym) is not safe.  They
- * are found here. */
+ * are found here (close, dup2 and dup3 by setting their entries).  The
+ * mode is known from here on: a process that records nothing keeps no
+ * per-descriptor state, and its opens and closes go straight through. */
 __attribute__((constructor)) static void emd_constructor(void)
 {
-	if (__atomic_load_n(&emd_mode, __ATOMIC_ACQUIRE) == EMD_UNSET)
-		emd_init();
-	(void)EMD_REAL(close);
+	int forget = emd_mode_now() & EMD_RECORD;
+
+	emd_open_entries(forget);
+	emd_close_entries(forget);
 	(void)EMD_REAL(close_range);
 	(void)EMD_REAL(closefrom);
-	(void)EMD_REAL(dup2);
-	(void)EMD_REAL(dup3);
 }

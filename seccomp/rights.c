@@ -37,7 +37,8 @@ static int landlock_seen;
  * administrator who moves the supervisor to another cgroup after its start
  * is not seen: the tree's cgroup is compared with the one it started in). */
 static struct mine {
-	const char *what;
+	char what[16]; /* not a pointer: no relocation makes the loader touch
+			* (and copy) this array's pages at each launcher's start */
 	int link;
 	ssize_t n; /* the length read, or -errno */
 	char text[4096];

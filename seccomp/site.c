@@ -89,7 +89,10 @@ struct row {
 
 /* A module's functions, sorted, with their names, and its unwind tables:
  * the two modules seen last, per worker (the one of the system call, and
- * the program's), `mod` the one in use. */
+ * the program's), `mod` the one in use.  `mods` is allocated at the
+ * worker's first request (keep_until_leaving), not in the static TLS,
+ * which every start of the launcher (each `eatmydata true`, not only the
+ * supervisor) would zero. */
 static __thread struct symbols {
 	struct module_key key;
 	struct sym *syms;
@@ -104,7 +107,7 @@ static __thread struct symbols {
 	struct row rows[ROWS];
 	int loaded, exec; /* exec: ET_EXEC (no load bias) */
 	int too_many; /* past a bound: not named */
-} mods[2], *mod;
+} *mods, *mod;
 
 static int by_lo(const void *a, const void *b)
 {
@@ -367,14 +370,14 @@ static void read_symbols(int fd)
 static pthread_key_t leaving;
 static void close_syscall_files(void);
 
-static void worker_leaves(void *unused)
+static void worker_leaves(void *kept)
 {
-	(void)unused;
-	for (int i = 0; i < 2; i++) {
-		forget(&mods[i]);
-		mods[i].loaded = 0;
-	}
-	mod = NULL;
+	struct symbols *two = kept;
+
+	forget(&two[0]);
+	forget(&two[1]);
+	free(two);
+	mods = mod = NULL;
 	close_syscall_files();
 }
 
@@ -385,13 +388,20 @@ static void make_key(void)
 	leaving_made = pthread_key_create(&leaving, worker_leaves) == 0;
 }
 
-static void keep_until_leaving(void)
+/* This worker's modules, made once: 0, or -1 when there is no memory for
+ * them (then nothing is opened, and no site named). */
+static int keep_until_leaving(void)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
+	if (mods)
+		return 0;
 	pthread_once(&once, make_key);
-	if (leaving_made && !pthread_getspecific(leaving))
-		pthread_setspecific(leaving, &mods);
+	if (!(mods = calloc(2, sizeof(*mods))))
+		return -1;
+	if (leaving_made)
+		pthread_setspecific(leaving, mods);
+	return 0;
 }
 
 static int same_key(const struct module_key *a, const struct module_key *b)
@@ -418,12 +428,15 @@ static int key_of(int dir, const char *path, int flags, struct module_key *k)
  * last call if it is the same module. */
 static void load(int fd, const struct module_key *k)
 {
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; mods && i < 2; i++)
 		if (mods[i].loaded && same_key(&mods[i].key, k)) {
 			mod = &mods[i];
 			return;
 		}
-	keep_until_leaving();
+	if (keep_until_leaving() != 0) {
+		mod = NULL;
+		return;
+	}
 	mod = mod == &mods[0] ? &mods[1] : &mods[0]; /* the other one (or the first) */
 	forget(mod);
 	*mod = (struct symbols){.key = *k, .loaded = 1};
@@ -590,8 +603,8 @@ static int syscall_file(pid_t tid)
 {
 	unsigned i;
 
-	keep_until_leaving();
-
+	if (keep_until_leaving() != 0) /* nothing would close it */
+		return -1;
 	for (i = 0; i < SYSCALL_FILES; i++)
 		if (syscall_files[i].tid == tid && syscall_files[i].fd > 0)
 			return syscall_files[i].fd;
@@ -686,8 +699,8 @@ static int symbols_of(pid_t pid, const struct site_module *m)
 	struct module_key k, opened;
 	int fd;
 
-	if (!m->keyed)
-		return -2; /* its file was not found */
+	if (!m->keyed || keep_until_leaving() != 0)
+		return -2; /* its file was not found, or no room to read it */
 	memcpy(&k, m->key, sizeof(k));
 	for (int i = 0; i < 2; i++)
 		if (mods[i].loaded && same_key(&mods[i].key, &k)) {
@@ -872,7 +885,7 @@ static int guess(struct walk *w, const char *why, struct emd_rec_slot *s)
 void site_name(const struct call *c, const struct site_module *m,
 	       const struct site_module *prog, struct emd_rec_slot *s)
 {
-	static __thread struct walk w;
+	struct walk w; /* on the stack: see mods */
 	unsigned long ip = (unsigned long)c->req->data.instruction_pointer, addr;
 	const char *why;
 	char tail[56], at[20];

@@ -44,12 +44,11 @@ static void new_name(char *out)
  * --no-io-uring. */
 static void name_supervisor(const struct seccomp_options *opt)
 {
-	char name[EMD_RENDEZVOUS_LEN + 1], self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char name[EMD_RENDEZVOUS_LEN + 1];
+	const char *self = launcher_path();
 
-	if (n <= 0)
-		die("cannot set up the seccomp supervisor: %s", strerror(errno));
-	self[n] = '\0';
+	if (!self)
+		die("cannot set up the seccomp supervisor: /proc/self/exe cannot be read");
 	new_name(name);
 	if (setenv(EMD_ENV_SECCOMP, name, 1) != 0 || setenv(EMD_ENV_SECCOMP_EXEC, self, 1) != 0 ||
 	    setenv(EMD_ENV_SECCOMP_POLICY, opt->policy ? opt->policy : "eatmydata", 1) != 0 ||

@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <linux/io_uring.h>
 #include <linux/openat2.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,26 +64,91 @@ static void caller(pid_t tid, struct emd_rec_slot *s)
  * (site.c).  The bytes, a secret of the caller's (its stack protector's
  * seed), stay in this process, as everything it reads of the caller. */
 #define WHO_CACHED 16
-static __thread struct who {
+struct who {
 	pid_t tid;
 	unsigned long ip;
 	struct image_stamp image;
 	struct emd_rec_slot s; /* pid, ppid, program */
 	struct site_module m, prog;
-} who[WHO_CACHED];
-static __thread unsigned who_next;
+};
+
+/* The paths of the files seen last, by device, inode and birth time (a
+ * reused inode number is another file), per worker: the path is read once
+ * per file, as the library reads it. */
+#define PATHS_CACHED 32
+struct known {
+	unsigned long long dev, ino, btime;
+	char path[sizeof(((struct emd_rec_slot *)0)->path)];
+};
+
+/* Whether the open file of a caller's descriptor syncs its writes, asked
+ * at each of its writes: its /proc/TID/fdinfo/N, opened once per thread
+ * and number and kept, then read again (one pread).  The kernel looks the
+ * number up in the thread's table at each read, so a number closed and
+ * given to another file answers for that file, and a thread gone answers
+ * nothing (then it is opened again); no duplicate of the caller's file is
+ * made, whose close a FUSE server would see. */
+#define INFOS_KEPT 8
+struct info {
+	pid_t tid;
+	int num;
+	int fd; /* here; 0: none */
+};
+
+/* What a worker keeps, allocated at its first request and freed when it
+ * leaves: not in the static TLS, which every start of the launcher (each
+ * `eatmydata true`, not only the supervisor) would zero, 31 KiB.  NULL
+ * when there was no memory: then nothing is kept. */
+struct kept {
+	struct who who[WHO_CACHED];
+	unsigned who_next;
+	struct known known[PATHS_CACHED];
+	struct info infos[INFOS_KEPT];
+	unsigned infos_next;
+};
+static __thread struct kept *kept;
+static pthread_key_t kept_key;
+static int kept_key_made;
+
+static void kept_leaves(void *mine)
+{
+	struct kept *k = mine;
+
+	for (int i = 0; i < INFOS_KEPT; i++)
+		if (k->infos[i].fd > 0)
+			close(k->infos[i].fd);
+	free(k);
+}
+
+static void make_kept_key(void)
+{
+	kept_key_made = pthread_key_create(&kept_key, kept_leaves) == 0;
+}
+
+static struct kept *worker_kept(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, make_kept_key);
+	if (!kept && kept_key_made && (kept = calloc(1, sizeof(*kept))))
+		pthread_setspecific(kept_key, kept);
+	return kept;
+}
 
 /* The entry of the thread and address, or a free one (*fresh = 1): the
- * thread's own when its image is gone, else the oldest. */
-static struct who *entry_of(pid_t tid, unsigned long ip, int *fresh)
+ * thread's own when its image is gone, else the oldest; `alone` when
+ * nothing is kept. */
+static struct who *entry_of(pid_t tid, unsigned long ip, int *fresh, struct who *alone)
 {
-	for (int i = 0; i < WHO_CACHED; i++)
-		if (who[i].tid == tid && who[i].ip == ip) {
-			*fresh = !same_image(tid, &who[i].image);
-			return &who[i];
+	struct kept *k = worker_kept();
+
+	for (int i = 0; k && i < WHO_CACHED; i++)
+		if (k->who[i].tid == tid && k->who[i].ip == ip) {
+			*fresh = !same_image(tid, &k->who[i].image);
+			return &k->who[i];
 		}
 	*fresh = 1;
-	return &who[who_next++ % WHO_CACHED];
+	return k ? &k->who[k->who_next++ % WHO_CACHED] : alone;
 }
 
 static void identify(const struct call *c, struct emd_rec_slot *s)
@@ -90,7 +156,7 @@ static void identify(const struct call *c, struct emd_rec_slot *s)
 	pid_t tid = c->req->pid;
 	unsigned long ip = (unsigned long)c->req->data.instruction_pointer;
 	int fresh;
-	struct who *w = entry_of(tid, ip, &fresh);
+	struct who alone, *w = entry_of(tid, ip, &fresh, &alone);
 
 	if (fresh) {
 		memset(w, 0, sizeof(*w));
@@ -108,23 +174,16 @@ static void identify(const struct call *c, struct emd_rec_slot *s)
 	site_name(c, &w->m, &w->prog, s);
 }
 
-/* The paths of the files seen last, by device, inode and birth time (a
- * reused inode number is another file), per worker: the path is read once
- * per file, as the library reads it. */
-#define PATHS_CACHED 32
-static __thread struct known {
-	unsigned long long dev, ino, btime;
-	char path[sizeof(((struct emd_rec_slot *)0)->path)];
-} known[PATHS_CACHED];
-
 /* The path of the file s->file, by its link in /proc (a descriptor's). */
 static void path_of(const char *proc, struct emd_rec_slot *s)
 {
-	struct known *k = &known[(s->file.dev ^ s->file.ino ^ s->file.btime_ns) % PATHS_CACHED];
+	struct kept *all = worker_kept();
+	struct known alone, *k = all ? &all->known[(s->file.dev ^ s->file.ino ^ s->file.btime_ns) %
+						  PATHS_CACHED] : &alone;
 	ssize_t n;
 
-	if (k->dev == s->file.dev && k->ino == s->file.ino && k->btime == s->file.btime_ns &&
-	    k->path[0]) {
+	if (all && k->dev == s->file.dev && k->ino == s->file.ino &&
+	    k->btime == s->file.btime_ns && k->path[0]) {
 		memcpy(s->path, k->path, sizeof(s->path));
 		return;
 	}
@@ -171,30 +230,32 @@ static void file_theirs(const struct call *c, int num, struct emd_rec_slot *s)
 		file_is(&stx, proc, s);
 }
 
-/* A record of kind `kind` in s, its file at fd here (-1: none), begun at
- * `start` (0: untimed, the call goes on to the kernel). */
-static void fill(const struct call *c, int kind, int fd, unsigned long long start, long r,
+/* A record of kind `kind` in s, its file at fd here (-1: none), made
+ * from span[0] to span[1] (NULL: untimed, the call goes on to the kernel):
+ * both read around the call alone, not the looking up done here after it. */
+static void fill(const struct call *c, int kind, int fd, const unsigned long long *span, long r,
 		 struct emd_rec_slot *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->kind = (unsigned)kind;
+	s->start_ns = span ? span[0] : record_now();
+	s->latency_ns = span ? span[1] - span[0] : 0;
 	identify(c, s);
 	file_of(fd, s);
-	s->start_ns = start ? start : record_now();
-	s->latency_ns = start ? record_now() - start : 0;
-	s->flags = start ? 0 : EMD_REC_UNTIMED;
+	s->flags = span ? 0 : EMD_REC_UNTIMED;
 	s->result = r;
 	s->error = r < 0 ? (int)-r : 0;
 	s->state = EMD_REC_DONE;
 }
 
-static void record(const struct call *c, int kind, int fd, unsigned long long start, long r)
+static void record(const struct call *c, int kind, int fd, const unsigned long long *span,
+		   long r)
 {
 	struct emd_rec_slot s;
 
 	if (!recording())
 		return;
-	fill(c, kind, fd, start, r, &s);
+	fill(c, kind, fd, span, r, &s);
 	record_write(&s);
 }
 
@@ -205,7 +266,7 @@ static void record_theirs(const struct call *c, int kind, int num)
 
 	if (!recording())
 		return;
-	fill(c, kind, -1, 0, 0, &s);
+	fill(c, kind, -1, NULL, 0, &s);
 	file_theirs(c, num, &s);
 	record_write(&s);
 }
@@ -223,16 +284,18 @@ static int fetch(struct call *c, int *fd, struct statx *stx)
 	return CONTINUE;
 }
 
-/* Answer with the call's result r (0 or -errno), recorded: its file fd
- * here (-1: none), which is stx. */
+/* Answer with the call's result r (0 or -errno), just made (its clock
+ * read before it at `start`), recorded: its file fd here (-1: none),
+ * which is stx. */
 static int answer(struct call *c, int fd, const struct statx *stx, unsigned long long start,
 		  long r)
 {
+	unsigned long long span[2] = {start, record_now()};
 	struct emd_rec_slot s;
 	char proc[64];
 
 	if (recording()) {
-		fill(c, c->request->kind, -1, start, r, &s);
+		fill(c, c->request->kind, -1, span, r, &s);
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 		if (fd >= 0)
 			file_is(stx, proc, &s);
@@ -295,7 +358,7 @@ static int timed_range(struct call *c)
 
 static int counted_mapping(struct call *c)
 {
-	record(c, EMD_K_MSYNC, -1, 0, 0);
+	record(c, EMD_K_MSYNC, -1, NULL, 0);
 	return CONTINUE;
 }
 
@@ -371,34 +434,98 @@ static int counted_open(struct call *c)
 	}
 	if (!(flags & EMD_OPEN_SYNC_FLAGS) || !recording())
 		return CONTINUE;
-	fill(c, (flags & O_SYNC) == O_SYNC ? EMD_K_OPEN_SYNC : EMD_K_OPEN_DSYNC, -1, 0, 0, &s);
+	fill(c, (flags & O_SYNC) == O_SYNC ? EMD_K_OPEN_SYNC : EMD_K_OPEN_DSYNC, -1, NULL, 0, &s);
 	if (read_theirs(c->req->pid, call_arg(c, at < 0 ? 0 : at), name, sizeof(name), 1) == 0)
 		file_named(c, at > 0 ? (int)call_arg(c, 0) : AT_FDCWD, name, flags, &s);
 	record_write(&s);
 	return CONTINUE;
 }
 
-/* The record kind of a write on the caller's descriptor fd whose open
- * file syncs it (its flags, from fdinfo: no duplicate of it), or -1. */
-static int theirs_sync(const struct call *c, int fd)
+/* The record kind of a write on a file open with `flags`, or -1. */
+static int kind_of_flags(int flags)
 {
-	int flags = their_open_flags(c, fd);
-
 	if (flags < 0 || !(flags & EMD_OPEN_SYNC_FLAGS))
 		return -1;
 	return (flags & O_SYNC) == O_SYNC ? EMD_K_WRITE_SYNC : EMD_K_WRITE_DSYNC;
 }
 
+/* The flags line of the fdinfo open at info, or -1. */
+static int info_flags(int info)
+{
+	char buf[128], *line;
+	ssize_t n = pread(info, buf, sizeof(buf) - 1, 0);
+
+	buf[n > 0 ? n : 0] = '\0';
+	line = strstr(buf, "\nflags:");
+	return line ? (int)strtol(line + 7, NULL, 8) : -1;
+}
+
+/* The entry kept for the caller's descriptor num, or a free one (the
+ * oldest, closed), or NULL when nothing is kept. */
+static struct info *info_entry(const struct call *c, int num)
+{
+	struct kept *k = worker_kept();
+	struct info *e;
+
+	for (int i = 0; k && i < INFOS_KEPT; i++)
+		if (k->infos[i].tid == (pid_t)c->req->pid && k->infos[i].num == num &&
+		    k->infos[i].fd > 0)
+			return &k->infos[i];
+	if (!k)
+		return NULL;
+	e = &k->infos[k->infos_next++ % INFOS_KEPT];
+	if (e->fd > 0)
+		close(e->fd);
+	*e = (struct info){0};
+	return e;
+}
+
+/* The flags of the caller's descriptor num's open file; -1 if it has none
+ * (or is gone), -2 if its fdinfo cannot be opened here (no descriptor). */
+static int their_info_flags(const struct call *c, int num)
+{
+	struct info *e = info_entry(c, num);
+	char path[64];
+	int flags, fd;
+
+	if (e && e->fd > 0 && (flags = info_flags(e->fd)) >= 0)
+		return flags;
+	if (e && e->fd > 0) { /* its thread is gone, or the number closed */
+		close(e->fd);
+		e->fd = 0;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", c->req->pid, num);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return errno == EMFILE || errno == ENFILE || errno == ENOMEM ? -2 : -1;
+	flags = info_flags(fd);
+	if (e)
+		*e = (struct info){(pid_t)c->req->pid, num, fd};
+	else
+		close(fd);
+	return flags;
+}
+
+/* The record kind of a write on the caller's descriptor fd whose open file
+ * syncs it, or -1.  Where its fdinfo cannot be kept open here (no
+ * descriptor left), asked as fds.c asks. */
+static int theirs_sync(struct call *c, int fd)
+{
+	int flags = fd >= 0 ? their_info_flags(c, fd) : -1;
+
+	return kind_of_flags(flags == -2 ? their_open_flags(c, fd) : flags);
+}
+
 /* A write (pwritev2 without sync flags too) on a descriptor whose open
  * file has O_SYNC or O_DSYNC, however it came to the caller (a copy, a
  * parent, an exec): counted, not timed, the write being the caller's own
- * to make (no write is made for a program: behalf.c says why). */
+ * to make (no write is made for a program: behalf.c says why).  Most
+ * writes do not sync: they cost one read here. */
 static int counted_file_write(struct call *c)
 {
-	int kind = theirs_sync(c, (int)call_arg(c, 0));
+	int num = (int)call_arg(c, 0), kind = theirs_sync(c, num);
 
 	if (kind >= 0)
-		record_theirs(c, kind, (int)call_arg(c, 0));
+		record_theirs(c, kind, num);
 	return CONTINUE;
 }
 
@@ -441,7 +568,7 @@ static void record_as(const struct call *c, int flags, int file)
 
 	if (!recording() || c->request->kind < 0)
 		return;
-	fill(c, request_kind(c), file, 0, 0, &s);
+	fill(c, request_kind(c), file, NULL, 0, &s);
 	s.flags |= flags;
 	if (file < 0 && (eat == EMD_EAT_FD_SYNC || eat == EMD_EAT_FS_SYNC || eat == EMD_EAT_RANGE ||
 			 eat == EMD_EAT_WRITE))
@@ -468,7 +595,7 @@ static void submitted(struct call *c, int kind, int fd, const char *how)
 {
 	struct emd_rec_slot s;
 
-	fill(c, kind, -1, 0, 0, &s);
+	fill(c, kind, -1, NULL, 0, &s);
 	file_theirs(c, fd, &s);
 	snprintf(s.site, sizeof(s.site), "%s submission (counted; completion not timed)", how);
 	record_write(&s);

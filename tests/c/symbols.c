@@ -59,13 +59,22 @@ static void counted_free(void *p)
 	free(h);
 }
 
+static void *counted_calloc(size_t n, size_t size)
+{
+	void *p = n && size > (size_t)-1 / n ? NULL : counted_malloc(n * size);
+
+	return p ? memset(p, 0, n * size) : NULL;
+}
+
 #define malloc counted_malloc
+#define calloc counted_calloc
 #define realloc counted_realloc
 #define free counted_free
 #include "../../seccomp/site.c"
 #include "../../seccomp/cfi.c"
 #include "../../seccomp/pclntab.c"
 #undef malloc
+#undef calloc
 #undef realloc
 #undef free
 

@@ -37,7 +37,9 @@ MARKERS = {
     "browser": "opens a page in headless Chromium",
 }
 # A fixture that needs a toolchain or root marks the tests that use it.
-FIXTURE_MARKERS = {"go_program": "go", "other_user": "root", "debs": "root", "loop_mount": "root",
+FIXTURE_MARKERS = {"go_program": "go", "go_runner": "go", "go_replace": "go", "cgo_program": "go",
+                   "go_commit": "go", "go_rw": "go",
+                   "other_user": "root", "debs": "root", "loop_mount": "root",
                    "memory_cgroup": "root"}
 
 

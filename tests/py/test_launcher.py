@@ -179,6 +179,46 @@ def test_every_launcher_exits_like_env(tool, args, status, message):
         assert r.stderr == ""
 
 
+def path_commands(tmp_path):
+    """PATH's directories: `prog` not executable in the second, a script
+    in the fourth; `bare`, a script without #!, there too; `plain` only
+    where it cannot be run."""
+    dirs = [tmp_path / f"d{i}" for i in range(4)]
+    for d in dirs:
+        d.mkdir()
+    files = {dirs[1] / "prog": (0o644, "#!/bin/sh\necho not me\n"),
+             dirs[3] / "prog": (0o755, '#!/bin/sh\necho "ran $0 $1"\nexit 3\n'),
+             dirs[3] / "bare": (0o755, 'echo "bare $0 $1"\nexit 4\n'),
+             dirs[1] / "plain": (0o644, "#!/bin/sh\n")}
+    for f, (mode, text) in files.items():
+        f.write_text(text)
+        f.chmod(mode)
+    return ":".join(map(str, dirs)) + ":/usr/bin:/bin"
+
+
+@pytest.mark.parametrize("tool", ["eatmydata", "nocache", "hirestimes", "syncstat"])
+@pytest.mark.parametrize("name", ["prog", "bare", "plain"])
+def test_every_launcher_execs_the_command_it_found(tmp_path, tool, name):
+    """A command named without a path is exec'ed where the launcher found
+    it, one execve, where env(1)'s execvp (the control) tries each
+    directory of PATH before it; as execvp, a file without #! is run by
+    /bin/sh, and one that cannot be run exits 126."""
+    env = dict(os.environ, PATH=path_commands(tmp_path))
+    out = {}
+    for who, launcher in [("native", ["env"]), ("tool", [BUILD / "bin" / tool])]:
+        log = tmp_path / f"{who}.strace"
+        cmd = ["strace", "-f", "-qq", "-e", "trace=execve", "-o", log, *launcher, name, "x"]
+        r = subprocess.run(list(map(str, cmd)), capture_output=True, text=True, env=env,
+                           timeout=60)
+        execs = [l for l in log.read_text().splitlines() if f'/{name}", ' in l]
+        out[who] = (r.returncode, r.stdout, len(execs))
+        why = cmdline(cmd, {"PATH": env["PATH"]}) + "\n" + r.stderr
+    assert out["tool"][:2] == out["native"][:2], why
+    assert out["native"][0] == {"prog": 3, "bare": 4, "plain": 126}[name], why
+    if name == "prog":
+        assert out["native"][2] == 4 and out["tool"][2] == 1, (out, why)
+
+
 @pytest.mark.parametrize("tool", ["nocache", "hirestimes"])
 def test_every_launcher_prepends_its_library(tool):
     env = dict(os.environ, LD_PRELOAD=str(BUILD / "bench" / "libfloor.so"))

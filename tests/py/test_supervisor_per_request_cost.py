@@ -29,11 +29,10 @@ SHORT, LONG = 500, 2500
 # access mode: no duplicate of it (it was fetched, checked with
 # sync_file_range(fd, 0, 0, 0) and closed: 6).  Under syncstat the write
 # before each fdatasync is served too (does its open file sync it?): RECV,
-# SEND, the statx, its descriptor fetched, asked (F_GETFL) and closed, 6
-# more (5 before the statx, which keeps a FUSE file's flags from being
-# asked through a duplicate: its close would be a flush).  One more is a
-# regression.
-PER_CALL = {"syncstat": 8 + 6, "eatmydata": 4}
+# SEND and one read of its fdinfo, kept open (timed.c), 3 more (6 when its
+# descriptor was looked at in /proc, fetched, asked with F_GETFL and
+# closed).  One more is a regression.
+PER_CALL = {"syncstat": 8 + 3, "eatmydata": 4}
 TOOLS = {"syncstat": [SYNCSTAT, "-o", "/dev/null", "--"], "eatmydata": [BUILD / "bin" / "eatmydata"]}
 
 
