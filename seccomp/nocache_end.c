@@ -1,28 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 /* nocache_end.c -- the end of a static or Go program's use of a file whose
- * reads or writes nocache's supervisor made (nocache.c): its close, and its
- * process's exit_group, which nocache's filter notifies too
- * (io_requests.h).  What the program wrote there is written back and what
- * it brought in dropped (nocache_behind.c's behind_end), before the call
- * goes on to the kernel.  Else what it wrote stayed: a write with
- * RWF_DONTCACHE is dropped by the kernel only once written back, and a
- * small one to a page the kernel had dropped reads the page in again,
- * which then stays (a log, a write-ahead log: a record and an fdatasync
- * each, 4 KiB of each file left); and so did what the kernel read ahead of
- * a program that stops short of a file's end.
+ * reads or writes nocache's supervisor made (nocache.c): its close, which
+ * nocache's filter notifies too (io_requests.h).  What the program wrote
+ * there is written back and what it brought in dropped (nocache_behind.c's
+ * behind_end), before the call goes on to the kernel.  Else what it wrote
+ * stayed: a write with RWF_DONTCACHE is dropped by the kernel only once
+ * written back, and a small one to a page the kernel had dropped reads the
+ * page in again, which then stays (a log, a write-ahead log: a record and
+ * an fdatasync each, 4 KiB of each file left); and so did what the kernel
+ * read ahead of a program that stops short of a file's end.
  *
- * At exit_group, each descriptor of the caller's table is looked at.  What
- * stays of a file then is mapped by the process (bbolt reads its database
- * so); and a process killed by a signal (etcd kills itself with the
- * SIGTERM it caught) makes no exit_group: once every process under the
- * filter is gone (its listener hung up, nocache_gone), each file whose I/O
- * was made for them last is opened again by the path it had then and
- * dropped (nocache_behind.c), after the process's end.
+ * A file still open at the process's end (its exit, or a signal: etcd
+ * kills itself with the SIGTERM it caught) is closed by the kernel, which
+ * no filter sees; and exit_group is not notified, since a process whose
+ * exit fails (ENOSYS, the supervisor killed) never ends.  Once every
+ * process under the filter is gone (its listener hung up, nocache_gone),
+ * each file whose I/O was made for them last is opened again by the path
+ * it had then and dropped (nocache_behind.c), with what they had mapped of
+ * it (bbolt reads its database so).
  *
  * Writing back and dropping are what the caller could do itself with its
  * own open file (sync_file_range, posix_fadvise), done only for files whose
  * I/O was made here and a caller with this process's rights (rights.c):
- * the cost of a close of anything else is a pidfd_getfd and a statx.  A
+ * the cost of a close of anything else is a statx of /proc/TID/fd/N.  A
  * close the kernel refuses (EBADF) is the kernel's: nothing is done.
  */
 #define _GNU_SOURCE 1
@@ -30,7 +30,6 @@
 #include "supervisor.h"
 #include "io_requests.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -80,35 +79,6 @@ static int at_close(struct call *c)
 	return CONTINUE;
 }
 
-/* Each of the caller's files whose I/O was made here, dropped. */
-static void drop_all(const struct call *c)
-{
-	int dir = open_proc(c->req->pid, "fd");
-	DIR *d = dir >= 0 ? fdopendir(dir) : NULL;
-	struct dirent *e;
-	struct statx st;
-	int fd;
-
-	if (!d) {
-		if (dir >= 0)
-			close(dir);
-		return;
-	}
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.' && (fd = served_file(c, atoi(e->d_name), &st)) >= 0) {
-			behind_end(fd, &st);
-			close(fd);
-		}
-	closedir(d);
-}
-
-static int at_exit_group(struct call *c)
-{
-	if (same_rights(c->req->pid, NULL))
-		drop_all(c);
-	return CONTINUE;
-}
-
 void nocache_gone(int listener)
 {
 	behind_gone(listener);
@@ -116,11 +86,5 @@ void nocache_gone(int listener)
 
 int nocache_end(struct call *c)
 {
-	switch (end_of(c)) {
-	case EMD_END_close:
-		return at_close(c);
-	case EMD_END_exit_group:
-		return at_exit_group(c);
-	}
-	return -1;
+	return end_of(c) == EMD_END_close ? at_close(c) : -1;
 }

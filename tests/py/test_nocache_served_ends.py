@@ -1,22 +1,28 @@
 # SPDX-License-Identifier: MIT
 """nocache through the supervisor, at the end of a static or Go program's
-use of a file (issue 33): its close and its exit, which nocache's filter
-notifies, and its death by a signal (its filter's listener hangs up).  What
+use of a file (issue 33): its close, which nocache's filter notifies, and
+its exit or death by a signal (its filter's listener hangs up).  What
 the program wrote (with RWF_DONTCACHE, which the kernel drops only once
 written back, and not a page it read in again for the next small write),
 and what the kernel read ahead of a reader that stops short, is gone once
 the program is; natively all of it stays cached: at once where it closes
-the file or exits (a process of its filter kept alive meanwhile, so that
-no later drop hides a missing one), and once the supervisor is done where
-it is killed (the run waited for whole, by a subreaper).  No durability
+the file (a process of its filter kept alive meanwhile, so that no later
+drop hides a missing one), and once the supervisor is done where it exits
+with the file open or is killed (the run waited for whole, by a
+subreaper).  A killed supervisor never keeps a program from exiting.  No durability
 request is nocache's: the kernel counts the program's own, as natively."""
+import os
+import signal
 import subprocess
 import sys
+import time
+import uuid
 
 import pytest
 
 from conftest import go_build, require, run
-from helpers import DURABLE, NOCACHE, SUBREAPER, cached_under, evict_all
+from helpers import (DURABLE, NOCACHE, SUBREAPER, cached_under, evict_all, first_line,
+                     supervisor_of)
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +53,7 @@ def compare(tmp_path, cmd, names, setup=None, wait=True):
     out = []
     for tool in ([], [NOCACHE]):
         d = tmp_path / ("nocache" if tool else "native")
-        d.mkdir()
+        d.mkdir(parents=True)
         if setup:
             setup(d)
         r = whole([*tool, *cmd], d, tmp_path / "count") if wait else \
@@ -68,10 +74,37 @@ def check(native, nocache, names):
 @pytest.mark.go
 def test_go_file_synced_never_closed(tmp_path, go_programs):
     """fsync.go: 20 records each followed by f.Sync, the file never closed
-    (its exit ends it); one more written O_SYNC and closed."""
-    native, nocache = compare(tmp_path, held([go_programs["fsync"], "out", "20"]),
-                              ["out", "out.sync"], wait=False)
+    (its exit ends it: dropped once the supervisor is done); one more
+    written O_SYNC and closed (dropped at its close)."""
+    native, nocache = compare(tmp_path / "exit", [go_programs["fsync"], "out", "20"],
+                              ["out", "out.sync"])
     check(native, nocache, ["out", "out.sync"])
+    native, nocache = compare(tmp_path / "close", held([go_programs["fsync"], "out", "20"]),
+                              ["out.sync"], wait=False)
+    check(native, nocache, ["out.sync"])
+
+
+@pytest.mark.go
+@pytest.mark.root
+def test_go_exits_with_its_supervisor_killed(tmp_path, tmp_path_factory):
+    """A Go program with more than one thread, its supervisor killed
+    (SIGKILL) after a read it served, exits with its own status: its exit
+    is never a call the filter notifies, which the kernel would then answer
+    ENOSYS (the runtime waited for ever)."""
+    exe = go_build(tmp_path_factory, "exits.go", "exits-go")
+    tag = uuid.uuid4().hex
+    (tmp_path / "in").write_bytes(b"x" * 4096)
+    p = subprocess.Popen([NOCACHE, exe, tmp_path / "in"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True,
+                         env=dict(os.environ, EMD_TEST_TAG=tag, TMPDIR=str(tmp_path)))
+    try:
+        assert first_line(p) == "read\n"
+        os.kill(supervisor_of(p, f"EMD_TEST_TAG={tag}"), signal.SIGKILL)
+        time.sleep(0.2)
+        p.communicate("\n", timeout=30)
+        assert p.returncode == 3
+    finally:
+        p.kill()
 
 
 @pytest.mark.go
