@@ -26,7 +26,7 @@ _eatmydata_tools()
         opts+=' --at= --each --max= --random= --seed= --writes --model= --states= --check= --json --first-failure
                --jobs= --budget= --junit= --outside-ok='
     if [[ $1 == crashtest ]]; then
-        if ((cword == 1)) && [[ $cur != -* ]]; then
+        if ((cword == 1)) && ! $split && [[ $cur != -* ]]; then
             COMPREPLY=($(compgen -W 'record check merge' -- "$cur") $(compgen -d -- "$cur"))
             return
         fi
@@ -45,7 +45,7 @@ _eatmydata_tools()
         case $prev in
             --output | -o | --keep | -k | --html) _filedir; return ;;
         esac
-        if ((cword == 1)) && [[ $cur != -* ]]; then
+        if ((cword == 1)) && ! $split && [[ $cur != -* ]]; then
             COMPREPLY=($(compgen -W 'report compare' -- "$cur") $(compgen -c -- "$cur"))
             return
         fi
