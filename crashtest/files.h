@@ -61,9 +61,18 @@ int copy_contents(int from, int to);
  * Never follows a link, never leaves the file system. */
 void remove_tree_at(int dirfd, const char *name);
 
+/* A file by device and inode. */
+struct file_id {
+	dev_t dev;
+	ino_t ino;
+};
+
 /* Compare the trees `a` (what the run left) and `b` (what its journal
  * says), both entries of dirfd: each difference is a change the library did
- * not see, said in `why`.  FIFOs and sockets hold no data and are skipped. */
-void compare_trees(int dirfd, const char *a, const char *b, struct problems *why);
+ * not see, said in `why`.  FIFOs and sockets hold no data and are skipped,
+ * and so are the `n` files of a in `told`: a change of theirs the journal
+ * says it could not follow (where a write went), which explains them. */
+void compare_trees(int dirfd, const char *a, const char *b, const struct file_id *told, size_t n,
+		   struct problems *why);
 
 #endif

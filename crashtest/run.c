@@ -497,13 +497,23 @@ static void compare_with_journal(struct run *run)
 	struct listing l;
 	struct built b = {.m = m, .ps = &ps, .t = &run->t, .l = &l, .base = &run->base,
 			  .why = &run->compared};
+	/* a file whose change the journal says it could not follow (where a
+	 * write went) differs for that reason, already said */
+	struct file_id *told;
+	size_t ntold = 0;
 
 	model_states(m, run->j.n ? (uint32_t)run->j.n - 1 : NEVER, 1, 0, CLASS_KEPT, &ps);
 	b.s = &ps.s[0];
 	state_names(m, &ps, b.s, &run->t);
 	tree_list(&run->t, &l);
 	state_build(&b, run->fd, "kept");
-	compare_trees(run->fd, "work", "kept", &run->compared);
+	told = calloc(run->j.n ? run->j.n : 1, sizeof(*told));
+	for (size_t i = 0; told && i < run->j.n; i++)
+		if (run->j.r[i].h.kind == CT_UNKNOWN && run->j.r[i].h.ino)
+			told[ntold++] = (struct file_id){(dev_t)run->j.r[i].h.dev,
+							 (ino_t)run->j.r[i].h.ino};
+	compare_trees(run->fd, "work", "kept", told, ntold, &run->compared);
+	free(told);
 	remove_tree_at(run->fd, "kept");
 	listing_free(&l);
 	tree_undo(&run->t, run->base_mark);
