@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/magic.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -229,13 +230,13 @@ static __thread struct {
 } pidfds[PIDFDS];
 static __thread unsigned pidfds_next;
 
+static void unkeep(int *slot);
+
 static void forget_pidfds(int but)
 {
 	for (unsigned i = 0; i < PIDFDS; i++)
-		if (pidfds[i].pidfd > 0 && (int)i != but) {
-			close(pidfds[i].pidfd);
-			pidfds[i].pidfd = 0;
-		}
+		if ((int)i != but)
+			unkeep(&pidfds[i].pidfd);
 }
 
 static __thread unsigned shortages;
@@ -256,6 +257,43 @@ static int short_of_fds(int e)
 	return e == EMFILE || e == ENFILE;
 }
 
+/* What all workers keep (pidfds, /proc/TID/fd directories), all told: at
+ * most a quarter of this process's descriptor limit.  Each worker keeps a
+ * few, and a burst of threads starts many workers: kept without a bound,
+ * the caches took every descriptor (128 under ulimit -n 128) and a request
+ * had none left.  Past the bound a worker gives up what it keeps, then
+ * uses a descriptor once and closes it. */
+static long kept_total;
+
+static int over_budget(void)
+{
+	static long cap;
+	struct rlimit lim;
+
+	if (!__atomic_load_n(&cap, __ATOMIC_RELAXED))
+		__atomic_store_n(&cap, getrlimit(RLIMIT_NOFILE, &lim) == 0 &&
+				 lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur / 4 < 1024 ?
+				 (long)(lim.rlim_cur / 4) + 1 : 1024, __ATOMIC_RELAXED);
+	return __atomic_load_n(&kept_total, __ATOMIC_RELAXED) >= cap;
+}
+
+/* A kept descriptor *slot set to fd (if one), or closed. */
+static void keep(int *slot, int fd)
+{
+	*slot = fd > 0 ? fd : 0;
+	if (fd > 0)
+		__atomic_add_fetch(&kept_total, 1, __ATOMIC_RELAXED);
+}
+
+static void unkeep(int *slot)
+{
+	if (*slot > 0) {
+		close(*slot);
+		__atomic_sub_fetch(&kept_total, 1, __ATOMIC_RELAXED);
+	}
+	*slot = 0;
+}
+
 /* The /proc/TID/fd directories of the threads looked at last, per worker
  * (O_PATH): a name looked up there is one path component, where a whole
  * path from / walks /proc each time.  A kept one of a thread that is gone
@@ -271,37 +309,44 @@ static __thread unsigned fddirs_next;
 
 static void forget_fddirs(void)
 {
-	for (unsigned i = 0; i < FDDIRS; i++) {
-		if (fddirs[i].dir > 0)
-			close(fddirs[i].dir);
-		fddirs[i].dir = 0;
-	}
+	for (unsigned i = 0; i < FDDIRS; i++)
+		unkeep(&fddirs[i].dir);
 }
 
-/* The thread's /proc/TID/fd, kept or (fresh) opened now; -errno. */
-static int fddir_of(pid_t tid, int fresh)
+/* The thread's /proc/TID/fd, kept or (fresh) opened now; -errno.  *once:
+ * not kept (past the budget), for the caller to close. */
+static int fddir_of(pid_t tid, int fresh, int *once)
 {
 	char path[64];
 	unsigned i;
+	int dir;
 
+	*once = 0;
 	for (i = 0; !fresh && i < FDDIRS; i++)
 		if (fddirs[i].tid == tid && fddirs[i].dir > 0)
 			return fddirs[i].dir;
 	i = fddirs_next++ % FDDIRS;
-	if (fddirs[i].dir > 0)
-		close(fddirs[i].dir);
-	snprintf(path, sizeof(path), "/proc/%d/fd", tid);
-	fddirs[i].tid = tid;
-	if ((fddirs[i].dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0 && short_of_fds(errno)) {
-		forget_pidfds(-1); /* this worker's own, for room */
-		fddirs[i].dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	unkeep(&fddirs[i].dir);
+	if (over_budget()) { /* this worker's own first, then none */
+		forget_pidfds(-1);
+		forget_fddirs();
+		*once = over_budget();
 	}
-	if (fddirs[i].dir < 0) {
+	snprintf(path, sizeof(path), "/proc/%d/fd", tid);
+	if ((dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0 && short_of_fds(errno)) {
+		forget_pidfds(-1); /* this worker's own, for room */
+		forget_fddirs();
+		dir = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (dir < 0) {
 		fds_note();
-		fddirs[i].dir = 0;
 		return errno == ENOENT ? -ESRCH : -errno;
 	}
-	return fddirs[i].dir;
+	if (!*once) {
+		fddirs[i].tid = tid;
+		keep(&fddirs[i].dir, dir);
+	}
+	return dir;
 }
 
 /* statx of the caller's fd there (AT_SYMLINK_NOFOLLOW in flags: of its
@@ -310,19 +355,20 @@ static int fddir_of(pid_t tid, int fresh)
 static int stat_theirs(pid_t tid, int fd, int flags, struct statx *stx)
 {
 	char name[16];
-	int fresh = 0, dir;
+	int fresh = 0, dir, once, r;
 
 	if (fd < 0)
 		return -EBADF;
 	snprintf(name, sizeof(name), "%d", fd);
 	for (;; fresh = 1) {
-		if ((dir = fddir_of(tid, fresh)) < 0)
+		if ((dir = fddir_of(tid, fresh, &once)) < 0)
 			return dir;
 		/* DONT_SYNC: a FUSE or NFS file's attributes as cached, not asked */
-		if (statx(dir, name, flags | AT_STATX_DONT_SYNC, STATX_WHAT, stx) == 0)
-			return 0;
-		if (errno != ENOENT || fresh)
-			return errno == ENOENT ? -EBADF : -errno;
+		r = statx(dir, name, flags | AT_STATX_DONT_SYNC, STATX_WHAT, stx) == 0 ? 0 : -errno;
+		if (once)
+			close(dir);
+		if (r != -ENOENT || fresh)
+			return r == -ENOENT ? -EBADF : r;
 	}
 }
 
@@ -353,24 +399,32 @@ void fds_leave(void)
 static int pidfd_of(pid_t tid, int *fresh, int *exact)
 {
 	unsigned i;
+	int fd, once = 0;
 
 	for (i = 0; !*fresh && i < PIDFDS; i++)
 		if (pidfds[i].tid == tid && pidfds[i].pidfd > 0)
 			return (int)i;
 	*fresh = 1;
 	i = pidfds_next++ % PIDFDS;
-	if (pidfds[i].pidfd > 0)
-		close(pidfds[i].pidfd);
-	pidfds[i].tid = tid;
-	if ((pidfds[i].pidfd = caller_pidfd(tid, exact)) < 0 && short_of_fds(errno)) {
-		forget_pidfds((int)i);
-		pidfds[i].pidfd = caller_pidfd(tid, exact);
+	unkeep(&pidfds[i].pidfd);
+	if (over_budget()) { /* this worker's own first, then used once */
+		forget_pidfds(-1);
+		forget_fddirs();
+		once = over_budget();
 	}
-	if (pidfds[i].pidfd < 0) {
+	pidfds[i].tid = tid;
+	if ((fd = caller_pidfd(tid, exact)) < 0 && short_of_fds(errno)) {
+		forget_pidfds((int)i);
+		forget_fddirs();
+		fd = caller_pidfd(tid, exact);
+	}
+	if (fd < 0) {
 		fds_note();
-		pidfds[i].pidfd = 0;
 		return -errno;
 	}
+	keep(&pidfds[i].pidfd, fd);
+	if (once) /* getfd closes it after its use */
+		*exact = 0;
 	return (int)i;
 }
 
@@ -388,10 +442,8 @@ static int getfd(pid_t tid, int fd, int fresh)
 	if (r < 0)
 		fds_note();
 	e = errno;
-	if (!exact) {
-		close(pidfds[i].pidfd);
-		pidfds[i].pidfd = 0;
-	}
+	if (!exact)
+		unkeep(&pidfds[i].pidfd);
 	if (r < 0 && e == ESRCH && !fresh)
 		return getfd(tid, fd, 1);
 	return r < 0 ? -e : r;
