@@ -359,8 +359,8 @@ check: deps lint
 
 # make check-quick: the tests that take a second or less and need neither
 # a language toolchain nor root beyond perf's counters (tests/py/conftest.py
-# names the markers); about two minutes.  Without root, the tests that count
-# with perf skip, saying why.
+# names the markers); about 5 minutes on 2 cores.  Without root, the tests
+# that count with perf skip, saying why.
 QUICK = not slow and not root and not go and not java and not node and not rust and not \
 	postgres and not browser
 check-quick: lint
