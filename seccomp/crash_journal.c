@@ -159,14 +159,7 @@ void crash_unlock(void)
 /* The process of thread tid, as the library names its records (getpid). */
 static pid_t process_of(pid_t tid)
 {
-	char buf[512], *at;
-	int fd = open_proc(tid, "status");
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-
-	if (fd >= 0)
-		close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	return (at = strstr(buf, "\nTgid:")) ? (pid_t)strtol(at + 6, NULL, 10) : tid;
+	return caller_process(tid, NULL, 0);
 }
 
 /* The point asked for was passed: the power fails, nothing of the tree

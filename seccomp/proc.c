@@ -232,7 +232,9 @@ int open_proc(pid_t pid, const char *name)
 	return fd;
 }
 
-pid_t caller_process(pid_t tid, char *name, size_t size)
+/* The Tgid of thread tid's status (`none` if it cannot be read), and its
+ * Name in name[size] if asked. */
+static pid_t status_of(pid_t tid, char *name, size_t size, pid_t none)
 {
 	char buf[512], *at;
 	int fd = open_proc(tid, "status");
@@ -241,20 +243,19 @@ pid_t caller_process(pid_t tid, char *name, size_t size)
 	if (fd >= 0)
 		close(fd);
 	buf[n > 0 ? n : 0] = '\0';
-	name[0] = '\0';
-	if (!strncmp(buf, "Name:\t", 6))
+	if (name && size)
+		name[0] = '\0';
+	if (name && size && !strncmp(buf, "Name:\t", 6))
 		snprintf(name, size, "%.*s", (int)strcspn(buf + 6, "\n"), buf + 6);
-	return (at = strstr(buf, "\nTgid:")) ? (pid_t)strtol(at + 6, NULL, 10) : tid;
+	return (at = strstr(buf, "\nTgid:")) ? (pid_t)strtol(at + 6, NULL, 10) : none;
+}
+
+pid_t caller_process(pid_t tid, char *name, size_t size)
+{
+	return status_of(tid, name, size, tid);
 }
 
 pid_t caller_pid(pid_t tid)
 {
-	char buf[512], *at;
-	int fd = open_proc(tid, "status");
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-
-	if (fd >= 0)
-		close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	return (at = strstr(buf, "\nTgid:")) ? (pid_t)strtol(at + 6, NULL, 10) : -1;
+	return status_of(tid, NULL, 0, -1);
 }

@@ -206,7 +206,8 @@ int same_image(pid_t pid, const struct image_stamp *st);
 pid_t caller_pid(pid_t tid);
 
 /* The process of the calling thread tid (its Tgid), and its name into
- * name (its comm, "" if unknown); tid if it cannot be read. */
+ * name[size] (its comm, "" if unknown; NULL: not asked); tid if it cannot
+ * be read. */
 pid_t caller_process(pid_t tid, char *name, size_t size);
 
 /* /proc/PID/NAME, open for reading, or -1. */
