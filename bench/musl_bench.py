@@ -17,6 +17,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from policies_bench import syscalls
+
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build"
 MUSL = ROOT / "build-musl"
@@ -26,13 +28,6 @@ def loop_ns(cmd):
     r = subprocess.run([*map(str, cmd)], check=True, stdout=subprocess.DEVNULL,
                        stderr=subprocess.PIPE, text=True, env=dict(os.environ, FSYNCS_LOOP_NS="1"))
     return int(r.stderr.split()[-1])
-
-
-def syscalls(cmd):
-    with tempfile.NamedTemporaryFile("r") as out:
-        subprocess.run(["perf", "stat", "-x,", "-o", out.name, "-e", "raw_syscalls:sys_enter",
-                        "--", *map(str, cmd)], check=True, stdout=subprocess.DEVNULL)
-        return next(int(l.split(",")[0]) for l in out.read().splitlines() if "raw_syscalls" in l)
 
 
 def extra_syscalls(tool, prog, d, n):

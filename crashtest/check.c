@@ -22,7 +22,6 @@
 #include "crashtest/text.h"
 #include "common/common.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
@@ -226,38 +225,6 @@ static void checker_env(const struct run *run, long number, const char *what)
 	setenv("CRASHTEST_STATE", what, 1);
 }
 
-/* Kill what is left of the checker's tree: its group, and every child of
- * this worker (their subreaper); wait until all are gone. */
-static void kill_leftovers(pid_t group)
-{
-	char path[64], buf[512], *rp;
-	long ppid;
-
-	do {
-		DIR *proc = opendir("/proc");
-		struct dirent *e;
-
-		kill(-group, SIGKILL);
-		while (proc && (e = readdir(proc))) {
-			int fd;
-			ssize_t n;
-
-			snprintf(path, sizeof(path), "/proc/%.20s/stat", e->d_name);
-			if (e->d_name[0] < '1' || e->d_name[0] > '9' ||
-			    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-				continue;
-			n = read(fd, buf, sizeof(buf) - 1);
-			close(fd);
-			buf[n > 0 ? n : 0] = '\0';
-			if ((rp = strrchr(buf, ')')) && sscanf(rp, ") %*c %ld", &ppid) == 1 &&
-			    ppid == getpid())
-				kill((pid_t)atol(e->d_name), SIGKILL);
-		}
-		if (proc)
-			closedir(proc);
-	} while (waitpid(-1, NULL, 0) > 0 || errno == EINTR);
-}
-
 /* `sh -c CHECK` in the state, its output in the slot's file `check`; its
  * status as a shell gives it, or minus the signal that stops crashtest
  * that killed it (not a verdict: a kill from outside, set_signals). */
@@ -287,7 +254,7 @@ static int run_checker(const struct run *run, const struct options *o, const str
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			die("cannot wait: %s", strerror(errno));
-	kill_leftovers(pid);
+	power_off(pid);
 	if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM ||
 				    WTERMSIG(status) == SIGHUP))
 		return -WTERMSIG(status);

@@ -182,12 +182,8 @@ static const struct route routes[] = {EMD_REQUESTS(REQUEST_ROW) CT_CHANGES(CHANG
 PL_EXPORT long syscall(long nr, ...)
 {
 	long a[6];
-	va_list ap;
 
-	va_start(ap, nr);
-	for (int i = 0; i < 6; i++)
-		a[i] = va_arg(ap, long);
-	va_end(ap);
+	PL_SYSCALL_ARGS(a, nr);
 	for (size_t i = 0; nr >= 0 && i < sizeof(routes) / sizeof(*routes); i++)
 		if (routes[i].nr == nr && routes[i].fn)
 			return routes[i].fn(a);

@@ -254,14 +254,10 @@ EMD_EXPORT long syscall(long nr, ...)
 {
 	struct sys_call c = {.nr = nr};
 	struct emd_open op;
-	va_list ap;
 	long res;
 	int id;
 
-	va_start(ap, nr);
-	for (int i = 0; i < 6; i++)
-		c.a[i] = va_arg(ap, long);
-	va_end(ap);
+	PL_SYSCALL_ARGS(c.a, nr);
 	if ((id = request_of(nr)) >= 0)
 		res = as_wrapper(id, &c, EMD_CALLER);
 	else if (open_request(&c, &op)) /* creat: a create for the audit, a mode */

@@ -91,12 +91,8 @@ PL_EXPORT noreturn void _Exit(int status)
 PL_EXPORT long syscall(long nr, ...)
 {
 	long a[6];
-	va_list ap;
 
-	va_start(ap, nr);
-	for (int i = 0; i < 6; i++)
-		a[i] = va_arg(ap, long);
-	va_end(ap);
+	PL_SYSCALL_ARGS(a, nr);
 	if (nr == SYS_close)
 		nc_forget((int)a[0]);
 	else if (nr == SYS_close_range)

@@ -10,6 +10,8 @@
 
 #include "platform.h"
 
+#include <stdarg.h>
+
 #define PL_EXPORT __attribute__((visibility("default")))
 #define PL_LIKELY(x) __builtin_expect(!!(x), 1)
 #define PL_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -22,6 +24,18 @@ void *pl_resolve(void **slot, const char *name);
 /* For a name the C library has not (musl's, platform.h): the system call,
  * through the next syscall(); NULL for any other name (fallback.c). */
 void *pl_fallback(const char *name);
+
+/* syscall(nr, ...)'s six arguments into a[6], as the kernel's ABI passes
+ * them (libc's own syscall reads six, whatever the number): in a wrapper
+ * of syscall, whose last named parameter is nr. */
+#define PL_SYSCALL_ARGS(a, nr)                                                 \
+	do {                                                                   \
+		va_list ap_;                                                   \
+		va_start(ap_, nr);                                             \
+		for (int i_ = 0; i_ < 6; i_++)                                 \
+			(a)[i_] = va_arg(ap_, long);                           \
+		va_end(ap_);                                                   \
+	} while (0)
 
 /* A library's table of real functions: one row per name in its
  * LIST(X) macro, an enum of ids and the accessors below. */

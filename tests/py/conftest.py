@@ -500,3 +500,17 @@ def database(tmp_path):
                     "INSERT INTO t VALUES(0, randomblob(5000));"], check=True)
     return d
 
+
+@pytest.fixture
+def protected_regular():
+    """fs.protected_regular=1 for the test (Debian's default is 2, and it
+    may be 0): the sticky-directory rule of O_CREAT, as the supervisors
+    must answer it."""
+    path = "/proc/sys/fs/protected_regular"
+    with open(path) as f:
+        old = f.read().strip()
+    with open(path, "w") as f:
+        f.write("1")
+    yield
+    with open(path, "w") as f:
+        f.write(old)

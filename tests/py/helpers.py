@@ -268,13 +268,7 @@ def disk_reads(cmd, timeout=120):
 def evict_all(paths):
     """None of paths cached (written back first: a dirty page stays)."""
     for p in paths:
-        fd = os.open(p, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        finally:
-            os.close(fd)
-    assert cached_under(paths)[0] == 0
+        evict(p)
 
 
 def random_tree(d, count, size):

@@ -164,19 +164,6 @@ def test_small_descriptor_limit(scratch, limit):
     assert under.syncs == 0, under.why()
 
 
-@pytest.fixture
-def protected_regular():
-    """fs.protected_regular=1 for the test (Debian's default is 2 or 0)."""
-    path = "/proc/sys/fs/protected_regular"
-    with open(path) as f:
-        old = f.read().strip()
-    with open(path, "w") as f:
-        f.write("1")
-    yield
-    with open(path, "w") as f:
-        f.write(old)
-
-
 @pytest.mark.root
 def test_create_in_a_sticky_directory(public_dir, protected_regular):
     """O_CREAT of another user's file in a world-writable sticky directory:

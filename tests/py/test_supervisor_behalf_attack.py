@@ -17,7 +17,7 @@ import time
 import pytest
 
 from conftest import BUILD, SANITIZED, TESTS, cmdline, require, run
-from helpers import cached_bytes as cached, crash_report
+from helpers import cached_bytes as cached, crash_report, evict
 
 BEHALF = TESTS / "behalf-static"
 NOCACHE = BUILD / "bin" / "nocache"
@@ -117,15 +117,6 @@ def test_pid_namespace_eatmydata_says_not_eaten(tmp_path):
     assert r.returncode == 0 and f"not eaten: {NO_PROC}" in r.stderr, r.line + r.stderr
 
 
-def fresh(path):
-    """path's pages out of the page cache (written back first: a dirty page
-    stays)."""
-    fd = os.open(path, os.O_RDONLY)
-    os.fsync(fd)
-    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    os.close(fd)
-
-
 @pytest.mark.parametrize("tool", ["native", "nocache"])
 def test_workers_leave_no_descriptor_behind(tool, scratch):
     """Bursts of threads make the supervisor start workers and let them go:
@@ -135,7 +126,7 @@ def test_workers_leave_no_descriptor_behind(tool, scratch):
     small, big = scratch / "small", scratch / "big"
     small.write_bytes(os.urandom(4096))
     big.write_bytes(os.urandom(16 << 20))
-    fresh(big)
+    evict(big)
     pre = f"{NOCACHE} " if tool == "nocache" else ""
     r = runs(["sh", "-c", f"ulimit -n 128; exec {pre}{BEHALF} burst {small} {big}"])
     assert r.stdout == f"burst {16 << 20}\n" and not r.stderr, r.line + r.stderr
@@ -338,19 +329,6 @@ def test_a_claim_once_it_went(case, via, tmp_path):
         assert told and dynamic[0] == 1, dynamic
     else:
         assert not told and dynamic[0] == 0, dynamic
-
-
-@pytest.fixture
-def protected_regular():
-    """fs.protected_regular=1 for the test (it may be 0 here)."""
-    path = "/proc/sys/fs/protected_regular"
-    with open(path) as f:
-        old = f.read().strip()
-    with open(path, "w") as f:
-        f.write("1")
-    yield
-    with open(path, "w") as f:
-        f.write(old)
 
 
 @pytest.mark.root
