@@ -227,12 +227,13 @@ static void checker_env(const struct run *run, long number, const char *what)
 
 /* `sh -c CHECK` in the state, its output in the slot's file `check`; its
  * status as a shell gives it, or minus the signal that stops crashtest
- * that killed it (not a verdict: a kill from outside, set_signals). */
+ * that killed it or a command of it (not a verdict: a kill from outside,
+ * set_signals).  A checker's own failure must not exit 129, 130 or 143. */
 static int run_checker(const struct run *run, const struct options *o, const struct job *j,
 		       int slot)
 {
 	char *argv[] = {"/bin/sh", "-c", (char *)o->check, NULL};
-	int out, status;
+	int out, status, sig;
 	pid_t pid;
 
 	unlinkat(slot, "check", 0);
@@ -255,9 +256,12 @@ static int run_checker(const struct run *run, const struct options *o, const str
 		if (errno != EINTR)
 			die("cannot wait: %s", strerror(errno));
 	power_off(pid);
-	if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM ||
-				    WTERMSIG(status) == SIGHUP))
-		return -WTERMSIG(status);
+	/* killed, or its shell outliving a command of its killed so (sh exits
+	 * 128 + the signal): a signal to the whole tree kills the leaves first */
+	sig = WIFSIGNALED(status) ? WTERMSIG(status)
+	      : WIFEXITED(status) && WEXITSTATUS(status) > 128 ? WEXITSTATUS(status) - 128 : 0;
+	if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
+		return -sig;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
