@@ -10,9 +10,12 @@
  * - a journal commits its metadata in order, and a write past a file's end
  *   lands with the metadata before it (ext4-ordered, xfs);
  * - ext4's auto_da_alloc: a rename over an existing file starts writing the
- *   renamed file's data back before the rename's transaction begins, so a
- *   commit that holds the rename or anything after it holds that data
- *   (ext4-ordered; doc/crashtest.md has the kernel's functions).
+ *   renamed file's data back before the rename's transaction begins, and
+ *   the release of a file emptied through it (a rewrite with O_TRUNC, then
+ *   close) writes back what was written since, so a commit that holds the
+ *   rename, or metadata changed after the release, holds that data
+ *   (ext4-ordered; xfs has the release's rule too: doc/crashtest.md has
+ *   the kernel's functions).
  *
  * A class that keeps changes (one alone, a pair) closes by adding what they
  * need; the others (all but one, a journal's prefix) by dropping what lost
@@ -131,37 +134,98 @@ static void sector_deps(struct building *b)
 	free(q);
 }
 
-/* ext4-ordered: per rename of U that replaced a file (R_ADA), the data of
- * U written before it to the file it renames -- if any of it had blocks
- * still to allocate (a write past the end: i_reserved_data_blocks, which
- * ext4_alloc_da_blocks asks for before it flushes). */
+/* How many changes of U come before record rec. */
+static uint32_t places_before(const struct point_states *ps, uint32_t rec)
+{
+	size_t lo = 0, hi = ps->nu;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (ps->u[mid] < rec)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (uint32_t)lo;
+}
+
+long state_place(const struct point_states *ps, uint32_t rec)
+{
+	uint32_t lo = places_before(ps, rec);
+
+	return lo < ps->nu && ps->u[lo] == rec ? (long)lo : -1;
+}
+
+/* The data of node in U before place `before` that auto_da_alloc's flush
+ * writes, appended to b->ada: none unless some of it had blocks still to
+ * allocate (i_reserved_data_blocks, which ext4_alloc_da_blocks asks for
+ * before it flushes): a write past the end, or anything written to a file
+ * `emptied` since (a picture of a stream's writes too). */
+static void flushed(struct building *b, size_t *n, size_t *cap, uint32_t node, uint32_t before,
+		    int emptied)
+{
+	const struct run_model *m = b->m;
+	size_t start = *n;
+	int delayed = 0;
+
+	for (uint32_t v = 0; v < before; v++) {
+		uint32_t d = b->ps->u[v];
+
+		if (m->node[d] != node || !kind_is_data(m->j->r[d].h.kind) || (m->flags[d] & R_META))
+			continue;
+		if (*n == *cap && !(b->ada = realloc(b->ada, (*cap *= 2) * sizeof(*b->ada))))
+			die("out of memory");
+		b->ada[(*n)++] = v;
+		delayed |= emptied || (m->flags[d] & R_APPEND);
+	}
+	if (!delayed)
+		*n = start;
+}
+
+/* The first CT_RELEASE record at or after record `rec`. */
+static size_t release_from(const struct run_model *m, uint32_t rec)
+{
+	size_t lo = 0, hi = m->nrelease;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (m->release[mid] < rec)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Per metadata change of U, the data a commit that holds it holds too
+ * (CSR: ada_first).  ext4-ordered: a rename that replaced a file (R_ADA)
+ * carries its file's data of U before it.  ext4-ordered and xfs: a release
+ * of a file emptied through it (CT_RELEASE) carries that file's data of U
+ * before the release, with the first metadata change of U after it. */
 static void ada_deps(struct building *b)
 {
 	const struct run_model *m = b->m;
 	const struct point_states *ps = b->ps;
-	size_t n = 0, cap = ps->nu + 1;
+	size_t n = 0, cap = ps->nu + 1, k;
+	uint32_t since = 0; /* the record after the last metadata of U */
 
 	b->ada_first = calloc(ps->nu + 1, sizeof(*b->ada_first));
 	b->ada = malloc(cap * sizeof(*b->ada));
 	if (!b->ada_first || !b->ada)
 		die("out of memory");
 	for (uint32_t u = 0; u < ps->nu; u++) {
-		uint32_t rec = ps->u[u], start = (uint32_t)n;
-		int delayed = 0;
+		uint32_t rec = ps->u[u];
 
-		for (uint32_t v = 0; (m->flags[rec] & R_ADA) && v < u; v++) {
-			uint32_t d = ps->u[v];
-
-			if (m->node[d] != m->node[rec] || !kind_is_data(m->j->r[d].h.kind) ||
-			    (m->flags[d] & R_META))
-				continue;
-			if (n == cap && !(b->ada = realloc(b->ada, (cap *= 2) * sizeof(*b->ada))))
-				die("out of memory");
-			b->ada[n++] = v;
-			delayed |= !!(m->flags[d] & R_APPEND);
-		}
-		if (!delayed)
-			n = start;
+		if ((m->flags[rec] & R_ADA) && m->model == MODEL_EXT4_ORDERED)
+			flushed(b, &n, &cap, m->node[rec], u, 0);
+		for (k = release_from(m, since); (m->flags[rec] & R_META) && k < m->nrelease &&
+						 m->release[k] < rec; k++)
+			flushed(b, &n, &cap, m->node[m->release[k]],
+				places_before(ps, m->release[k]), 1);
+		if (m->flags[rec] & R_META)
+			since = rec + 1;
 		b->ada_first[u + 1] = (uint32_t)n;
 	}
 }
@@ -169,7 +233,7 @@ static void ada_deps(struct building *b)
 void closure_prepare(struct building *b)
 {
 	sector_deps(b);
-	if (b->m->model == MODEL_EXT4_ORDERED)
+	if (b->m->model == MODEL_EXT4_ORDERED || b->m->model == MODEL_XFS)
 		ada_deps(b);
 }
 
@@ -236,20 +300,6 @@ static void auto_da_alloc(const struct building *b, struct state *s)
 		}
 }
 
-long state_place(const struct point_states *ps, uint32_t rec)
-{
-	size_t lo = 0, hi = ps->nu;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (ps->u[mid] < rec)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < ps->nu && ps->u[lo] == rec ? (long)lo : -1;
-}
 
 /* A name is removed or moved only after the change that made it. */
 static void makers(const struct building *b, struct state *s)

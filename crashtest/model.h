@@ -59,6 +59,8 @@ struct run_model {
 	                       * durability call's file), named as they were */
 	uint32_t *durable_at; /* durable at the points from this record on */
 	uint32_t *point_rec;  /* per crash point (1-based): its record */
+	uint32_t *release;    /* the CT_RELEASE records, in order */
+	size_t nrelease;
 	uint32_t npoints;
 	uint32_t unknown_from;     /* points after this record are unknown */
 	struct problems unknown;   /* for the whole run */

@@ -239,12 +239,15 @@ void model_resolve(struct run_model *m, const struct journal *j, struct tree *t,
 	m->durable_at = table(n, sizeof(uint32_t));
 	m->flags = table(n, 1);
 	m->point_rec = table(n, sizeof(uint32_t));
+	m->release = table(n, sizeof(uint32_t));
 	tree_init(&r.entries);
 	r.dev = dev;
 	for (size_t b = 0; b < nbase; b++)
 		ino_set(&r.inodes, work_ino[b], base_node[b]);
 	for (uint32_t i = 0; i < n; i++) {
 		one(&r, i, &j->r[i]);
+		if (j->r[i].h.kind == CT_RELEASE && m->node[i])
+			m->release[m->nrelease++] = i;
 		if (j->r[i].h.point)
 			point(m, i, j->r[i].h.point);
 	}
@@ -285,6 +288,7 @@ void model_free(struct run_model *m)
 	free(m->durable_at);
 	free(m->flags);
 	free(m->point_rec);
+	free(m->release);
 	for (size_t i = 0; m->text && i < m->j->n; i++) {
 		free(m->text[i]);
 		free(m->file[i]);

@@ -84,6 +84,9 @@ enum ct_kind {
 	              * them may be on the disk */
 	CT_IGNORED,  /* a file outside the copy that --outside-ok names was
 	              * written; payload: its path */
+	CT_RELEASE,  /* the last descriptor of an open file of (dev, ino)
+	              * that was truncated to nothing through it was closed:
+	              * ext4's auto_da_alloc starts its writeback */
 	CT_KINDS
 };
 
@@ -149,6 +152,7 @@ static inline int ct_is_point(const struct ct_record *h, int writes)
 	case CT_FREE:
 	case CT_UNKNOWN:
 	case CT_IGNORED:
+	case CT_RELEASE:
 		return 0;
 	default:
 		return writes;

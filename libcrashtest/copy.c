@@ -228,15 +228,26 @@ static int duplicated(int r, int newfd)
 
 /* What stream was on newfd is let go first: a shell restores its own
  * standard output so once the command it redirected ran. */
+/* A dup2 onto a descriptor closes it: a release, perhaps (release.c). */
 PL_EXPORT int dup2(int fd, int newfd)
 {
+	struct stat st;
+	int release = fd != newfd && ct_release_before(newfd, &st), r;
+
 	if (fd != newfd)
 		ct_image_free_fd(newfd);
-	return duplicated(REAL(dup2)(fd, newfd), newfd);
+	r = REAL(dup2)(fd, newfd);
+	ct_release_duplicated(r, fd, release ? &st : NULL);
+	return duplicated(r, newfd);
 }
 
 PL_EXPORT int dup3(int fd, int newfd, int flags)
 {
+	struct stat st;
+	int release = fd != newfd && ct_release_before(newfd, &st), r;
+
 	ct_image_free_fd(newfd);
-	return duplicated(REAL(dup3)(fd, newfd, flags), newfd);
+	r = REAL(dup3)(fd, newfd, flags);
+	ct_release_duplicated(r, fd, release ? &st : NULL);
+	return duplicated(r, newfd);
 }

@@ -37,7 +37,7 @@
 	X(sync_file_range) X(pwritev2) X(pwritev64v2) X(copy_file_range)        \
 	X(sendfile) X(sendfile64) X(fallocate) X(fallocate64) X(posix_fallocate) \
 	X(posix_fallocate64) X(send) X(sendto) X(sendmsg) X(sendmmsg) X(vmsplice)       \
-	X(splice) X(tee) X(dup2) X(dup3) X(execve)                                      \
+	X(splice) X(tee) X(dup2) X(dup3) X(close) X(system) X(popen) X(execve)          \
 	X(execvpe) X(fexecve) X(execveat) X(posix_spawn) X(posix_spawnp) X(syscall)
 enum { REAL_SYMBOLS(PL_ID) CT_NREAL };
 extern void *ct_real_fn[CT_NREAL];
@@ -142,6 +142,7 @@ int ct_made(int r, int dirfd, const char *path, enum ct_kind kind, const char *t
 void ct_image_hold(int fd, FILE *stream, void *addr, size_t len, long long off);
 void ct_image_free_fd(int fd);
 void ct_image_closing(FILE *stream); /* before fclose frees its buffer */
+int ct_image_ours(int fd); /* a descriptor of the library's own */
 
 /* image.c: the process is about to exec (failed 0), or the exec failed (1):
  * what it holds is pictured and let go, or held again. */
@@ -158,5 +159,17 @@ void ct_image_free_range(void *addr, size_t len);
  * writes them while it runs, in any order (a crash point, CT_DURING). */
 int ct_image_synced(const struct stat *st);
 int ct_image_range(void *addr, size_t len);
+
+/* release.c: fd, of a file of the copy, was truncated to nothing through;
+ * a child may hold every descriptor (forget_all).  ct_release_before: is
+ * closing fd (or a dup2 onto it) the release of its open file (st)?
+ * ct_release_after journals it once closed; ct_release_duplicated once
+ * dup2 or dup3 made newfd = r a duplicate of fd (st: the release of the
+ * file newfd was on, or NULL).  All keep errno. */
+void ct_release_truncated(int fd);
+void ct_release_forget_all(void);
+int ct_release_before(int fd, struct stat *st);
+void ct_release_after(const struct stat *st);
+void ct_release_duplicated(int r, int fd, const struct stat *st);
 
 #endif

@@ -325,6 +325,8 @@ static int recorded_truncation(struct stat *st, long long len,
 	saved = errno;
 	if (r == 0)
 		ct_truncated(st, len);
+	if (r == 0 && call && len == 0 && st->st_size > 0)
+		ct_release_truncated(fd);
 	ct_unlock();
 	errno = saved;
 	return r;

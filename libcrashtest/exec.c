@@ -181,6 +181,7 @@ PL_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *co
 PL_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
 			  const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
+	ct_release_forget_all();
 	if (ct_active() && supervised())
 		return emd_spawn(&ops, REAL(posix_spawn), pid, path, path, actions, attr, argv, envp);
 	unseen(AT_FDCWD, path, 0);
@@ -193,6 +194,7 @@ PL_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_
 	char buf[PATH_MAX];
 	const char *found = in_path(file, buf, sizeof(buf));
 
+	ct_release_forget_all();
 	if (ct_active() && supervised())
 		return emd_spawn(&ops, REAL(posix_spawnp), pid, file, found, actions, attr, argv,
 				 envp);

@@ -43,6 +43,15 @@ static struct held {
 } held[HELD];
 static int nheld; /* so that munmap and fclose cost nothing when none is held */
 
+/* Is fd one of the library's own, reading a held file? */
+int ct_image_ours(int fd)
+{
+	for (int i = 0; nheld && i < HELD; i++)
+		if (held[i].used && held[i].rfd == fd)
+			return 1;
+	return 0;
+}
+
 static struct held *find_held(uint64_t dev, uint64_t ino)
 {
 	for (int i = 0; i < HELD; i++)

@@ -99,9 +99,11 @@ int ct_after_open(int fd, int dirfd, const char *path, int flags, const struct c
 		made_nameless(fd, dirfd, path);
 	else if (fd >= 0 && !b->existed)
 		made(fd, dirfd, path);
-	else if (fd >= 0 && b->truncates && ct_where_fd(fd, &st) == CT_FILE)
+	else if (fd >= 0 && b->truncates && ct_where_fd(fd, &st) == CT_FILE) {
 		ct_truncated(&(struct stat){.st_dev = st.st_dev, .st_ino = st.st_ino,
 					    .st_size = st.st_size}, 0);
+		ct_release_truncated(fd);
+	}
 	ct_unlock();
 	errno = saved;
 	return fd;

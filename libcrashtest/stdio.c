@@ -128,11 +128,15 @@ PL_EXPORT FILE *fdopen(int fd, const char *mode)
 /* The stream's last picture is taken once fclose has flushed it. */
 PL_EXPORT int fclose(FILE *f)
 {
-	int fd = f ? fileno(f) : -1, r;
+	int fd = f ? fileno(f) : -1, r, release;
+	struct stat st;
 
 	ct_image_closing(f);
+	release = ct_release_before(fd, &st);
 	r = REAL(fclose)(f);
 	ct_image_free_fd(fd);
+	if (release)
+		ct_release_after(&st);
 	return r;
 }
 

@@ -50,6 +50,13 @@ SYNCFS = ("import ctypes, os\n"
           "os.rename('data.tmp', 'data')\n"
           "print('renamed', flush=True)\n"
           "ctypes.CDLL(None).syncfs(os.open('.', os.O_RDONLY))\n")
+# A rewrite with O_TRUNC, closed, then a marker made: auto_da_alloc's
+# replace-by-truncate rule.
+REWRITE = ("import os\n"
+           "fd = os.open('data', os.O_WRONLY | os.O_TRUNC)\n"
+           "os.write(fd, b'expected\\n'); os.close(fd)\n"
+           "os.close(os.open('done', os.O_WRONLY | os.O_CREAT, 0o644))\n")
+MARKED = "test ! -e done || grep -qx expected data"
 GIT = ("echo b > g && echo c >> f1 && git -c core.fsync=all -c gc.auto=0 add -A && "
        "git -c core.fsync=all -c gc.auto=0 commit -qm two && echo committed")
 GIT_CHECK = ('git fsck --no-progress --strict >/dev/null 2>&1 || exit 3; '
@@ -72,6 +79,8 @@ CASES = {
                   f"{PYTHON} {CRASH / 'appenders_check.py'}"),
     "crashy-bad-atomic": (old_data, [CRASHY, "bad", "data", "expected"], ATOMIC),
     "rename-syncfs-atomic": (old_data, [PYTHON, "-c", SYNCFS], ATOMIC),
+    "rewrite-then-mark": (old_data, [PYTHON, "-c", REWRITE], MARKED),
+    "shell-rewrite-then-mark": (old_data, ["sh", "-c", "echo expected > data; : > done"], MARKED),
 }
 
 # The other way: on these cases, a verdict the model fails with at a point
@@ -81,6 +90,8 @@ RULES = {
     "appenders": {},
     "crashy-bad-atomic": {("xfs", 1): "xfs: no rule carries a file's data with a rename"},
     "rename-syncfs-atomic": {("xfs", 1): "xfs: no rule carries a file's data with a rename"},
+    "rewrite-then-mark": {},
+    "shell-rewrite-then-mark": {},
 }
 
 

@@ -256,6 +256,60 @@ def test_ext4_keeps_a_truncation_without_the_data(old):
     assert status == 1 and report.verdicts()[0] == ("truncate data to 0 bytes", "failed")
 
 
+# Rewrite data with O_TRUNC, close it, then make a marker; argv[1] says
+# what else holds the open file when it is closed.
+REWRITE = """import os, sys, time
+fd = os.open('data', os.O_WRONLY | os.O_TRUNC)
+os.write(fd, b'expected\\n')
+how = sys.argv[1]
+keep = os.dup(fd) if how == 'dup' else None
+child = os.fork() if how == 'fork' else None
+if child == 0:
+    time.sleep(0.3)
+    os._exit(0)
+if how == 'marker-first':
+    os.close(os.open('done', os.O_WRONLY | os.O_CREAT, 0o644))
+os.close(fd)
+os.close(os.open('done', os.O_WRONLY | os.O_CREAT, 0o644))
+if child:
+    os.waitpid(child, 0)
+"""
+MARKED = "--check=test ! -e done || grep -qx expected data"
+
+
+@pytest.mark.parametrize("model,status", [("ext4-ordered", 0), ("xfs", 0),
+                                          ("ext4-noauto_da_alloc", 1), ("posix", 1)])
+@pytest.mark.parametrize("program", ["close", "dash", "bash", "stdio"])
+def test_a_release_carries_what_was_written_since_the_truncation(old, model, status, program):
+    """ext4's auto_da_alloc marks a file its truncation left empty, and the
+    release of an open file of it (ext4_release_file: its last descriptor
+    closed) starts writing back what was written since; xfs does the same
+    after a truncation (XFS_ITRUNCATED, xfs_release).  A commit of anything
+    changed after the close holds the data: a rewrite with O_TRUNC, closed,
+    then a marker made, never leaves the marker beside an empty file -- by a
+    close, a shell's redirection (restored by dup2), fclose.  With
+    noauto_da_alloc and under posix it does."""
+    command = {"close": [PYTHON, "-c", REWRITE, "close"],
+               "dash": [require("dash"), "-c", "echo expected > data; : > done"],
+               "bash": [require("bash"), "-c", "echo expected > data; : > done"],
+               "stdio": [require("awk"), 'BEGIN { print "expected" > "data"; close("data");'
+                         ' printf "" > "done" }']}[program]
+    got, report = crashtest("--each", "--writes", f"--model={model}", MARKED, old, "--",
+                            *command)
+    assert got == status, report.verdicts()
+
+
+@pytest.mark.parametrize("how", ["dup", "fork", "marker-first"])
+def test_a_close_that_is_no_release_carries_nothing(old, how):
+    """The close is no release while another descriptor (a dup) or a child
+    of fork still holds the open file; nor does a release carry the data to
+    what was committed before it.  Then ext4 may commit the marker beside an
+    empty file.  Control: the plain close (the test above)."""
+    status, report = crashtest("--each", "--writes", "--model=ext4-ordered", MARKED, old, "--",
+                               PYTHON, "-c", REWRITE, how)
+    assert status == 1, report.verdicts()
+
+
 def test_ext4_extending_truncation_keeps_zeros(tmp_path):
     """A write past the end, a truncation that extends the file, a write in
     the new part: a state commits the size and none of the writes (zeros).
