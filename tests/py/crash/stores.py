@@ -2,8 +2,11 @@
 """stores.py STORE write|check -- three transactions of a key-value store of
 ALICE's study (lmdb, gdbm, leveldb), each said ("1", "2", "3") once it
 returned; the check exits 3 when the store does not open or read, 4 when a
-transaction said is missing.  Run by Debian's python3, whose modules these
-are (python3-lmdb, python3-gdbm, python3-plyvel)."""
+transaction said is missing.  stores.py leveldb log|prefix -- five puts of
+10 kB without sync, each one write to LevelDB's log; the check exits 4
+when the keys it holds are not the first k of them.  Run by Debian's
+python3, whose modules these are (python3-lmdb, python3-gdbm,
+python3-plyvel)."""
 import os
 import sys
 
@@ -41,6 +44,24 @@ def leveldb_store():
 STORES = {"lmdb": lmdb_store, "gdbm": gdbm_store, "leveldb": leveldb_store}
 
 
+def unsynced_log(mode):
+    import plyvel
+    try:
+        db = plyvel.DB("db")
+    except plyvel.Error as e:
+        print(e)
+        return 3
+    if mode == "log":
+        for k in range(1, 6):
+            db.put(b"k%d" % k, b"%d" % k * 10000)
+        return 0
+    keys = sorted(int(k[1:]) for k, v in db if v == b"%d" % int(k[1:]) * 10000)
+    if keys != list(range(1, len(keys) + 1)):
+        print("not a prefix:", keys)
+        return 4
+    return 0
+
+
 def main():
     store, mode = sys.argv[1], sys.argv[2]
     if mode == "create":
@@ -50,6 +71,8 @@ def main():
         else:
             STORES[store]()
         return 0
+    if mode in ("log", "prefix"):
+        return unsynced_log(mode)
     try:
         put, get, _ = STORES[store]()
         if mode == "write":
