@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* release.c -- the closes that release a file ext4 emptied, for its
- * auto_da_alloc replace-by-truncate rule: ext4_truncate() marks a file it
- * leaves empty (EXT4_STATE_DA_ALLOC_CLOSE), and the release of an open file
- * of it (its last descriptor closed: ext4_release_file()) starts writing
- * its data back (doc/crashtest.md).
+/* release.c -- the closes that release a file emptied through them, for
+ * ext4's auto_da_alloc replace-by-truncate rule: ext4_truncate() marks a
+ * file it leaves empty (EXT4_STATE_DA_ALLOC_CLOSE), and the release of an
+ * open file of it (its last descriptor closed: ext4_release_file()) starts
+ * writing its data back; xfs_release() does so after a truncation too
+ * (doc/crashtest.md).
  *
  * A release is journaled (CT_RELEASE) only where the library knows the
  * close is one: a descriptor this process opened on a file of the copy and
