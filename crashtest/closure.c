@@ -134,25 +134,25 @@ static void sector_deps(struct building *b)
 	free(q);
 }
 
-/* How many changes of U come before record rec. */
-static uint32_t places_before(const struct point_states *ps, uint32_t rec)
+/* How many of the n records of v (in order) come before record rec. */
+static size_t before_rec(const uint32_t *v, size_t n, uint32_t rec)
 {
-	size_t lo = 0, hi = ps->nu;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
-		if (ps->u[mid] < rec)
+		if (v[mid] < rec)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return (uint32_t)lo;
+	return lo;
 }
 
 long state_place(const struct point_states *ps, uint32_t rec)
 {
-	uint32_t lo = places_before(ps, rec);
+	size_t lo = before_rec(ps->u, ps->nu, rec);
 
 	return lo < ps->nu && ps->u[lo] == rec ? (long)lo : -1;
 }
@@ -183,22 +183,6 @@ static void flushed(struct building *b, size_t *n, size_t *cap, uint32_t node, u
 		*n = start;
 }
 
-/* The first CT_RELEASE record at or after record `rec`. */
-static size_t release_from(const struct run_model *m, uint32_t rec)
-{
-	size_t lo = 0, hi = m->nrelease;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (m->release[mid] < rec)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* Per metadata change of U, the data a commit that holds it holds too
  * (CSR: ada_first).  ext4-ordered: a rename that replaced a file (R_ADA)
  * carries its file's data of U before it.  ext4-ordered and xfs: a release
@@ -220,10 +204,10 @@ static void ada_deps(struct building *b)
 
 		if ((m->flags[rec] & R_ADA) && m->model == MODEL_EXT4_ORDERED)
 			flushed(b, &n, &cap, m->node[rec], u, 0);
-		for (k = release_from(m, since); (m->flags[rec] & R_META) && k < m->nrelease &&
-						 m->release[k] < rec; k++)
+		for (k = before_rec(m->release, m->nrelease, since);
+		     (m->flags[rec] & R_META) && k < m->nrelease && m->release[k] < rec; k++)
 			flushed(b, &n, &cap, m->node[m->release[k]],
-				places_before(ps, m->release[k]), 1);
+				(uint32_t)before_rec(ps->u, ps->nu, m->release[k]), 1);
 		if (m->flags[rec] & R_META)
 			since = rec + 1;
 		b->ada_first[u + 1] = (uint32_t)n;
