@@ -227,8 +227,8 @@ static int duplicated(int r, int newfd)
 }
 
 /* What stream was on newfd is let go first: a shell restores its own
- * standard output so once the command it redirected ran. */
-/* A dup2 onto a descriptor closes it: a release, perhaps (release.c). */
+ * standard output so once the command it redirected ran.  That closes the
+ * file newfd was on: its release, perhaps (release.c). */
 PL_EXPORT int dup2(int fd, int newfd)
 {
 	struct stat st;
