@@ -157,30 +157,77 @@ long state_place(const struct point_states *ps, uint32_t rec)
 	return lo < ps->nu && ps->u[lo] == rec ? (long)lo : -1;
 }
 
+/* The data of U by file, each file's in order, for auto_da_alloc's
+ * flushes; `next`, at each file's first entry, the first one no flush
+ * carried yet: a flush carries what was written since the last one, whose
+ * carrier every later one implies. */
+struct datum {
+	uint32_t node, place;
+};
+struct by_file {
+	struct datum *d;
+	size_t *next, n;
+};
+
+static int datum_order(const void *x, const void *y)
+{
+	const struct datum *a = x, *b = y;
+
+	if (a->node != b->node)
+		return (a->node > b->node) - (a->node < b->node);
+	return (a->place > b->place) - (a->place < b->place);
+}
+
+static void by_file_make(const struct building *b, struct by_file *f)
+{
+	const struct run_model *m = b->m;
+
+	f->d = malloc((b->ps->nu + 1) * sizeof(*f->d));
+	f->next = malloc((b->ps->nu + 1) * sizeof(*f->next));
+	if (!f->d || !f->next)
+		die("out of memory");
+	f->n = 0;
+	for (uint32_t v = 0; v < b->ps->nu; v++) {
+		uint32_t d = b->ps->u[v];
+
+		if (kind_is_data(m->j->r[d].h.kind) && !(m->flags[d] & R_META))
+			f->d[f->n++] = (struct datum){m->node[d], v};
+	}
+	qsort(f->d, f->n, sizeof(*f->d), datum_order);
+	for (size_t k = 0; k < f->n; k++)
+		f->next[k] = k;
+}
+
 /* The data of node in U before place `before` that auto_da_alloc's flush
  * writes, appended to b->ada: none unless some of it had blocks still to
  * allocate (i_reserved_data_blocks, which ext4_alloc_da_blocks asks for
  * before it flushes): a write past the end, or anything written to a file
  * `emptied` since (a picture of a stream's writes too). */
-static void flushed(struct building *b, size_t *n, size_t *cap, uint32_t node, uint32_t before,
-		    int emptied)
+static void flushed(struct building *b, struct by_file *f, size_t *n, size_t *cap, uint32_t node,
+		    uint32_t before, int emptied)
 {
-	const struct run_model *m = b->m;
-	size_t start = *n;
+	size_t lo = 0, hi = f->n, start = *n, k;
 	int delayed = 0;
 
-	for (uint32_t v = 0; v < before; v++) {
-		uint32_t d = b->ps->u[v];
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
 
-		if (m->node[d] != node || !kind_is_data(m->j->r[d].h.kind) || (m->flags[d] & R_META))
-			continue;
+		if (f->d[mid].node < node)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (k = lo < f->n ? f->next[lo] : lo; k < f->n && f->d[k].node == node &&
+					       f->d[k].place < before; k++) {
 		if (*n == *cap && !(b->ada = realloc(b->ada, (*cap *= 2) * sizeof(*b->ada))))
 			die("out of memory");
-		b->ada[(*n)++] = v;
-		delayed |= emptied || (m->flags[d] & R_APPEND);
+		b->ada[(*n)++] = f->d[k].place;
+		delayed |= emptied || (b->m->flags[b->ps->u[f->d[k].place]] & R_APPEND);
 	}
 	if (!delayed)
 		*n = start;
+	else
+		f->next[lo] = k;
 }
 
 /* Per metadata change of U, the data a commit that holds it holds too
@@ -194,24 +241,28 @@ static void ada_deps(struct building *b)
 	const struct point_states *ps = b->ps;
 	size_t n = 0, cap = ps->nu + 1, k;
 	uint32_t since = 0; /* the record after the last metadata of U */
+	struct by_file f;
 
 	b->ada_first = calloc(ps->nu + 1, sizeof(*b->ada_first));
 	b->ada = malloc(cap * sizeof(*b->ada));
 	if (!b->ada_first || !b->ada)
 		die("out of memory");
+	by_file_make(b, &f);
 	for (uint32_t u = 0; u < ps->nu; u++) {
 		uint32_t rec = ps->u[u];
 
 		if ((m->flags[rec] & R_ADA) && m->model == MODEL_EXT4_ORDERED)
-			flushed(b, &n, &cap, m->node[rec], u, 0);
+			flushed(b, &f, &n, &cap, m->node[rec], u, 0);
 		for (k = before_rec(m->release, m->nrelease, since);
 		     (m->flags[rec] & R_META) && k < m->nrelease && m->release[k] < rec; k++)
-			flushed(b, &n, &cap, m->node[m->release[k]],
+			flushed(b, &f, &n, &cap, m->node[m->release[k]],
 				(uint32_t)before_rec(ps->u, ps->nu, m->release[k]), 1);
 		if (m->flags[rec] & R_META)
 			since = rec + 1;
 		b->ada_first[u + 1] = (uint32_t)n;
 	}
+	free(f.d);
+	free(f.next);
 }
 
 void closure_prepare(struct building *b)
