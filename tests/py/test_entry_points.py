@@ -167,7 +167,10 @@ EXPORTS = {"eatmydata": set(ENTRY_POINTS) | set(NEW_ENTRIES) | RECORDED_ONLY, "n
                "execve", "execv", "execvp", "execvpe", "fexecve", "execveat", "execl",
                "execlp", "execle",
                # a program the library cannot enter, named before it starts
-               "posix_spawn", "posix_spawnp"}}
+               "posix_spawn", "posix_spawnp",
+               # the release of a file emptied through its descriptor
+               # (auto_da_alloc), and libc's children that may hold one
+               "close", "system", "popen"}}
 
 
 # Every library of both ELF classes; an empty list must fail, not skip.
