@@ -54,10 +54,11 @@ static void caller(pid_t tid, struct emd_rec_slot *s)
 
 /* Who called, and the module of its system call: looked up once per
  * thread and address of the call, then kept, per worker, while the process
- * runs the same image: its AT_RANDOM bytes, read again each time (one
- * system call).  An exec keeps the thread's number, and a program laid out
- * alike makes its call from the same address: the entry would give the
- * old program's name and module, and its functions as the sites.  A number
+ * runs the same image: its AT_RANDOM bytes, read again each time with its
+ * stack (site.c), by one process_vm_readv.  An exec keeps the thread's
+ * number, and a program laid out alike makes its call from the same
+ * address: the entry would give the old program's name and module, and
+ * its functions as the sites.  A number
  * taken again by another process is told apart the same way, but for a
  * fork of the same image (its bytes are its parent's).  The site, which
  * differs from call to call through one wrapper, is found each time
@@ -137,17 +138,21 @@ static struct kept *worker_kept(void)
 
 /* The entry of the thread and address, or a free one (*fresh = 1): the
  * thread's own when its image is gone, else the oldest; `alone` when
- * nothing is kept. */
-static struct who *entry_of(pid_t tid, unsigned long ip, int *fresh, struct who *alone)
+ * nothing is kept.  The caller's stack is read with its stamp (st). */
+static struct who *entry_of(pid_t tid, unsigned long ip, int *fresh, struct who *alone,
+			    struct site_stack *st)
 {
 	struct kept *k = worker_kept();
+	struct who *w = NULL;
 
-	for (int i = 0; k && i < WHO_CACHED; i++)
-		if (k->who[i].tid == tid && k->who[i].ip == ip) {
-			*fresh = !same_image(tid, &k->who[i].image);
-			return &k->who[i];
-		}
-	*fresh = 1;
+	for (int i = 0; k && !w && i < WHO_CACHED; i++)
+		if (k->who[i].tid == tid && k->who[i].ip == ip)
+			w = &k->who[i];
+	st->sp = st->lo = site_sp(tid);
+	*fresh = !same_image_and(tid, w ? &w->image : NULL, st->sp, st->bytes,
+				 st->sp ? sizeof(st->bytes) : 0, &st->have);
+	if (w)
+		return w;
 	return k ? &k->who[k->who_next++ % WHO_CACHED] : alone;
 }
 
@@ -156,7 +161,8 @@ static void identify(const struct call *c, struct emd_rec_slot *s)
 	pid_t tid = c->req->pid;
 	unsigned long ip = (unsigned long)c->req->data.instruction_pointer;
 	int fresh;
-	struct who alone, *w = entry_of(tid, ip, &fresh, &alone);
+	struct site_stack stack;
+	struct who alone, *w = entry_of(tid, ip, &fresh, &alone, &stack);
 
 	if (fresh) {
 		memset(w, 0, sizeof(*w));
@@ -171,7 +177,7 @@ static void identify(const struct call *c, struct emd_rec_slot *s)
 	s->tid = tid; /* the notification's pid is the calling thread's */
 	s->ppid = w->s.ppid;
 	memcpy(s->program, w->s.program, sizeof(s->program));
-	site_name(c, &w->m, &w->prog, s);
+	site_name(c, &w->m, &w->prog, &stack, s);
 }
 
 /* The path of the file s->file, by its link in /proc (a descriptor's). */
