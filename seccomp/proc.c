@@ -221,6 +221,27 @@ int same_image(pid_t pid, const struct image_stamp *st)
 	       !memcmp(now, st->bytes, sizeof(now));
 }
 
+int same_image_and(pid_t pid, const struct image_stamp *st, unsigned long at, void *buf,
+		   size_t len, size_t *got)
+{
+	unsigned char now[sizeof(st->bytes)];
+	struct iovec local[2] = {{now, sizeof(now)}, {buf, len}},
+		     remote[2] = {{NULL, sizeof(now)}, {(void *)at, len}};
+	int stamped = st && st->at;
+	ssize_t n = 0;
+
+	/* The stamp first: a read of the stack cut short (its mapping ends
+	 * there) would stop before it. */
+	if (stamped) {
+		remote[0].iov_base = (void *)st->at;
+		n = process_vm_readv(pid, local, 2, remote, 2, 0) - (ssize_t)sizeof(now);
+	} else if (len) {
+		n = process_vm_readv(pid, local + 1, 1, remote + 1, 1, 0);
+	}
+	*got = n > 0 ? (size_t)n : 0;
+	return stamped && n >= 0 && !memcmp(now, st->bytes, sizeof(now));
+}
+
 int open_proc(pid_t pid, const char *name)
 {
 	char path[64];

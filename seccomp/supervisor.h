@@ -202,6 +202,12 @@ struct image_stamp {
 int image_stamp(pid_t pid, struct image_stamp *st);
 int same_image(pid_t pid, const struct image_stamp *st);
 
+/* same_image (st NULL, or not taken: 0), with len bytes of the caller's
+ * at `at` read into buf by the same process_vm_readv (the stack, for its
+ * call site): *got of them. */
+int same_image_and(pid_t pid, const struct image_stamp *st, unsigned long at, void *buf,
+		   size_t len, size_t *got);
+
 /* The process of thread tid (its thread group), or -1. */
 pid_t caller_pid(pid_t tid);
 
@@ -374,8 +380,20 @@ struct site_module {
 	int exec;         /* ET_EXEC: its addresses are not moved (no bias) */
 };
 void site_module(pid_t pid, unsigned long ip, struct site_module *m, struct site_module *prog);
+
+/* The caller's stack as it waits in its system call: its pointer (from
+ * /proc/TID/syscall: site_sp, 0 if unknown) and `have` bytes of it read
+ * from lo (from sp on, with the image's stamp: same_image_and); site_name
+ * reads more where its walk needs to. */
+#define SITE_STACK 2048
+struct site_stack {
+	unsigned long sp, lo;
+	size_t have;
+	unsigned char bytes[SITE_STACK];
+};
+unsigned long site_sp(pid_t tid);
 void site_name(const struct call *c, const struct site_module *m,
-	       const struct site_module *prog, struct emd_rec_slot *s);
+	       const struct site_module *prog, struct site_stack *stack, struct emd_rec_slot *s);
 
 /* timed.c: eatmydata --stats: a request the supervisor ate, counted in
  * the record file (its file named: `file`, an open made here, or -1), when

@@ -54,10 +54,11 @@ static void caller(pid_t tid, struct emd_rec_slot *s)
 
 /* Who called, and the module of its system call: looked up once per
  * thread and address of the call, then kept, per worker, while the process
- * runs the same image: its AT_RANDOM bytes, read again each time (one
- * system call).  An exec keeps the thread's number, and a program laid out
- * alike makes its call from the same address: the entry would give the
- * old program's name and module, and its functions as the sites.  A number
+ * runs the same image: its AT_RANDOM bytes, read again each time with its
+ * stack (site.c), by one process_vm_readv.  An exec keeps the thread's
+ * number, and a program laid out alike makes its call from the same
+ * address: the entry would give the old program's name and module, and
+ * its functions as the sites.  A number
  * taken again by another process is told apart the same way, but for a
  * fork of the same image (its bytes are its parent's).  The site, which
  * differs from call to call through one wrapper, is found each time
@@ -137,17 +138,21 @@ static struct kept *worker_kept(void)
 
 /* The entry of the thread and address, or a free one (*fresh = 1): the
  * thread's own when its image is gone, else the oldest; `alone` when
- * nothing is kept. */
-static struct who *entry_of(pid_t tid, unsigned long ip, int *fresh, struct who *alone)
+ * nothing is kept.  The caller's stack is read with its stamp (st). */
+static struct who *entry_of(pid_t tid, unsigned long ip, int *fresh, struct who *alone,
+			    struct site_stack *st)
 {
 	struct kept *k = worker_kept();
+	struct who *w = NULL;
 
-	for (int i = 0; k && i < WHO_CACHED; i++)
-		if (k->who[i].tid == tid && k->who[i].ip == ip) {
-			*fresh = !same_image(tid, &k->who[i].image);
-			return &k->who[i];
-		}
-	*fresh = 1;
+	for (int i = 0; k && !w && i < WHO_CACHED; i++)
+		if (k->who[i].tid == tid && k->who[i].ip == ip)
+			w = &k->who[i];
+	st->sp = st->lo = site_sp(tid);
+	*fresh = !same_image_and(tid, w ? &w->image : NULL, st->sp, st->bytes,
+				 st->sp ? sizeof(st->bytes) : 0, &st->have);
+	if (w)
+		return w;
 	return k ? &k->who[k->who_next++ % WHO_CACHED] : alone;
 }
 
@@ -156,7 +161,8 @@ static void identify(const struct call *c, struct emd_rec_slot *s)
 	pid_t tid = c->req->pid;
 	unsigned long ip = (unsigned long)c->req->data.instruction_pointer;
 	int fresh;
-	struct who alone, *w = entry_of(tid, ip, &fresh, &alone);
+	struct site_stack stack;
+	struct who alone, *w = entry_of(tid, ip, &fresh, &alone, &stack);
 
 	if (fresh) {
 		memset(w, 0, sizeof(*w));
@@ -171,15 +177,17 @@ static void identify(const struct call *c, struct emd_rec_slot *s)
 	s->tid = tid; /* the notification's pid is the calling thread's */
 	s->ppid = w->s.ppid;
 	memcpy(s->program, w->s.program, sizeof(s->program));
-	site_name(c, &w->m, &w->prog, s);
+	site_name(c, &w->m, &w->prog, &stack, s);
 }
 
-/* The path of the file s->file, by its link in /proc (a descriptor's). */
-static void path_of(const char *proc, struct emd_rec_slot *s)
+/* The path of the file s->file, by its link in /proc: descriptor fd of
+ * process pid (0: this one), looked up only when not known. */
+static void path_of(pid_t pid, int fd, struct emd_rec_slot *s)
 {
 	struct kept *all = worker_kept();
 	struct known alone, *k = all ? &all->known[(s->file.dev ^ s->file.ino ^ s->file.btime_ns) %
 						  PATHS_CACHED] : &alone;
+	char proc[64];
 	ssize_t n;
 
 	if (all && k->dev == s->file.dev && k->ino == s->file.ino &&
@@ -187,34 +195,36 @@ static void path_of(const char *proc, struct emd_rec_slot *s)
 		memcpy(s->path, k->path, sizeof(s->path));
 		return;
 	}
+	if (pid)
+		snprintf(proc, sizeof(proc), "/proc/%d/fd/%d", pid, fd);
+	else
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	n = readlink(proc, s->path, sizeof(s->path) - 1);
 	s->path[n > 0 ? n : 0] = '\0';
 	*k = (struct known){s->file.dev, s->file.ino, s->file.btime_ns, ""};
 	memcpy(k->path, s->path, sizeof(k->path));
 }
 
-/* The file stx, its link in /proc at `proc`. */
-static void file_is(const struct statx *stx, const char *proc, struct emd_rec_slot *s)
+/* The file stx, open at fd of process pid (0: this one). */
+static void file_is(const struct statx *stx, pid_t pid, int fd, struct emd_rec_slot *s)
 {
 	s->file.dev = (unsigned long long)stx->stx_dev_major << 32 | stx->stx_dev_minor;
 	s->file.ino = stx->stx_ino;
 	s->file.btime_ns = stx->stx_btime.tv_sec * 1000000000ULL + stx->stx_btime.tv_nsec;
 	s->file.size = stx->stx_size;
 	s->file.mode = stx->stx_mode;
-	path_of(proc, s);
+	path_of(pid, fd, s);
 }
 
 /* The file open at fd here (one this process opened), or none (-1). */
 static void file_of(int fd, struct emd_rec_slot *s)
 {
 	struct statx stx;
-	char proc[64];
 
-	snprintf(s->path, sizeof(s->path), "-");
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	memcpy(s->path, "-", 2);
 	if (fd >= 0 && statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
 			     STATX_TYPE | STATX_MODE | STATX_INO | STATX_BTIME | STATX_SIZE, &stx) == 0)
-		file_is(&stx, proc, s);
+		file_is(&stx, 0, fd, s);
 }
 
 /* The file of the caller's descriptor num, looked at without a duplicate
@@ -222,12 +232,10 @@ static void file_of(int fd, struct emd_rec_slot *s)
 static void file_theirs(const struct call *c, int num, struct emd_rec_slot *s)
 {
 	struct statx stx;
-	char proc[64];
 
-	snprintf(s->path, sizeof(s->path), "-");
-	snprintf(proc, sizeof(proc), "/proc/%d/fd/%d", c->req->pid, num);
+	memcpy(s->path, "-", 2);
 	if (num >= 0 && their_file(c, num, &stx) == 0)
-		file_is(&stx, proc, s);
+		file_is(&stx, (pid_t)c->req->pid, num, s);
 }
 
 /* A record of kind `kind` in s, its file at fd here (-1: none), made
@@ -292,13 +300,11 @@ static int answer(struct call *c, int fd, const struct statx *stx, unsigned long
 {
 	unsigned long long span[2] = {start, record_now()};
 	struct emd_rec_slot s;
-	char proc[64];
 
 	if (recording()) {
 		fill(c, c->request->kind, -1, span, r, &s);
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 		if (fd >= 0)
-			file_is(stx, proc, &s);
+			file_is(stx, 0, fd, &s);
 		record_write(&s);
 	}
 	if (fd >= 0)

@@ -2,9 +2,12 @@
 /* fsyncs.c -- N durability calls of one kind on one file, each after a
  * write, for the counts the kernel's tracepoints check (built dynamic,
  * static and 32-bit static: tests/py/test_syncstat_supervised.py).
- * Usage: fsyncs FILE N fsync|fdatasync|uring|aio
+ * Usage: fsyncs FILE N fsync|fdatasync|uring|aio [FILE...]
  * uring: N IORING_OP_FSYNC through a raw ring (no liburing, so the
  * static build needs nothing); aio: N IOCB_CMD_FSYNC through io_submit.
+ * Each further FILE is opened once the one before is closed, at the same
+ * descriptor number, and gets N more (tests/py/test_supervisor_behalf_attack.py:
+ * a number reused for a file of another file system).
  * With FSYNCS_LOOP_NS set, the loop's own time, in ns, on stderr: a tool's
  * cost in the process, without its start and report (bench/). */
 #define _GNU_SOURCE 1
@@ -88,15 +91,9 @@ static int by_uring(int fd)
 	return res;
 }
 
-int main(int argc, char **argv)
+/* n writes, each followed by a durability call of kind `how`: 0, or 1. */
+static int calls(int fd, int n, const char *how)
 {
-	int n = argc > 2 ? atoi(argv[2]) : 0, fd;
-	const char *how = argc > 3 ? argv[3] : "fsync";
-	struct timespec t0, t1;
-
-	if (argc != 4 || (fd = open(argv[1], O_CREAT | O_WRONLY | O_TRUNC, 0644)) < 0)
-		return 2;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int i = 0; i < n; i++) {
 		int r;
 
@@ -114,6 +111,25 @@ int main(int argc, char **argv)
 			perror(how);
 			return 1;
 		}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 2 ? atoi(argv[2]) : 0, fd = -1;
+	const char *how = argc > 3 ? argv[3] : "fsync";
+	struct timespec t0, t1;
+
+	if (argc < 4)
+		return 2;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 1; i < argc; i += i == 1 ? 3 : 1) {
+		if ((fd >= 0 && close(fd) != 0) ||
+		    (fd = open(argv[i], O_CREAT | O_WRONLY | O_TRUNC, 0644)) < 0)
+			return 2;
+		if (calls(fd, n, how))
+			return 1;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (getenv("FSYNCS_LOOP_NS"))

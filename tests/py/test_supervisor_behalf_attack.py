@@ -235,6 +235,32 @@ def test_fuse_sees_no_request_of_the_supervisor(tool, fuse):
         assert "3 calls, 3 counted, not timed" in (mnt.parent / "fsyncs-static.txt").read_text()
 
 
+@pytest.mark.root
+def test_a_number_reused_on_fuse_is_looked_at_again(fuse):
+    """A static program fdatasyncs a file on ext4, closes it and opens one on
+    FUSE, which takes the same descriptor number, and fdatasyncs that too.
+    syncstat's supervisor made the first file's calls (timed) and looks at
+    the number again at each request, so the second file's are the
+    kernel's (counted, not timed): the server hears the program's requests
+    alone, as natively.  What the supervisor knew of the number kept from
+    one call to the next would have made a duplicate of the FUSE file, and
+    its close a FLUSH the server sees."""
+    mnt, log = fuse
+    prog = [TESTS / "fsyncs-static", mnt.parent / "a", "3", "fdatasync", mnt / "b"]
+    native = runs(prog)
+    assert native.returncode == 0, native.line + native.stderr
+    seen = requests(log)
+    assert [who for op, who in seen if op == "flush"] == ["fsyncs-static"], ("native control", seen)
+    out = mnt.parent / "report.json"
+    r = runs([SYNCSTAT, "--json", "-o", out, "--", *prog])
+    assert r.returncode == 0, r.line + r.stderr
+    under = requests(log)
+    assert [who for op, who in under if op == "flush"] == ["fsyncs-static"], under
+    assert not [r for r in under if r[1] == "eatmydata"], under
+    files = {f["path"]: (f["count"], f["timed"]) for f in json.loads(out.read_text())["files"]}
+    assert files == {str(mnt.parent / "a"): (3, 3), str(mnt / "b"): (3, 0)}, r.line + str(files)
+
+
 @pytest.mark.parametrize("tool", ["nocache", "crashtest"])
 def test_file_size_limit_where_the_write_lands(tool, scratch, tmp_path):
     """1-byte writes at the file position under a 64 KiB limit, while

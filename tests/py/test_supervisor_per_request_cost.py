@@ -22,17 +22,17 @@ SHORT, LONG = 500, 2500
 # statx of the caller's file in its /proc/TID/fd (fds.c: is a duplicate's
 # close quiet there, not a flush a FUSE server hears?), its descriptor
 # fetched (pidfd_getfd) and closed, the call itself, the caller's stack
-# pointer and stack (site.c) and its image's stamp (timed.c); for
-# eatmydata, the stamp of the image whose environment said it eats
-# (supervisor.c: read once per image, was an open, two reads and a close
-# per request), a statx of its file and one of its link, whose mode is its
-# access mode: no duplicate of it (it was fetched, checked with
-# sync_file_range(fd, 0, 0, 0) and closed: 6).  Under syncstat the write
+# pointer, and its stack (site.c) with its image's stamp (timed.c) in one
+# process_vm_readv (two before); for eatmydata, the stamp of the image
+# whose environment said it eats (supervisor.c: read once per image, was
+# an open, two reads and a close per request), a statx of its file and one
+# of its link, whose mode is its access mode: no duplicate of it (it was
+# fetched, checked with sync_file_range(fd, 0, 0, 0) and closed: 6).  Under syncstat the write
 # before each fdatasync is served too (does its open file sync it?): RECV,
 # SEND and one read of its fdinfo, kept open (timed.c), 3 more (6 when its
 # descriptor was looked at in /proc, fetched, asked with F_GETFL and
 # closed).  One more is a regression.
-PER_CALL = {"syncstat": 8 + 3, "eatmydata": 4}
+PER_CALL = {"syncstat": 7 + 3, "eatmydata": 4}
 TOOLS = {"syncstat": [SYNCSTAT, "-o", "/dev/null", "--"], "eatmydata": [BUILD / "bin" / "eatmydata"]}
 
 
