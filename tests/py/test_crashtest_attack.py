@@ -215,7 +215,10 @@ def test_a_tampered_run_directory_is_unknown(old, tmp_path, tamper):
 
 
 def pids(marker):
-    r = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
+    """The processes running `marker` itself: not crashtest, nor the sh, whose
+    command lines hold it too (the control then passed before the command
+    ran, and the signal came while crashtest was making its copy)."""
+    r = subprocess.run(["pgrep", "-f", f"^{marker}"], capture_output=True, text=True)
     return [int(p) for p in r.stdout.split()]
 
 
