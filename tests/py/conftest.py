@@ -21,12 +21,13 @@ from pathlib import Path
 import pytest
 
 # A suite started in the background by a shell without job control (`make
-# check &`, a CI step's) inherits SIGINT and SIGQUIT ignored, and so would
-# every program it runs: crashtest keeps an ignored SIGINT ignored, as a
-# shell's background job does, and the tests that interrupt it would test
-# nothing.  The programs get the default back (a handler here is reset to
-# it at their exec).
-for _sig in (signal.SIGINT, signal.SIGQUIT):
+# check &`, a CI step's) inherits SIGINT and SIGQUIT ignored, one under
+# nohup SIGHUP, and so would every program it runs: crashtest keeps an
+# ignored signal ignored, as a shell's background job does, and the tests
+# that interrupt it would test nothing, or wait for ever (SIGHUP's did).
+# The programs get the default back (a handler here is reset to it at their
+# exec).
+for _sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP):
     if signal.getsignal(_sig) == signal.SIG_IGN:
         signal.signal(_sig, signal.default_int_handler if _sig == signal.SIGINT else
                       lambda *_: None)
